@@ -1,0 +1,41 @@
+# Two commands on a fresh machine: `make demo` (main job on the embedded default data) and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+BENCH  := $(VENV)/bin/bench
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup demo test test-fast bench lint clean
+
+setup: $(STAMP)
+
+# torch is installed first and pinned to the local CPU build so the range in pyproject never pulls CUDA.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "torch==2.13.0"
+	$(PY) -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+demo: setup
+	$(BENCH) validate
+	$(BENCH) data build
+	$(BENCH) run --system copy_source --task squad_qg --budget smoke
+	$(BENCH) run --system copy_source --task quora --budget smoke
+	$(BENCH) run --system lead1 --task xsum --split test-available --budget smoke
+	$(BENCH) table
+
+test: setup
+	$(PY) -m pytest -q -n 2 --dist loadfile
+
+test-fast: setup
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
+
+bench: setup
+	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+lint: setup
+	$(VENV)/bin/ruff check bench systems tests benchmarks
+
+clean:
+	rm -rf .cache .pytest_cache .ruff_cache

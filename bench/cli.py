@@ -1,0 +1,362 @@
+"""The ``bench`` command line: thin wrappers that parse, call one function, render with rich.
+
+Every heavy import (torch, scoring tools, systems) happens inside the command that needs it, so
+``bench --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    help="Benchmark harness for autoregressive, non-autoregressive and semi-NAR text generation.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+data_app = typer.Typer(help="Build, verify and inspect task splits.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+console = Console()
+err_console = Console(stderr=True)
+
+DataDir = Annotated[
+    Optional[Path],
+    typer.Option("--data-dir", help="Raw data directory (default: $BENCH_DATA, then ../shared/data)."),
+]
+
+
+class Kind(str, Enum):
+    tasks = "tasks"
+    systems = "systems"
+    recipes = "recipes"
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+@app.command("ls")
+def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
+    """List registered tasks, systems or recipes."""
+    table = Table(show_header=True, header_style="bold")
+    if kind is Kind.tasks:
+        from bench.data import TASKS
+
+        table.add_column("task")
+        table.add_column("family")
+        table.add_column("splits")
+        table.add_column("default recipes")
+        for name in TASKS.names():
+            task = TASKS.get(name)
+            splits = ", ".join(f"{s} ({task.splits[s].describe()})" for s in task.splits)
+            table.add_row(name, task.family, splits, ", ".join(task.default_recipes))
+    elif kind is Kind.systems:
+        from systems import SYSTEMS
+
+        table.add_column("system")
+        table.add_column("family")
+        for name in SYSTEMS.names():
+            table.add_row(name, SYSTEMS.meta(name).get("family", ""))
+    else:
+        from bench.scoring import RECIPES
+
+        table.add_column("recipe")
+        table.add_column("tasks")
+        for name in RECIPES.names():
+            table.add_row(name, RECIPES.meta(name).get("tasks", ""))
+    console.print(table)
+
+
+@data_app.command("build")
+def data_build(
+    task: Annotated[Optional[str], typer.Option(help="One task (default: all).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Build (or load from cache) every split of the task(s) and print the counts."""
+    from bench.data import TASKS, DataError, build
+
+    names = [task] if task else TASKS.names()
+    table = Table("task", "split", "examples", "sha256", header_style="bold")
+    for name in names:
+        try:
+            report = build(name, data_dir=data_dir)
+        except (DataError, KeyError) as exc:
+            _fail(str(exc))
+        for split, info in report.items():
+            table.add_row(name, split, f"{info['count']:,}", str(info.get("sha256", ""))[:16])
+    console.print(table)
+
+
+@data_app.command("verify")
+def data_verify(
+    task: Annotated[Optional[str], typer.Option(help="One task (default: all).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Recompute raw-file and split checksums and counts; fail loudly naming the file on a mismatch."""
+    from bench.data import TASKS, DataError, verify
+
+    for name in [task] if task else TASKS.names():
+        try:
+            verify(name, data_dir=data_dir)
+        except DataError as exc:
+            _fail(str(exc), code=1)
+        console.print(f"[green]ok[/] {name}")
+
+
+@data_app.command("show")
+def data_show(
+    task: Annotated[str, typer.Option(help="Task name.")],
+    split: Annotated[str, typer.Option(help="Split name.")] = "test",
+    n: Annotated[int, typer.Option(help="How many examples.")] = 3,
+    data_dir: DataDir = None,
+) -> None:
+    """Print the first examples of a split."""
+    from bench.data import load_split
+
+    sp = load_split(task, split, data_dir=data_dir)
+    label = " (partial)" if sp.partial else ""
+    console.print(f"[bold]{task}/{split}[/]{label}: {len(sp):,} examples, sha256 {sp.sha256[:16]} {sp.note}")
+    for ex in sp.examples[:n]:
+        console.rule(ex.id)
+        console.print({"source": ex.source[:400], "target": ex.target, **dict(ex.fields)})
+
+
+@app.command("run")
+def run(
+    system: Annotated[str, typer.Option(help="Registered system name (bench ls systems).")],
+    task: Annotated[str, typer.Option(help="Task name (bench ls tasks).")],
+    split: Annotated[str, typer.Option(help="Split to decode and score.")] = "test",
+    budget: Annotated[str, typer.Option(help="smoke | cpu | paper")] = "smoke",
+    seed: Annotated[int, typer.Option(help="Random seed (part of the run identity).")] = 42,
+    set_: Annotated[list[str], typer.Option("--set", help="Override key=value (repeatable).")] = [],  # noqa: B006
+    force: Annotated[bool, typer.Option(help="Re-run even if a complete record exists.")] = False,
+    latency_n: Annotated[int, typer.Option(help="Also time N items at batch size 1 (0 = skip).")] = 0,
+    results_dir: Annotated[Path, typer.Option(help="Where records are written.")] = Path("results"),
+    data_dir: DataDir = None,
+) -> None:
+    """Train (or load) -> decode -> score -> (time) -> record one run."""
+    from bench.registry import RegistryError
+    from bench.runs import RunSpec, execute, parse_overrides
+
+    try:
+        spec = RunSpec(system=system, task=task, split=split, budget=budget,
+                       overrides=parse_overrides(set_), seed=seed)
+        record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
+                         latency_items=latency_n, say=console.print)
+    except (RegistryError, ValueError) as exc:
+        _fail(str(exc))
+    _print_scores(record)
+
+
+def _print_scores(record: dict) -> None:
+    table = Table("recipe", "metrics", "signature", header_style="bold", title=record["run_id"])
+    for recipe, sc in record.get("scores", {}).items():
+        metrics = "  ".join(f"{k} {v:.2f}" for k, v in sc["metrics"].items())
+        table.add_row(recipe, metrics, sc["signature"])
+    console.print(table)
+    budget = record["spec"]["budget"]
+    console.print(f"budget: [bold]{budget}[/]   outputs: {record['outputs']['path']}")
+
+
+@app.command("score")
+def score(
+    hyp: Annotated[Path, typer.Option(help="Hypothesis file, one output per line.")],
+    task: Annotated[Optional[str], typer.Option(help="Task whose split gives references and keys.")] = None,
+    split: Annotated[str, typer.Option(help="Split name.")] = "test",
+    recipe: Annotated[Optional[str], typer.Option(help="Recipe (bench ls recipes).")] = None,
+    ref: Annotated[Optional[Path], typer.Option(help="Reference file (instead of --task).")] = None,
+    key: Annotated[Optional[Path], typer.Option(help="Grouping-key file for QG recipes.")] = None,
+    all_recipes: Annotated[bool, typer.Option("--all-recipes", help="Protocol-sensitivity table.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Score an external output file under one recipe, or under every applicable recipe."""
+    from bench import scoring
+
+    try:
+        with scoring.ScoringSession() as session:
+            if ref is not None:
+                if all_recipes or recipe is None:
+                    _fail("--ref needs exactly one --recipe (recipes read task fields otherwise).")
+                results = [scoring.score_files(recipe, hyp, ref, key, session=session)]
+            else:
+                if task is None:
+                    _fail("Give --task (and --split) or --ref.")
+                from bench.data import load_split
+
+                sp = load_split(task, split, data_dir=data_dir)
+                hyps = scoring.read_hypotheses(hyp, expected=len(sp), ref_label=f"{task}/{split}")
+                names = scoring.applicable_recipes(task) if all_recipes or recipe is None else [recipe]
+                results = [scoring.score_split(r, hyps, sp, session=session) for r in names]
+    except (scoring.ScoringError, KeyError, ValueError) as exc:
+        _fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps([r.to_json() for r in results], indent=2) + "\n")
+        return
+    _render_scores(results)
+
+
+def _render_scores(results: list) -> None:
+    metric_names: list[str] = []
+    for r in results:
+        for m in r.metrics:
+            if m not in metric_names:
+                metric_names.append(m)
+    table = Table("recipe", *metric_names, "items", header_style="bold")
+    for r in results:
+        cells = []
+        for m in metric_names:
+            if m in r.metrics:
+                ci = r.ci.get(m)
+                cells.append(f"{r.metrics[m]:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
+            else:
+                cells.append("–")
+        table.add_row(r.recipe, *cells, str(r.n_items))
+    console.print(table)
+    for r in results:
+        console.print(f"[dim]{r.signature}[/]")
+        for note in r.notes:
+            console.print(f"[yellow]note:[/] {r.recipe}: {note}")
+
+
+@app.command("compare")
+def compare(
+    hyp_a: Annotated[Path, typer.Argument(help="Outputs of system A.")],
+    hyp_b: Annotated[Path, typer.Argument(help="Outputs of system B (same split, same order).")],
+    task: Annotated[str, typer.Option(help="Task.")],
+    split: Annotated[str, typer.Option(help="Split.")] = "test",
+    recipe: Annotated[Optional[str], typer.Option(help="Recipe (default: the task's first).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Paired significance (bootstrap and approximate randomisation) between two outputs."""
+    from bench import scoring
+    from bench.data import TASKS, load_split
+
+    sp = load_split(task, split, data_dir=data_dir)
+    name = recipe or TASKS.get(task).default_recipes[0]
+    try:
+        a = scoring.read_hypotheses(hyp_a, expected=len(sp), ref_label=f"{task}/{split}")
+        b = scoring.read_hypotheses(hyp_b, expected=len(sp), ref_label=f"{task}/{split}")
+        with scoring.ScoringSession() as session:
+            result = scoring.compare(name, a, b, sp, session=session)
+    except (scoring.ScoringError, ValueError) as exc:
+        _fail(str(exc))
+    console.print_json(json.dumps(result))
+
+
+@app.command("table")
+def table_cmd(
+    paper: Annotated[Optional[str], typer.Option(help="mist | copybert | erniegen (default: all).")] = None,
+    table: Annotated[Optional[str], typer.Option(help="Table number (default: all of the paper).")] = None,
+    budget: Annotated[Optional[str], typer.Option(help="Only runs of this budget.")] = None,
+    check: Annotated[bool, typer.Option(help="Fail if committed reports/ differ from the records.")] = False,
+    results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
+    reports_dir: Annotated[Path, typer.Option(help="Generated reports.")] = Path("reports"),
+) -> None:
+    """Render paper tables (reported vs reproduced, with Δ), plots and the HTML leaderboard."""
+    from bench import report
+
+    if paper and table:
+        records = report.load_records(results_dir)
+        console.print(report.render_table(paper, table, records, budget))
+        return
+    result = report.render_all(results_dir, reports_dir, check=check)
+    if check:
+        if result:
+            _fail("reports/ is stale; run `bench table` and commit:\n" + "\n".join(map(str, result)), code=1)
+        console.print("[green]reports/ matches results/[/]")
+        return
+    for path in result:
+        console.print(f"wrote {path}")
+    summary = reports_dir / "summary.md"
+    if summary.exists():
+        from rich.markdown import Markdown
+
+        console.print(Markdown(summary.read_text(encoding="utf-8")))
+
+
+@app.command("reproduce")
+def reproduce(
+    target: Annotated[str, typer.Argument(help="paper:table, e.g. mist:1")],
+    budget: Annotated[str, typer.Option(help="smoke | cpu | paper")] = "cpu",
+    results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
+    data_dir: DataDir = None,
+) -> None:
+    """Run every runnable row of a paper table (skipping completed runs), then render it."""
+    from bench import report
+    from bench.runs import RunSpec, execute
+
+    if ":" not in target:
+        _fail("Target must look like paper:table, e.g. mist:1")
+    paper, table = target.split(":", 1)
+    rows = report.runnable_rows(paper, table, budget)
+    if not rows:
+        console.print(f"No row of {paper} table {table} can run at budget {budget}.")
+    for row in rows:
+        spec = RunSpec(system=row.system, task=row.task, split=row.split, budget=budget,
+                       overrides=dict(row.overrides))
+        execute(spec, results_dir=results_dir, data_dir=data_dir, say=console.print)
+    console.print(report.render_table(paper, table, report.load_records(results_dir), budget))
+
+
+@app.command("latency")
+def latency(
+    task: Annotated[str, typer.Option(help="Task.")],
+    systems: Annotated[str, typer.Option(help="Comma-separated system names.")],
+    split: Annotated[str, typer.Option(help="Split.")] = "test",
+    baseline: Annotated[Optional[str], typer.Option(help="Baseline system for speedups.")] = None,
+    budget: Annotated[str, typer.Option(help="Budget of the systems' presets.")] = "smoke",
+    n: Annotated[int, typer.Option(help="Timed items per system.")] = 100,
+    rounds: Annotated[int, typer.Option(help="Interleaved rounds.")] = 5,
+    length_forced: Annotated[bool, typer.Option(help="Force reference lengths (untrained weights).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Batch-size-1 latency of several systems, interleaved, with speedups and bootstrap CIs."""
+    from bench.data import load_split
+    from bench.latency import measure
+    from systems import SYSTEMS
+
+    names = [s.strip() for s in systems.split(",") if s.strip()]
+    if baseline and baseline not in names:
+        names.insert(0, baseline)
+    built = {name: SYSTEMS.get(name)(budget, {}) for name in names}
+    sp = load_split(task, split, data_dir=data_dir)
+    rep = measure(built, list(sp.examples), baseline=baseline, n=n, rounds=rounds, length_forced=length_forced)
+    if as_json:
+        sys.stdout.write(json.dumps(rep.to_json(), indent=2) + "\n")
+    else:
+        console.print(rep.render())
+
+
+@app.command("validate")
+def validate(data_dir: DataDir = None) -> None:
+    """Check data checksums, Java/Perl/METEOR/ROUGE tools and backbone files before an expensive run."""
+    from bench.validate import run_checks
+
+    ok = True
+    table = Table("check", "status", "detail", header_style="bold")
+    for check in run_checks(data_dir):
+        ok &= check.ok or check.optional
+        status = "[green]ok[/]" if check.ok else ("[yellow]missing (optional)[/]" if check.optional else "[red]FAIL[/]")
+        table.add_row(check.name, status, check.detail)
+    console.print(table)
+    if not ok:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""RunSpec -> execution -> RunRecord.
+
+One JSON record per run under ``results/`` (HELM's ``run_spec.json`` beside its stats): every
+number sits next to the spec, the harness version, the environment and the scorer signature that
+made it. Records and outputs are written atomically; a completed spec is not re-run unless forced.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import __version__
+from bench.atomic import write_json_atomic, write_text_atomic
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS_DIR = REPO_ROOT / "results"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that decides a run's outcome; its hash is the run's identity."""
+
+    system: str
+    task: str
+    split: str = "test"
+    budget: str = "smoke"
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 42
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["overrides"] = dict(sorted(self.overrides.items()))
+        return out
+
+    @property
+    def run_id(self) -> str:
+        digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:8]
+        return f"{self.system}--{self.task}--{self.split}--{self.budget}--s{self.seed}--{digest}"
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> RunSpec:
+        return cls(
+            system=obj["system"],
+            task=obj["task"],
+            split=obj.get("split", "test"),
+            budget=obj.get("budget", "smoke"),
+            overrides=dict(obj.get("overrides", {})),
+            seed=int(obj.get("seed", 42)),
+        )
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``["steps=100", "decode=mist_iter"]`` -> typed dict (JSON literals where they parse)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"Override '{item}' must look like key=value (e.g. steps=100).")
+        key, raw = item.split("=", 1)
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
+
+
+def harness_info() -> dict[str, Any]:
+    """Version and git SHA of the harness, with a dirty flag (uncommitted changes)."""
+    sha, dirty = "unknown", None
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+        ).stdout
+        dirty = bool(status.strip())
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return {"version": __version__, "git_sha": sha, "dirty": dirty}
+
+
+def record_path(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> Path:
+    return Path(results_dir) / f"{spec.run_id}.json"
+
+
+def outputs_path(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> Path:
+    return Path(results_dir) / "outputs" / f"{spec.run_id}.txt"
+
+
+def workdir_for(spec: RunSpec) -> Path:
+    """Checkpoints and resumable state live outside results/ (not committed)."""
+    return REPO_ROOT / ".cache" / "runs" / spec.run_id
+
+
+def load_record(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}. Delete or fix the file.") from exc
+
+
+def completed_record(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> dict[str, Any] | None:
+    path = record_path(spec, results_dir)
+    if not path.exists():
+        return None
+    rec = load_record(path)
+    return rec if rec.get("status") == "complete" else None
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def outputs_to_text(outputs: list[str]) -> str:
+    bad = [i for i, line in enumerate(outputs) if "\n" in line or "\r" in line]
+    if bad:
+        raise ValueError(f"System produced outputs with a newline inside (items {bad[:5]}); outputs are one per line.")
+    return "".join(line + "\n" for line in outputs)
+
+
+Reporter = Callable[[str], None]
+
+
+def execute(
+    spec: RunSpec,
+    *,
+    results_dir: Path = RESULTS_DIR,
+    data_dir: Path | None = None,
+    force: bool = False,
+    latency_items: int = 0,
+    say: Reporter = print,
+) -> dict[str, Any]:
+    """Train (or resume), decode, score and optionally time one spec; write and return its record."""
+    existing = completed_record(spec, results_dir)
+    if existing is not None and not force:
+        say(f"[skip] {spec.run_id} is complete ({record_path(spec, results_dir)}); use --force to re-run.")
+        return existing
+
+    from bench.data import TASKS, load_split
+    from bench.fingerprint import environment_fingerprint
+    from bench.scoring import ScoringSession, applicable_recipes, score_split
+    from systems import SYSTEMS
+    from systems.base import TaskInfo, check_budget
+
+    check_budget(spec.budget)
+    task = TASKS.get(spec.task)
+    factory = SYSTEMS.get(spec.system)
+    t_start = time.perf_counter()
+    env_before = environment_fingerprint()
+
+    _seed_everything(spec.seed)
+    system = factory(spec.budget, {**dict(spec.overrides), "seed": spec.seed})
+    test_split = load_split(spec.task, spec.split, data_dir=data_dir)
+
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    if getattr(system, "needs_training", True):
+        train = load_split(spec.task, task.train_split, data_dir=data_dir)
+        dev = load_split(spec.task, task.dev_split, data_dir=data_dir)
+        info = TaskInfo(spec.task, train.examples, dev.examples, task.max_source_len, task.max_target_len)
+    else:
+        info = TaskInfo(spec.task, (), (), task.max_source_len, task.max_target_len)
+    workdir = workdir_for(spec)
+    workdir.mkdir(parents=True, exist_ok=True)
+    say(f"[fit] {spec.system} on {spec.task} ({spec.budget} budget) -> {workdir}")
+    system.fit(info, workdir)
+    timings["fit_s"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    say(f"[decode] {len(test_split)} examples of {spec.task}/{spec.split}")
+    outputs = system.decode(list(test_split.examples))
+    if len(outputs) != len(test_split):
+        raise RuntimeError(f"{spec.system}.decode returned {len(outputs)} outputs for {len(test_split)} examples.")
+    timings["decode_s"] = time.perf_counter() - t0
+    out_text = outputs_to_text(outputs)
+    out_path = outputs_path(spec, results_dir)
+    write_text_atomic(out_path, out_text)
+
+    t0 = time.perf_counter()
+    recipes = [r for r in task.default_recipes if r in applicable_recipes(spec.task)]
+    scores: dict[str, Any] = {}
+    with ScoringSession() as session:
+        for recipe in recipes:
+            say(f"[score] {recipe}")
+            scores[recipe] = score_split(recipe, outputs, test_split, session=session).to_json()
+    timings["score_s"] = time.perf_counter() - t0
+
+    latency = None
+    if latency_items > 0:
+        from bench.latency import measure
+
+        t0 = time.perf_counter()
+        items = list(test_split.examples)
+        report = measure({spec.system: system}, items, baseline=None, n=latency_items, rounds=1,
+                         reference_outputs={spec.system: outputs})
+        latency = report.to_json()
+        timings["latency_s"] = time.perf_counter() - t0
+    timings["total_s"] = time.perf_counter() - t_start
+
+    record = {
+        "schema": SCHEMA_VERSION,
+        "run_id": spec.run_id,
+        "status": "complete",
+        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "spec": spec.to_json(),
+        "harness": harness_info(),
+        "environment": env_before,
+        "system": system.describe().to_json(),
+        "data": {
+            "split_sha256": test_split.sha256,
+            "n_examples": len(test_split),
+            "partial": test_split.partial,
+            "note": test_split.note,
+        },
+        "outputs": {
+            "path": str(out_path.relative_to(results_dir.parent)) if out_path.is_relative_to(results_dir.parent)
+            else str(out_path),
+            "sha256": sha256_text(out_text),
+            "n": len(outputs),
+        },
+        "scores": scores,
+        "latency": latency,
+        "timings": {k: round(v, 3) for k, v in timings.items()},
+    }
+    write_json_atomic(record_path(spec, results_dir), record)
+    say(f"[done] {record_path(spec, results_dir)}")
+    return record
+
+
+def _seed_everything(seed: int) -> None:
+    import random
+
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed)
+    except ImportError:
+        pass
+    import sys
+
+    if "torch" in sys.modules:  # seed torch only if a system already needs it; never import it here
+        sys.modules["torch"].manual_seed(seed)

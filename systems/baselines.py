@@ -1,0 +1,94 @@
+"""Reference baselines: no model, so they exercise data -> outputs -> scorer -> record on real data.
+
+``copy_source`` returns the input as the output (Quora: the identity paraphrase; SQuAD QG: the
+sentence containing the answer). ``lead1`` returns the first sentence of an XSum document. Both
+give the floor any trained system must beat.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.data.types import Example
+from systems.base import SystemInfo, TaskInfo, check_budget
+
+_WS = re.compile(r"\s+")
+# A sentence ends at . ! or ? followed by whitespace and an upper-case letter, digit or quote.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+def one_line(text: str) -> str:
+    """Collapse all whitespace (outputs are one per line)."""
+    return _WS.sub(" ", text).strip()
+
+
+def first_sentence(document: str) -> str:
+    """The lead sentence of a document: the first line, cut at the first sentence end."""
+    for line in document.splitlines():
+        line = one_line(line)
+        if line:
+            return _SENTENCE_END.split(line, maxsplit=1)[0]
+    return ""
+
+
+class CopySource:
+    """Output = the source: the identity paraphrase (Quora) or the answer sentence (SQuAD QG)."""
+
+    needs_training = False
+
+    def __init__(self, budget: str) -> None:
+        self.budget = check_budget(budget)
+
+    def describe(self) -> SystemInfo:
+        return SystemInfo(
+            name="copy_source", family="reference", iterations=0, budget=self.budget,
+            citation="identity baseline: the source question (Quora) or the answer sentence (SQuAD QG)",
+        )
+
+    def fit(self, task: TaskInfo, workdir: Path) -> None:
+        return None
+
+    def decode(self, examples: Sequence[Example]) -> list[str]:
+        return [self.decode_one(ex) for ex in examples]
+
+    def decode_one(self, example: Example) -> str:
+        sentence = example.fields.get("sentence")
+        return one_line(sentence if sentence else example.source)
+
+
+class Lead1:
+    """Output = the first sentence of the document (the classic summarisation floor)."""
+
+    needs_training = False
+
+    def __init__(self, budget: str) -> None:
+        self.budget = check_budget(budget)
+
+    def describe(self) -> SystemInfo:
+        return SystemInfo(
+            name="lead1", family="reference", iterations=0, budget=self.budget,
+            citation="LEAD-1 baseline (Narayan et al., 2018, XSum)",
+        )
+
+    def fit(self, task: TaskInfo, workdir: Path) -> None:
+        return None
+
+    def decode(self, examples: Sequence[Example]) -> list[str]:
+        return [self.decode_one(ex) for ex in examples]
+
+    def decode_one(self, example: Example) -> str:
+        if not example.source.strip():
+            raise ValueError(f"lead1: example {example.id} has no document text (use a split with documents, "
+                             "e.g. xsum 'test-available', not 'test-refs').")
+        return first_sentence(example.source)
+
+
+def copy_source(budget: str, overrides: Mapping[str, Any]) -> CopySource:
+    return CopySource(budget)
+
+
+def lead1(budget: str, overrides: Mapping[str, Any]) -> Lead1:
+    return Lead1(budget)

@@ -1,0 +1,76 @@
+import json
+import multiprocessing as mp
+import os
+
+import pytest
+
+from bench.atomic import write_json_atomic
+from bench.runs import RunSpec, parse_overrides
+
+
+def test_interrupted_write_leaves_previous_record_intact(tmp_path, monkeypatch):
+    path = tmp_path / "run.json"
+    write_json_atomic(path, {"status": "complete", "score": 1.0})
+
+    def killed(_fd):
+        raise KeyboardInterrupt("simulated kill during write")
+
+    monkeypatch.setattr(os, "fsync", killed)
+    with pytest.raises(KeyboardInterrupt):
+        write_json_atomic(path, {"status": "complete", "score": 2.0})
+    assert json.loads(path.read_text()) == {"status": "complete", "score": 1.0}
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"], "temporary file left behind"
+
+
+def test_unserialisable_record_never_replaces_previous(tmp_path):
+    path = tmp_path / "run.json"
+    write_json_atomic(path, {"ok": True})
+    with pytest.raises(TypeError):
+        write_json_atomic(path, {"bad": object()})
+    assert json.loads(path.read_text()) == {"ok": True}
+
+
+def _writer(path: str, tag: int, n: int) -> None:
+    from pathlib import Path
+
+    for i in range(n):
+        write_json_atomic(Path(path), {"writer": tag, "i": i, "pad": "x" * 20000})
+
+
+def test_two_processes_writing_at_once_never_corrupt(tmp_path):
+    path = tmp_path / "rec.json"
+    write_json_atomic(path, {"writer": -1, "i": -1, "pad": ""})
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(path), t, 60)) for t in (0, 1)]
+    for p in procs:
+        p.start()
+    reads = 0
+    while any(p.is_alive() for p in procs):
+        obj = json.loads(path.read_text())  # must always parse
+        assert obj["writer"] in (-1, 0, 1)
+        reads += 1
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0
+    assert json.loads(path.read_text())["i"] == 59
+    assert not [p for p in tmp_path.iterdir() if p.name != "rec.json"]
+
+
+def test_run_id_is_stable_and_depends_on_every_field():
+    a = RunSpec("unilm", "squad_qg", budget="cpu", overrides={"b": 1, "a": 2})
+    b = RunSpec("unilm", "squad_qg", budget="cpu", overrides={"a": 2, "b": 1})
+    assert a.run_id == b.run_id
+    assert a.run_id.startswith("unilm--squad_qg--test--cpu--s42--")
+    variants = [RunSpec("unilm", "squad_qg", budget="smoke", overrides={"a": 2, "b": 1}),
+                RunSpec("unilm", "squad_qg", budget="cpu", overrides={"a": 3, "b": 1}),
+                RunSpec("unilm", "squad_qg", budget="cpu", overrides={"a": 2, "b": 1}, seed=1),
+                RunSpec("unilm", "quora", budget="cpu", overrides={"a": 2, "b": 1})]
+    assert len({a.run_id, *(v.run_id for v in variants)}) == 5
+    assert RunSpec.from_json(a.to_json()) == a
+
+
+def test_parse_overrides_types_and_errors():
+    assert parse_overrides(["steps=100", "decode=mist_iter", "flag=true", "lr=3e-5"]) == {
+        "steps": 100, "decode": "mist_iter", "flag": True, "lr": 3e-5}
+    with pytest.raises(ValueError, match="key=value"):
+        parse_overrides(["steps"])

@@ -10,7 +10,7 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -28,7 +28,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 DataDir = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--data-dir", help="Raw data directory (default: $BENCH_DATA, then ../shared/data)."),
 ]
 
@@ -78,7 +78,7 @@ def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
 
 @data_app.command("build")
 def data_build(
-    task: Annotated[Optional[str], typer.Option(help="One task (default: all).")] = None,
+    task: Annotated[str | None, typer.Option(help="One task (default: all).")] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Build (or load from cache) every split of the task(s) and print the counts."""
@@ -98,7 +98,7 @@ def data_build(
 
 @data_app.command("verify")
 def data_verify(
-    task: Annotated[Optional[str], typer.Option(help="One task (default: all).")] = None,
+    task: Annotated[str | None, typer.Option(help="One task (default: all).")] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Recompute raw-file and split checksums and counts; fail loudly naming the file on a mismatch."""
@@ -170,11 +170,11 @@ def _print_scores(record: dict) -> None:
 @app.command("score")
 def score(
     hyp: Annotated[Path, typer.Option(help="Hypothesis file, one output per line.")],
-    task: Annotated[Optional[str], typer.Option(help="Task whose split gives references and keys.")] = None,
+    task: Annotated[str | None, typer.Option(help="Task whose split gives references and keys.")] = None,
     split: Annotated[str, typer.Option(help="Split name.")] = "test",
-    recipe: Annotated[Optional[str], typer.Option(help="Recipe (bench ls recipes).")] = None,
-    ref: Annotated[Optional[Path], typer.Option(help="Reference file (instead of --task).")] = None,
-    key: Annotated[Optional[Path], typer.Option(help="Grouping-key file for QG recipes.")] = None,
+    recipe: Annotated[str | None, typer.Option(help="Recipe (bench ls recipes).")] = None,
+    ref: Annotated[Path | None, typer.Option(help="Reference file (instead of --task).")] = None,
+    key: Annotated[Path | None, typer.Option(help="Grouping-key file for QG recipes.")] = None,
     all_recipes: Annotated[bool, typer.Option("--all-recipes", help="Protocol-sensitivity table.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     data_dir: DataDir = None,
@@ -234,7 +234,7 @@ def compare(
     hyp_b: Annotated[Path, typer.Argument(help="Outputs of system B (same split, same order).")],
     task: Annotated[str, typer.Option(help="Task.")],
     split: Annotated[str, typer.Option(help="Split.")] = "test",
-    recipe: Annotated[Optional[str], typer.Option(help="Recipe (default: the task's first).")] = None,
+    recipe: Annotated[str | None, typer.Option(help="Recipe (default: the task's first).")] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Paired significance (bootstrap and approximate randomisation) between two outputs."""
@@ -255,9 +255,9 @@ def compare(
 
 @app.command("table")
 def table_cmd(
-    paper: Annotated[Optional[str], typer.Option(help="mist | copybert | erniegen (default: all).")] = None,
-    table: Annotated[Optional[str], typer.Option(help="Table number (default: all of the paper).")] = None,
-    budget: Annotated[Optional[str], typer.Option(help="Only runs of this budget.")] = None,
+    paper: Annotated[str | None, typer.Option(help="mist | copybert | erniegen (default: all).")] = None,
+    table: Annotated[str | None, typer.Option(help="Table number (default: all of the paper).")] = None,
+    budget: Annotated[str | None, typer.Option(help="Only runs of this budget.")] = None,
     check: Annotated[bool, typer.Option(help="Fail if committed reports/ differ from the records.")] = False,
     results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
     reports_dir: Annotated[Path, typer.Option(help="Generated reports.")] = Path("reports"),
@@ -313,7 +313,7 @@ def latency(
     task: Annotated[str, typer.Option(help="Task.")],
     systems: Annotated[str, typer.Option(help="Comma-separated system names.")],
     split: Annotated[str, typer.Option(help="Split.")] = "test",
-    baseline: Annotated[Optional[str], typer.Option(help="Baseline system for speedups.")] = None,
+    baseline: Annotated[str | None, typer.Option(help="Baseline system for speedups.")] = None,
     budget: Annotated[str, typer.Option(help="Budget of the systems' presets.")] = "smoke",
     n: Annotated[int, typer.Option(help="Timed items per system.")] = 100,
     rounds: Annotated[int, typer.Option(help="Interleaved rounds.")] = 5,

@@ -57,7 +57,8 @@ def check_meteor_files() -> Check:
     para = root / "meteor" / "data" / "paraphrase-en.gz"
     missing = [str(p) for p in (jar, para) if not p.exists()]
     if missing:
-        return Check("METEOR jar", False, f"missing {', '.join(missing)}: pip install --force-reinstall pycocoevalcap==1.2")
+        fix = "pip install --force-reinstall pycocoevalcap==1.2"
+        return Check("METEOR jar", False, f"missing {', '.join(missing)}: {fix}")
     return Check("METEOR jar", True, f"{jar} + paraphrase table")
 
 
@@ -71,8 +72,8 @@ def check_perl_rouge() -> Check:
     missing = [m for m in ("XML::Parser", "XML::DOM")
                if subprocess.run(["perl", f"-M{m}", "-e1"], capture_output=True).returncode != 0]
     if missing:
-        return Check("ROUGE-1.5.5 (Perl)", False,
-                     f"Perl modules {', '.join(missing)} missing: apt-get install -y libxml-parser-perl libxml-dom-perl")
+        fix = "apt-get install -y libxml-parser-perl libxml-dom-perl"
+        return Check("ROUGE-1.5.5 (Perl)", False, f"Perl modules {', '.join(missing)} missing: {fix}")
     return Check("ROUGE-1.5.5 (Perl)", True, str(script))
 
 

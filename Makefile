@@ -11,6 +11,7 @@ setup: $(STAMP)
 
 # torch is installed first and pinned to the local CPU build so the range in pyproject never pulls CUDA.
 $(STAMP): pyproject.toml
+	bash scripts/install-system-deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "torch==2.13.0"

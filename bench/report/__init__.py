@@ -1,0 +1,32 @@
+"""Reports: paper tables with reported-vs-reproduced numbers, plots and a static HTML page.
+
+Public API (the CLI calls these):
+
+- :func:`render_table` — markdown for one paper table from run records.
+- :func:`render_all` — regenerate every file under reports/, or with ``check=True`` return
+  the list of differences (empty = up to date) without writing.
+- :func:`runnable_rows` / :func:`parse_table_ref` — re-exported from :mod:`bench.papers` for
+  ``bench reproduce``.
+- :func:`load_records` — complete run records under results/, schema-checked.
+- :func:`table_command` — what ``bench table`` prints.
+
+Submodules: ``records`` (loading), ``views`` (records joined with paper tables), ``markdown``,
+``html``, ``plots`` (matplotlib, imported only when drawing), ``build`` (files and --check).
+"""
+
+from bench.papers import RowSpec, parse_table_ref, runnable_rows
+from bench.report.build import ReportCheckError, render_all, render_table, table_command
+from bench.report.records import RecordError, load_records, validate_record
+
+__all__ = [
+    "RecordError",
+    "ReportCheckError",
+    "RowSpec",
+    "parse_table_ref",
+    "runnable_rows",
+    "load_records",
+    "render_all",
+    "render_table",
+    "table_command",
+    "validate_record",
+]

@@ -1,0 +1,177 @@
+"""Regenerate (or check) everything under reports/ from results/ and bench/papers/.
+
+Outputs are deterministic (sorted records, fixed number formats, no timestamps), so
+``check=True`` can compare the committed markdown, HTML and plot sidecars byte for byte.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.papers import all_tables, get_table, normalize_paper
+from bench.report import html as html_mod
+from bench.report import markdown as md
+from bench.report import plots
+from bench.report.records import load_records
+from bench.report.views import (
+    TableView,
+    build_protocol_view,
+    build_runs_view,
+    build_table_view,
+    table_key,
+)
+
+#: Names render_all owns in reports/; anything else there is left alone (and never flagged).
+OWNED = re.compile(
+    r"^([a-z]+-table\w+\.md|pareto-[\w.-]+\.(png|json)|mist-table6-iterations\.(png|json)"
+    r"|index\.html|protocol-sensitivity\.md)$"
+)
+
+
+class ReportCheckError(AssertionError):
+    """reports/ differs from what the records produce; the message lists each file and a diff."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__(
+            "reports/ is out of date with results/ and bench/papers/ (run `bench table` and commit):\n"
+            + "\n".join(self.problems)
+        )
+
+
+def render_table(paper: str, table: str, records: list[dict], budget: str | None = None) -> str:
+    """Markdown for one paper table joined with ``records`` (see :mod:`bench.report.views`)."""
+    t = get_table(normalize_paper(paper), table)
+    return md.document([build_table_view(t, records, budget)])
+
+
+def _sidecar(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _plan(records: list[dict], budget: str | None) -> tuple[dict[str, str], dict[str, tuple[Callable, dict]]]:
+    """Every text file (name -> content) and every PNG (name -> (drawer, data)) to produce."""
+    texts: dict[str, str] = {}
+    pngs: dict[str, tuple[Callable, dict]] = {}
+    views: list[TableView] = []
+    for t in all_tables():
+        view = build_table_view(t, records, budget)
+        views.append(view)
+        texts[f"{table_key(t)}.md"] = md.document([view])
+    protocol = build_protocol_view(records)
+    runs = build_runs_view(records)
+    texts["protocol-sensitivity.md"] = md.document([protocol, runs], title="Protocol sensitivity")
+    images: list[tuple[str, str]] = []
+    for task in plots.pareto_tasks(records):
+        data = plots.pareto_data(task, records)
+        texts[f"pareto-{task}.json"] = _sidecar(data)
+        pngs[f"pareto-{task}.png"] = (plots.draw_pareto, data)
+        images.append((f"pareto-{task}.png", f"Speed–quality Pareto plot for {task}"))
+    it = plots.iterations_data(records, budget)
+    texts["mist-table6-iterations.json"] = _sidecar(it)
+    pngs["mist-table6-iterations.png"] = (plots.draw_iterations, it)
+    images.append(("mist-table6-iterations.png", "MIST Table 6: iterative decoding"))
+    texts["index.html"] = html_mod.page(views + [protocol, runs], images)
+    return texts, pngs
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def render_all(
+    results_dir: Path | str, reports_dir: Path | str, check: bool = False, budget: str | None = None
+) -> list[Path] | list[str]:
+    """Write reports/<paper>-table<N>.md, pareto-<task>.png, mist-table6-iterations.png,
+    index.html and protocol-sensitivity.md (plus JSON sidecars of the plotted data).
+
+    With ``check=True`` nothing is written and the result is the list of problems (one string
+    per file that is missing, different — with a short diff — or stale); empty means reports/ is
+    up to date. Callers that want an exception raise :class:`ReportCheckError` with it.
+    """
+    records = load_records(results_dir)
+    out = Path(reports_dir)
+    texts, pngs = _plan(records, budget)
+    expected = set(texts) | set(pngs)
+    existing = (
+        {p.name for p in out.iterdir() if p.is_file() and OWNED.match(p.name)} if out.is_dir() else set()
+    )
+    if check:
+        problems: list[str] = []
+        for name in sorted(texts):
+            path = out / name
+            if not path.is_file():
+                problems.append(f"- {path}: missing")
+                continue
+            have = path.read_text(encoding="utf-8")
+            if have != texts[name]:
+                diff = list(
+                    difflib.unified_diff(
+                        have.splitlines(),
+                        texts[name].splitlines(),
+                        f"{path} (committed)",
+                        f"{path} (from records)",
+                        lineterm="",
+                        n=0,
+                    )
+                )
+                problems.append(f"- {path}: differs\n" + "\n".join(diff[:24]))
+        for name in sorted(pngs):
+            if not (out / name).is_file():
+                problems.append(f"- {out / name}: missing")
+        for name in sorted(existing - expected):
+            problems.append(f"- {out / name}: stale (no longer produced)")
+        return problems
+    out.mkdir(parents=True, exist_ok=True)
+    for name in sorted(existing - expected):
+        (out / name).unlink()
+    written = []
+    for name, text in sorted(texts.items()):
+        path = out / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            _write_text(path, text)
+        written.append(path)
+    for name, (draw, data) in sorted(pngs.items()):
+        path = out / name
+        tmp = path.with_name(f".{path.stem}.tmp.png")
+        draw(data, tmp)
+        os.replace(tmp, path)
+        written.append(path)
+    return sorted(written)
+
+
+def table_command(
+    paper: str | None = None,
+    table: str | None = None,
+    budget: str | None = None,
+    check: bool = False,
+    results_dir: Path | str = "results",
+    reports_dir: Path | str = "reports",
+) -> str:
+    """What ``bench table`` prints: one table's markdown, or a summary of the regenerated files.
+
+    ``--check`` raises :class:`ReportCheckError` on any difference (the CLI exits non-zero).
+    """
+    if not check and table is not None and paper is None:
+        raise ValueError("--table needs --paper (e.g. --paper mist --table 1).")
+    if not check and paper is not None:
+        recs = load_records(results_dir)
+        if table is not None:
+            return render_table(paper, table, recs, budget)
+        p = normalize_paper(paper)
+        return "\n".join(render_table(p, t.id, recs, budget) for t in all_tables() if t.paper == p)
+    if check:
+        problems = render_all(results_dir, reports_dir, check=True, budget=budget)
+        if problems:
+            raise ReportCheckError([str(p) for p in problems])
+        return f"reports in {reports_dir} are up to date with {results_dir}"
+    paths = render_all(results_dir, reports_dir, budget=budget)
+    return f"{len(paths)} report files written in {reports_dir}"

@@ -1,0 +1,210 @@
+"""Speed–quality Pareto plots per task and the MIST Table 6 iterations curve.
+
+Each plot is made from a plain-data dict that is also written as a JSON sidecar next to the PNG;
+``bench table --check`` compares the sidecars (PNG bytes depend on the matplotlib/freetype build).
+matplotlib is imported only when drawing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.papers import get_table, leading_number
+from bench.report.views import DEFAULT_BUDGETS, matched_value, reported_points
+
+#: task -> (paper, table, quality group, metric) whose published points are overlaid.
+PARETO_TASKS: dict[str, tuple[str, str, str, str]] = {
+    "squad_qg": ("mist", "1", "squad", "bleu4"),
+    "xsum": ("mist", "2", "xsum", "rouge2"),
+    "quora": ("mist", "3", "quora", "bleu4"),
+}
+FALLBACK_METRICS = ("bleu4", "rouge2", "rougeL")
+RC = {
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "font.family": "DejaVu Sans",
+    "font.size": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.titlesize": 10,
+    "lines.linewidth": 1.2,
+    "svg.hashsalt": "bench",
+    "path.simplify": False,
+}
+
+
+def _r(x: float) -> float:
+    return round(float(x), 6)
+
+
+def frontier(points: Sequence[dict]) -> list[str]:
+    """Labels of the points no other point beats on both speedup and quality (higher is better)."""
+    best: list[str] = []
+    top = float("-inf")
+    for p in sorted(points, key=lambda p: (-p["x"], -p["y"], p["label"])):
+        if p["y"] > top:
+            best.append(p["label"])
+            top = p["y"]
+    return best
+
+
+def pareto_tasks(records: Sequence[dict]) -> list[str]:
+    timed = {r["spec"]["task"] for r in records if (r.get("latency") or {}).get("speedup_mean") is not None}
+    return sorted(set(PARETO_TASKS) | timed)
+
+
+def pareto_data(task: str, records: Sequence[dict]) -> dict[str, Any]:
+    """Published points (if a MIST table covers the task) and our timed runs for one task."""
+    paper_pts: list[dict] = []
+    source = None
+    if task in PARETO_TASKS:
+        paper, tid, gid, metric = PARETO_TASKS[task]
+        table = get_table(paper, tid)
+        recipe = table.group(gid).recipe
+        source = f"{paper}:{tid}"
+        paper_pts = [
+            {"label": lab, "x": _r(x), "y": _r(y)} for lab, x, y in reported_points(table, gid, metric)
+        ]
+    else:
+        recipe, metric = None, None
+    runs, omitted = [], []
+    for rec in sorted((r for r in records if r["spec"]["task"] == task), key=lambda r: r["run_id"]):
+        rec_recipe = recipe or sorted(rec["scores"])[0]
+        rec_metric = metric or next(
+            (m for m in FALLBACK_METRICS if m in rec["scores"][rec_recipe]["metrics"]), None
+        )
+        lat = rec.get("latency") or {}
+        sc = rec["scores"].get(rec_recipe)
+        if lat.get("speedup_mean") is None:
+            omitted.append({"run_id": rec["run_id"], "reason": "no measured speedup"})
+        elif sc is None or rec_metric is None or rec_metric not in sc["metrics"]:
+            omitted.append({"run_id": rec["run_id"], "reason": f"not scored with recipe {rec_recipe}"})
+        else:
+            runs.append(
+                {
+                    "label": f"{rec['spec']['system']} ({rec['spec']['budget']})",
+                    "run_id": rec["run_id"],
+                    "x": _r(lat["speedup_mean"]),
+                    "y": _r(sc["metrics"][rec_metric]),
+                    "device": str(lat.get("device", "")),
+                }
+            )
+            recipe, metric = recipe or rec_recipe, metric or rec_metric
+    return {
+        "kind": "pareto",
+        "task": task,
+        "metric": metric,
+        "recipe": recipe,
+        "paper_source": source,
+        "x_label": "speedup over the AR baseline (×, batch 1)",
+        "paper": paper_pts,
+        "runs": runs,
+        "frontier_paper": frontier(paper_pts),
+        "frontier_runs": frontier(runs),
+        "omitted": omitted,
+    }
+
+
+def iterations_data(records: Sequence[dict], budget: str | None) -> dict[str, Any]:
+    """MIST Table 6: metric per number of decoding iterations, published and reproduced."""
+    table = get_table("mist", "6")
+    budgets = (budget,) if budget else DEFAULT_BUDGETS
+    panels = []
+    for g in table.quality_groups():
+        col = g.columns[0]
+        series: dict[str, list[dict]] = {}
+        for row in table.rows:
+            it = leading_number(row.reported.get("iter"))
+            val = leading_number(row.reported.get(col.id))
+            if it is not None and val is not None:
+                series.setdefault(f"{row.label} (paper)", []).append({"x": _r(it), "y": _r(val)})
+            got = matched_value(records, table, row, g, col.metric or "", budgets) if col.metric else None
+            if it is not None and got is not None:
+                series.setdefault(f"{row.label} ({got[1]})", []).append({"x": _r(it), "y": _r(got[0])})
+        panels.append(
+            {
+                "group": g.id,
+                "title": col.label,
+                "task": g.task,
+                "recipe": g.recipe,
+                "series": [
+                    {"name": k, "points": sorted(v, key=lambda p: p["x"])} for k, v in sorted(series.items())
+                ],
+            }
+        )
+    return {"kind": "iterations", "source": "mist:6", "x_label": "decoding iterations", "panels": panels}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def draw_pareto(data: dict[str, Any], path: Path) -> None:
+    plt = _pyplot()
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(7.5, 5.0))
+        for key, style, name in (
+            (
+                "paper",
+                dict(marker="o", facecolors="none", edgecolors="tab:gray"),
+                f"published ({data['paper_source']}, V100)",
+            ),
+            ("runs", dict(marker="s", color="tab:blue"), "our runs"),
+        ):
+            pts = data[key]
+            if not pts:
+                continue
+            ax.scatter([p["x"] for p in pts], [p["y"] for p in pts], label=name, **style)
+            for p in pts:
+                ax.annotate(
+                    p["label"], (p["x"], p["y"]), textcoords="offset points", xytext=(3, 3), fontsize=6
+                )
+            front = [p for p in sorted(pts, key=lambda p: p["x"]) if p["label"] in data[f"frontier_{key}"]]
+            if len(front) > 1:
+                ax.plot(
+                    [p["x"] for p in front],
+                    [p["y"] for p in front],
+                    linestyle="--",
+                    color="tab:gray" if key == "paper" else "tab:blue",
+                )
+        ax.set_xlabel(data["x_label"])
+        ax.set_ylabel(f"{data['metric'] or 'quality'} (recipe {data['recipe'] or '?'})")
+        ax.set_title(f"Speed–quality trade-off: {data['task']}")
+        if data["paper"] or data["runs"]:
+            ax.legend(loc="lower left")
+        else:
+            ax.text(0.5, 0.5, "no points yet", ha="center", transform=ax.transAxes)
+        fig.tight_layout()
+        fig.savefig(path, format="png", metadata={"Software": None})
+        plt.close(fig)
+
+
+def draw_iterations(data: dict[str, Any], path: Path) -> None:
+    plt = _pyplot()
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(1, len(data["panels"]), figsize=(4.0 * len(data["panels"]), 3.6))
+        for ax, panel in zip(list(axes), data["panels"], strict=True):
+            for s in panel["series"]:
+                dashed = not s["name"].endswith("(paper)")
+                ax.plot(
+                    [p["x"] for p in s["points"]],
+                    [p["y"] for p in s["points"]],
+                    marker="o",
+                    linestyle="--" if dashed else "-",
+                    label=s["name"],
+                )
+            ax.set_title(panel["title"])
+            ax.set_xlabel(data["x_label"])
+            ax.set_xticks([1, 3, 6])
+            ax.legend(fontsize=6)
+        fig.suptitle("MIST Table 6: MIST vs Mask-Predict iterative decoding")
+        fig.tight_layout()
+        fig.savefig(path, format="png", metadata={"Software": None})
+        plt.close(fig)

@@ -1,0 +1,439 @@
+"""Paper tables joined with run records, as plain cell grids (one model for markdown and HTML).
+
+Why one model: the markdown files, the HTML page and the ``--check`` gate must show the very same
+numbers, so both renderers only format a :class:`TableView` built here.
+
+Matching a record to a row (per quality column group): same system (the row's cpu substitute at
+the cpu/smoke budgets), task, split, budget, *exactly* the row's overrides, and the row's recipe
+(the one behind the published number) among the record's ``scores``. Several matches: the newest
+``created`` wins (then the larger run_id), and the note says how many matched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.papers import Group, Row, Table, leading_number, load_paper
+
+#: Budget order tried when no budget is asked for: the most faithful run first (smoke never).
+DEFAULT_BUDGETS: tuple[str, ...] = ("paper", "cpu")
+RECIPE_MARK = "‡"
+METRIC_ORDER = (
+    "bleu1",
+    "bleu2",
+    "bleu3",
+    "bleu4",
+    "meteor",
+    "rougeL",
+    "rouge1",
+    "rouge2",
+    "distinct1",
+    "distinct2",
+    "f1",
+)
+
+
+@dataclass
+class TableView:
+    """A rendered table: ``key`` names the file/anchor (``mist-table1``), cells are plain text."""
+
+    key: str
+    title: str
+    preamble: list[str]
+    header: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+
+# --- number formatting (fixed, so --check can compare text exactly) ----------------------------
+def fmt_num(x: float, digits: int = 2) -> str:
+    return f"{x:.{digits}f}"
+
+
+def fmt_delta(x: float, digits: int = 2, unit: str = "") -> str:
+    text = f"{abs(x):.{digits}f}"
+    if float(text) == 0.0:
+        return f"±{text}{unit}"
+    return f"{'+' if x > 0 else '−'}{text}{unit}"
+
+
+def fmt_iterations(x: Any) -> str:
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return str(int(x)) if float(x).is_integer() else fmt_num(float(x))
+    return str(x)
+
+
+# --- matching -----------------------------------------------------------------------------------
+def _created_key(rec: dict) -> tuple[str, str]:
+    return (str(rec.get("created", "")), rec["run_id"])
+
+
+def find_matches(records: Sequence[dict], table: Table, row: Row, group: Group, budget: str) -> list[dict]:
+    """Records that reproduce ``row`` in ``group`` at ``budget``, newest first."""
+    system = row.system_for(budget)
+    task, split = table.task_split(row, group)
+    recipe = table.reported_recipe(row, group)
+    if system is None or recipe is None:
+        return []
+    found = [
+        r
+        for r in records
+        if r["spec"]["system"] == system
+        and r["spec"]["task"] == task
+        and r["spec"]["split"] == split
+        and r["spec"]["budget"] == budget
+        and dict(r["spec"].get("overrides") or {}) == dict(row.overrides)
+        and recipe in r["scores"]
+    ]
+    return sorted(found, key=_created_key, reverse=True)
+
+
+@dataclass
+class _Match:
+    record: dict
+    budget: str
+    n_matches: int
+    note: int = 0  # footnote number
+
+
+def _best_match(
+    records: Sequence[dict], table: Table, row: Row, group: Group, budgets: Sequence[str]
+) -> _Match | None:
+    for b in budgets:
+        found = find_matches(records, table, row, group, b)
+        if found:
+            return _Match(found[0], b, len(found))
+    return None
+
+
+# --- cells --------------------------------------------------------------------------------------
+def _budget_label(m: _Match) -> str:
+    partial = bool((m.record.get("data") or {}).get("partial"))
+    return f"({m.budget}, partial)" if partial else f"({m.budget})"
+
+
+def _quality_cell(reported: str, m: _Match, recipe: str, metric: str) -> str:
+    value = m.record["scores"][recipe]["metrics"].get(metric)
+    rep = reported or "–"
+    if value is None:
+        return f"{rep} / no {metric} {_budget_label(m)}"
+    ref = leading_number(reported)
+    delta = fmt_delta(value - ref) if ref is not None else "n/a"
+    return f"{rep} / {fmt_num(value)} {_budget_label(m)} / {delta}"
+
+
+def _latency_cell(reported: str, m: _Match, metric: str) -> str:
+    rep = reported or "–"
+    lat = m.record.get("latency")
+    if not lat:
+        return f"{rep} / not timed {_budget_label(m)}"
+    invalid = "" if lat.get("valid", True) else " INVALID"
+    if metric == "speedup":
+        value = lat.get("speedup_mean")
+        if value is None:
+            return f"{rep} / no baseline {_budget_label(m)}{invalid}"
+        ref = leading_number(reported)
+        delta = fmt_delta(value - ref, unit="×") if ref is not None else "n/a"
+        return f"{rep} / {fmt_num(value)}× {_budget_label(m)}{invalid} / {delta}"
+    stats = lat.get("stats") or {}
+    iters = stats.get("mean_iterations")
+    if iters is None:
+        iters = (m.record.get("system") or {}).get("iterations", "?")
+    ref = leading_number(reported)
+    shown = fmt_iterations(iters)
+    if ref is not None and isinstance(iters, (int, float)) and not isinstance(iters, bool):
+        digits = 0 if float(iters).is_integer() and ref.is_integer() else 2
+        delta = fmt_delta(float(iters) - ref, digits)
+    else:
+        delta = "n/a"
+    return f"{rep} / {shown} {_budget_label(m)}{invalid} / {delta}"
+
+
+def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
+    rec = m.record
+    spec = rec["spec"]
+    recipe = table.reported_recipe(row, group)
+    parts = [f"`{rec['run_id']}`: system `{spec['system']}`"]
+    if spec["system"] != row.system and row.system:
+        parts[0] += f" ({m.budget} substitute for `{row.system}`)"
+    data = rec.get("data") or {}
+    where = (
+        f"task `{spec['task']}`, split `{spec['split']}`, budget `{m.budget}`, seed {spec.get('seed', '?')}"
+    )
+    if data.get("n_examples") is not None:
+        where += f", {data['n_examples']} examples"
+    if data.get("partial"):
+        where += f", PARTIAL split ({data.get('note') or 'subset of the official split'})"
+    parts.append(where)
+    parts.append(f"quality `{rec['scores'][recipe]['signature']}`")
+    lat = rec.get("latency")
+    if lat:
+        lat_text = f"latency `{lat['signature']}`"
+        if lat.get("device"):
+            lat_text += f" on {lat['device']}"
+        if lat.get("baseline"):
+            lat_text += f", speedup vs `{lat['baseline']}`"
+            ci = lat.get("speedup_ci95")
+            if isinstance(ci, list) and len(ci) == 2 and all(isinstance(v, (int, float)) for v in ci):
+                lat_text += f" (95% CI {fmt_num(ci[0])}–{fmt_num(ci[1])})"
+        if not lat.get("valid", True):
+            lat_text += f"; INVALID: {', '.join(lat.get('invalid_reasons') or ['no reason given'])}"
+        parts.append(lat_text)
+    if m.n_matches > 1:
+        parts.append(f"newest of {m.n_matches} matching runs")
+    return "; ".join(parts)
+
+
+def _status(table: Table, row: Row, group: Group, budgets: Sequence[str], asked: str | None) -> str:
+    reasons = {b: table.unavailable_reason(row, group, b) for b in budgets}
+    if asked is not None:
+        r = reasons[asked]
+        return f"cannot run here: {r}" if r else "not run"
+    if all(reasons.values()):
+        distinct = sorted(set(reasons.values()))  # type: ignore[arg-type]
+        if len(distinct) == 1:
+            return f"cannot run here: {distinct[0]}"
+        return "cannot run here: " + "; ".join(f"{b}: {reasons[b]}" for b in budgets)
+    blocked = [f"{b}: {reasons[b]}" for b in budgets if reasons[b]]
+    return "not run" + (f" ({'; '.join(blocked)})" if blocked else "")
+
+
+def _system_cell(row: Row, budget: str | None) -> str:
+    if budget is not None:
+        return row.system_for(budget) or "—"
+    main = row.system or "—"
+    cpu = row.system_for("cpu")
+    if cpu and cpu != row.system:
+        return f"{main} (cpu: {cpu})"
+    return main
+
+
+def table_key(table: Table) -> str:
+    return f"{table.paper}-table{table.id}"
+
+
+def build_table_view(table: Table, records: Sequence[dict], budget: str | None) -> TableView:
+    """Join one paper table with the records; see the module docstring for the matching rule."""
+    paper = load_paper(table.paper)
+    budgets = (budget,) if budget else DEFAULT_BUDGETS
+    has_section = any(r.section for r in table.rows)
+    header = (["Section"] if has_section else []) + ["Model", "System"]
+    header += [c.label for _, c in table.columns()] + ["Status"]
+
+    run_notes: list[str] = []
+    recipe_rows: dict[tuple[str, str | None, str | None], list[str]] = {}
+    row_notes: list[str] = []
+    rows_out: list[list[str]] = []
+    for row in table.rows:
+        matches: dict[str, _Match] = {}
+        statuses: list[tuple[str, str]] = []
+        marked = False
+        for g in table.quality_groups():
+            if not any(row.reported.get(c.id) for c in g.columns):
+                continue
+            if table.recipe_differs(row, g):
+                marked = True
+                key = (g.recipe or "", table.reported_recipe(row, g), row.quoted_from or None)
+                if row.label not in recipe_rows.setdefault(key, []):
+                    recipe_rows[key].append(row.label)
+            m = _best_match(records, table, row, g, budgets)
+            if m:
+                run_notes.append(_run_note(m, table, row, g))
+                m.note = len(run_notes)
+                matches[g.id] = m
+                statuses.append((g.label, f"run [{m.note}]"))
+            else:
+                statuses.append((g.label, _status(table, row, g, budgets, budget)))
+        label = row.label + (f" {row.mark}" if row.mark else "") + (f" {RECIPE_MARK}" if marked else "")
+        if row.note and f"{row.label}: {row.note}" not in row_notes:
+            row_notes.append(f"{row.label}: {row.note}")
+        cells = ([row.section] if has_section else []) + [label, _system_cell(row, budget)]
+        first = next(iter(matches.values()), None)
+        for g, c in table.columns():
+            reported = row.reported.get(c.id, "")
+            if g.kind == "quality" and g.id in matches and c.metric:
+                cells.append(
+                    _quality_cell(reported, matches[g.id], table.reported_recipe(row, g) or "", c.metric)
+                )
+            elif g.kind == "latency" and first is not None and c.metric:
+                cells.append(_latency_cell(reported, first, c.metric))
+            else:
+                cells.append(reported)
+        if len({s for _, s in statuses}) <= 1:
+            cells.append(statuses[0][1] if statuses else "reported only")
+        else:
+            cells.append("; ".join(f"{lab}: {s}" for lab, s in statuses))
+        rows_out.append(cells)
+
+    notes = [f"[{i}] run {text}" for i, text in enumerate(run_notes, 1)]
+    for (ours, theirs, quoted), labels in sorted(
+        recipe_rows.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))
+    ):
+        src = f" (quoted from {quoted})" if quoted else ""
+        if theirs is None:
+            notes.append(
+                f"{RECIPE_MARK} The scoring script behind the published number is not stated{src}, so it "
+                f"may differ from this table's recipe `{ours}`: {', '.join(labels)}."
+            )
+        else:
+            notes.append(
+                f"{RECIPE_MARK} Published number computed with recipe `{theirs}`{src}, not this table's "
+                f"`{ours}`; reproduced cells use `{theirs}` so Δ compares like with like: "
+                f"{', '.join(labels)}."
+            )
+    notes += [f"Row note — {n}" for n in row_notes]
+    notes += [f"Paper note — {n}" for n in table.notes]
+
+    scoring = [
+        f"{g.label or g.id}: task `{g.task}`, split `{g.split}`, recipe `{g.recipe}`"
+        for g in table.quality_groups()
+        if g.task
+    ]
+    preamble = [
+        f"Paper: {paper.citation}.",
+        f"Reported numbers transcribed from `{paper.source}` into `bench/papers/{table.paper}.yaml`; "
+        f"role: {'reproduction target' if table.role == 'reproduce' else 'reported only'}.",
+        "Budget: " + (f"`{budget}`." if budget else "best available per row (`paper`, else `cpu`)."),
+        "Cells: reported / reproduced (budget) / Δ = reproduced − reported; rows without a run show the "
+        "reported value only, and the Status column says why.",
+    ]
+    if scoring:
+        moved = sorted(
+            {(r.section or r.label, r.task or "", r.split or "") for r in table.rows if r.split or r.task}
+        )
+        for where, task, split in moved:
+            scoring.append(
+                f"rows of '{where}' use"
+                + (f" task `{task}`" if task else "")
+                + (f" split `{split}`" if split else "")
+            )
+        preamble.append("Our scoring: " + "; ".join(scoring) + ".")
+    title = f"{paper.short} Table {table.id}: {table.title}"
+    return TableView(
+        key=table_key(table), title=title, preamble=preamble, header=header, rows=rows_out, notes=notes
+    )
+
+
+# --- protocol sensitivity and the run list ---------------------------------------------------
+def _metric_keys(records: Sequence[dict]) -> list[str]:
+    keys = {k for r in records for s in r["scores"].values() for k in s["metrics"]}
+    return [k for k in METRIC_ORDER if k in keys] + sorted(keys - set(METRIC_ORDER))
+
+
+def _run_sort_key(rec: dict) -> tuple:
+    s = rec["spec"]
+    return (s["task"], s["split"], s["system"], s["budget"], rec["run_id"])
+
+
+def build_protocol_view(records: Sequence[dict]) -> TableView:
+    """Every recorded run under every recipe it was scored with, plus the spread between recipes."""
+    recs = sorted(records, key=_run_sort_key)
+    keys = _metric_keys(recs)
+    header = ["Run", "System", "Task/split", "Budget", "Recipe"] + keys + ["Signature"]
+    rows: list[list[str]] = []
+    for rec in recs:
+        s = rec["spec"]
+        base = [rec["run_id"], s["system"], f"{s['task']}/{s['split']}", s["budget"]]
+        for recipe in sorted(rec["scores"]):
+            sc = rec["scores"][recipe]
+            vals = [fmt_num(sc["metrics"][k]) if k in sc["metrics"] else "" for k in keys]
+            rows.append(base + [recipe] + vals + [sc["signature"]])
+        if len(rec["scores"]) > 1:
+            spread = []
+            for k in keys:
+                got = [sc["metrics"][k] for sc in rec["scores"].values() if k in sc["metrics"]]
+                spread.append(fmt_num(max(got) - min(got)) if len(got) > 1 else "")
+            rows.append(base + ["spread (max − min)"] + spread + [""])
+    preamble = [
+        "The same outputs of each recorded run under every recipe it was scored with (metrics ×100, "
+        "2 decimals). The spread row is how far the choice of evaluation script alone moves each metric.",
+        "Rebuild with `bench table`; to add a recipe, re-score the stored outputs (`bench score`).",
+    ]
+    if not recs:
+        preamble.append("No complete run records yet.")
+    return TableView(
+        key="protocol-sensitivity",
+        title="Every run under every recipe",
+        preamble=preamble,
+        header=header,
+        rows=rows,
+    )
+
+
+def build_runs_view(records: Sequence[dict]) -> TableView:
+    """One line per recorded run: identity, size, speed and where it ran."""
+    header = [
+        "Run",
+        "System",
+        "Family",
+        "Backbone",
+        "Task/split",
+        "Budget",
+        "Examples",
+        "Speedup",
+        "p50 ms",
+        "Device",
+        "Latency valid",
+    ]
+    rows = []
+    for rec in sorted(records, key=_run_sort_key):
+        s = rec["spec"]
+        info = rec.get("system") or {}
+        data = rec.get("data") or {}
+        lat = rec.get("latency") or {}
+        stats = lat.get("stats") or {}
+        n = data.get("n_examples")
+        rows.append(
+            [
+                rec["run_id"],
+                s["system"],
+                str(info.get("family", "")),
+                str(info.get("backbone", "")),
+                f"{s['task']}/{s['split']}",
+                s["budget"],
+                ("" if n is None else str(n)) + (" (partial)" if data.get("partial") else ""),
+                f"{fmt_num(lat['speedup_mean'])}×" if lat.get("speedup_mean") is not None else "",
+                fmt_num(stats["p50_ms"]) if isinstance(stats.get("p50_ms"), (int, float)) else "",
+                str(lat.get("device", "")),
+                ("yes" if lat.get("valid", True) else "no") if lat else "",
+            ]
+        )
+    return TableView(
+        key="runs",
+        title="Recorded runs",
+        preamble=["Every complete record under `results/`."],
+        header=header,
+        rows=rows,
+    )
+
+
+def reported_points(table: Table, group_id: str, metric: str) -> list[tuple[str, float, float]]:
+    """(label, speedup, metric) of a table's rows with a numeric published speed, for Pareto plots.
+
+    Labels of rows whose published number used another recipe than the group's end in " ‡".
+    """
+    lat_cols = [c for g in table.groups if g.kind == "latency" for c in g.columns if c.metric == "speedup"]
+    qcols = [c for c in table.group(group_id).columns if c.metric == metric]
+    if not lat_cols or not qcols:
+        return []
+    out = []
+    for row in table.rows:
+        x = leading_number(row.reported.get(lat_cols[0].id))
+        y = leading_number(row.reported.get(qcols[0].id))
+        if x is not None and y is not None:
+            mark = " ‡" if table.recipe_differs(row, table.group(group_id)) else ""
+            out.append((row.label + mark, x, y))
+    return out
+
+
+def matched_value(
+    records: Sequence[dict], table: Table, row: Row, group: Group, metric: str, budgets: Sequence[str]
+) -> tuple[float, str] | None:
+    """(value, budget) of the run matched to a row in a group, for plots; None when not run."""
+    m = _best_match(records, table, row, group, budgets)
+    if m is None:
+        return None
+    value = m.record["scores"][table.reported_recipe(row, group) or ""]["metrics"].get(metric)
+    return (float(value), m.budget) if value is not None else None

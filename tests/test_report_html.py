@@ -1,0 +1,110 @@
+"""The static HTML leaderboard, rendered by headless Chromium, shows the markdown's numbers."""
+
+from __future__ import annotations
+
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from bench.report import render_all
+from bench.report.markdown import parse_tables
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "records"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+class _Tables(HTMLParser):
+    """Collects every <table data-key=...> as header + rows of cell texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self._key: str | None = None
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table" and a.get("data-key"):
+            self._key = a["data-key"]
+            self.tables[self._key] = []
+        elif tag == "tr" and self._key:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None and self._key:
+            self.tables[self._key].append(self._row)
+            self._row = None
+        elif tag == "table":
+            self._key = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("reports")
+    render_all(FIXTURES, out)
+    return out
+
+
+def _dump_dom(page: Path, profile: Path) -> str:
+    cmd = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--dump-dom",
+        page.resolve().as_uri(),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}"
+    return proc.stdout
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(),
+    reason="headless check needs Debian chromium at /usr/bin/chromium "
+    "(apt-get install -y chromium); CI installs it",
+)
+def test_html_page_shows_the_markdown_numbers(reports, tmp_path):
+    dom = _dump_dom(reports / "index.html", tmp_path / "profile")
+    parser = _Tables()
+    parser.feed(dom)
+    html_tables = parser.tables
+
+    expected: dict[str, list[list[str]]] = {}
+    for md_file in sorted(reports.glob("*-table*.md")):
+        [(header, rows)] = parse_tables(md_file.read_text(encoding="utf-8"))
+        expected[md_file.stem] = [header] + rows
+    proto, runs = parse_tables((reports / "protocol-sensitivity.md").read_text(encoding="utf-8"))
+    expected["protocol-sensitivity"] = [proto[0]] + proto[1]
+    expected["runs"] = [runs[0]] + runs[1]
+
+    assert sorted(html_tables) == sorted(expected)
+    for key, grid in expected.items():
+        assert html_tables[key] == grid, f"HTML table {key} differs from its markdown"
+    # The reproduced numbers really are on the page (not only the reported ones).
+    assert "43.87(+2.17) / 40.25 (cpu) / −3.62" in html_tables["mist-table1"][16]
+    assert "<img" in dom and "pareto-squad_qg.png" in dom
+
+
+def test_html_is_self_contained(reports):
+    page = (reports / "index.html").read_text(encoding="utf-8")
+    assert "<script" not in page and "<link" not in page  # renders offline, exactly as written
+    for src in ("pareto-squad_qg.png", "mist-table6-iterations.png"):
+        assert f'src="{src}"' in page and (reports / src).is_file()

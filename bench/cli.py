@@ -267,7 +267,7 @@ def table_cmd(
 
     if paper and table:
         records = report.load_records(results_dir)
-        console.print(report.render_table(paper, table, records, budget))
+        typer.echo(report.render_table(paper, table, records, budget))  # raw markdown: no rich wrapping
         return
     result = report.render_all(results_dir, reports_dir, check=check)
     if check:
@@ -305,7 +305,7 @@ def reproduce(
         spec = RunSpec(system=row.system, task=row.task, split=row.split, budget=budget,
                        overrides=dict(row.overrides))
         execute(spec, results_dir=results_dir, data_dir=data_dir, say=console.print)
-    console.print(report.render_table(paper, table, report.load_records(results_dir), budget))
+    typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
 
 
 @app.command("latency")

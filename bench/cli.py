@@ -82,17 +82,21 @@ def data_build(
     data_dir: DataDir = None,
 ) -> None:
     """Build (or load from cache) every split of the task(s) and print the counts."""
-    from bench.data import TASKS, DataError, build
+    from bench.data import TASKS, DataError, build, load_split
 
     names = [task] if task else TASKS.names()
-    table = Table("task", "split", "examples", "sha256", header_style="bold")
+    table = Table("task", "split", "examples", "sha256", "kind", header_style="bold")
     for name in names:
         try:
-            report = build(name, data_dir=data_dir)
+            counts = build(name, data_dir=data_dir)
+            for split, count in counts.items():
+                sp = load_split(name, split, data_dir=data_dir)
+                spec = TASKS.get(name).split(split)
+                kind = ", ".join(k for k, on in (("partial", spec.partial), ("references only", spec.references_only))
+                                 if on)
+                table.add_row(name, split, f"{count:,}", sp.sha256[:16], kind)
         except (DataError, KeyError) as exc:
             _fail(str(exc))
-        for split, info in report.items():
-            table.add_row(name, split, f"{info['count']:,}", str(info.get("sha256", ""))[:16])
     console.print(table)
 
 

@@ -153,8 +153,9 @@ def execute(
     from systems.base import TaskInfo, check_budget
 
     check_budget(spec.budget)
-    task = TASKS.get(spec.task)
     factory = SYSTEMS.get(spec.system)
+    task = TASKS.get(spec.task)
+    task.split(spec.split)  # unknown split names fail here, before any work
     t_start = time.perf_counter()
     env_before = environment_fingerprint()
 
@@ -165,8 +166,9 @@ def execute(
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     if getattr(system, "needs_training", True):
-        train = load_split(spec.task, task.train_split, data_dir=data_dir)
-        dev = load_split(spec.task, task.dev_split, data_dir=data_dir)
+        dev_name = "dev" if "dev" in task.splits else "validation"
+        train = load_split(spec.task, "train", data_dir=data_dir)
+        dev = load_split(spec.task, dev_name, data_dir=data_dir)
         info = TaskInfo(spec.task, train.examples, dev.examples, task.max_source_len, task.max_target_len)
     else:
         info = TaskInfo(spec.task, (), (), task.max_source_len, task.max_target_len)

@@ -31,11 +31,11 @@ def _package_dir(module: str) -> Path | None:
 def check_data(data_dir: Path | None) -> Check:
     from bench.data import DataError
     from bench.data.sources import data_dir as find_data_dir
-    from bench.data.sources import verify_raw_files
+    from bench.data.sources import read_sums, verify_raw
 
     try:
         root = find_data_dir(data_dir)
-        n = verify_raw_files(root)
+        n = len(verify_raw(root, sorted(read_sums(root))))
     except DataError as exc:
         return Check("data checksums", False, str(exc))
     return Check("data checksums", True, f"{n} raw files match SHA256SUMS in {root}")

@@ -1,0 +1,24 @@
+"""Task data layer: task registry, split builders from raw sources, checksummed split cache.
+
+Public API: ``TASKS``, ``Task``, ``load_split``, ``build``, ``verify``, ``data_dir``,
+``DataError``, ``Example``, ``Split``. Builders import lazily, so importing this package is cheap.
+"""
+
+from bench.data.api import build, load_split, verify
+from bench.data.errors import DataError
+from bench.data.sources import data_dir
+from bench.data.tasks import TASKS, SplitSpec, Task
+from bench.data.types import Example, Split
+
+__all__ = [
+    "TASKS",
+    "DataError",
+    "Example",
+    "Split",
+    "SplitSpec",
+    "Task",
+    "build",
+    "data_dir",
+    "load_split",
+    "verify",
+]

@@ -1,0 +1,267 @@
+"""``load_split`` / ``build`` / ``verify``: raw files -> checked, cached ``Split`` values.
+
+A load is fast when the cache is fresh (stat the raw files, hash the cache file, parse JSONL) and
+rebuilds otherwise; every build first checks the raw files against ``SHA256SUMS`` and then checks
+each split's count (and pinned content hash) against the task definition, so a cached split is
+known to be the one its task version names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.data import cache
+from bench.data.built import Built
+from bench.data.errors import DataError
+from bench.data.sources import data_dir, sha256_file, verify_raw
+from bench.data.tasks import TASKS, Task
+from bench.data.types import Example, Split
+
+MANIFEST = "manifest.json"
+LOCK = ".build.lock"
+
+
+def load_split(
+    task: str, split: str, data_dir: Path | str | None = None, *, cache_dir: Path | str | None = None
+) -> Split:
+    """Return split ``split`` of ``task``, building (and caching) it if missing or stale."""
+    t = _task(task)
+    spec = t.split(split)
+    root = _data_dir(data_dir)
+    tdir = cache.task_cache_dir(cache.cache_root(cache_dir), t.name, t.version)
+    if spec.optional:
+        from bench.data.xsum import find_full, full_missing_message  # only XSum has optional splits
+
+        if find_full(root) is None:
+            raise DataError(full_missing_message(root, split))
+    manifest = _fresh_manifest(t, root, tdir)
+    if manifest is None or split not in manifest["splits"]:
+        tdir.mkdir(parents=True, exist_ok=True)
+        with _lock(tdir):  # another process may have built it while we waited
+            manifest = _fresh_manifest(t, root, tdir)
+            if manifest is None or split not in manifest["splits"]:
+                manifest = _build(t, root, tdir)
+    if split not in manifest["splits"]:
+        raise DataError(f"Task '{t.name}' built no split '{split}' from {root}.")
+    entry = manifest["splits"][split]
+    examples = _read_fast(tdir, entry)
+    if examples is None:
+        path = tdir / entry["file"]
+        data = path.read_bytes() if path.is_file() else b""
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            manifest = _build(t, root, tdir)  # cache file damaged or replaced: rebuild once
+            entry = manifest["splits"][split]
+            data = path.read_bytes()
+        examples = cache.decode(data, path)
+    path = tdir / entry["file"]
+    if len(examples) != spec.count:
+        raise DataError(
+            f"{path}: {len(examples)} examples, task '{t.name}' v{t.version} expects "
+            f"{spec.count}. Fix: delete {tdir} and load again."
+        )
+    return Split(
+        task=t.name,
+        name=split,
+        examples=tuple(examples),
+        sha256=entry["sha256"],
+        partial=spec.partial,
+        note=spec.note,
+    )
+
+
+def build(
+    task: str, data_dir: Path | str | None = None, *, cache_dir: Path | str | None = None
+) -> dict[str, int]:
+    """(Re)build every split of ``task`` the available data allows; return ``{split: count}``."""
+    t = _task(task)
+    root = _data_dir(data_dir)
+    tdir = cache.task_cache_dir(cache.cache_root(cache_dir), t.name, t.version)
+    manifest = _build(t, root, tdir)
+    return {name: entry["count"] for name, entry in manifest["splits"].items()}
+
+
+def verify(
+    task: str, data_dir: Path | str | None = None, *, cache_dir: Path | str | None = None
+) -> dict[str, int]:
+    """Re-hash the raw files and every cached split; raise ``DataError`` naming the first bad file.
+
+    Missing or stale caches are rebuilt (which re-checks counts and pinned hashes). Returns the
+    verified ``{split: count}``.
+    """
+    t = _task(task)
+    root = _data_dir(data_dir)
+    verify_raw(root, t.raw_files)
+    tdir = cache.task_cache_dir(cache.cache_root(cache_dir), t.name, t.version)
+    manifest = _fresh_manifest(t, root, tdir) or _build(t, root, tdir)
+    counts = {}
+    for name, entry in manifest["splits"].items():
+        spec = t.split(name)
+        path = tdir / entry["file"]
+        if not path.is_file():
+            raise DataError(f"Cached split {path} is missing. Fix: run `bench data build {t.name}`.")
+        data = path.read_bytes()
+        actual = hashlib.sha256(data).hexdigest()
+        expected = [h for h in (entry["sha256"], spec.sha256) if h]
+        if any(actual != h for h in expected):
+            raise DataError(
+                f"Cached split {path} has sha256 {actual}, expected {expected[-1]}. Fix: delete "
+                f"{tdir} and run `bench data build {t.name}`."
+            )
+        n = data.count(b"\n")
+        if n != entry["count"] or n != spec.count:
+            raise DataError(f"Cached split {path} has {n} examples, expected {spec.count}.")
+        _verify_fast(tdir, entry, data)
+        counts[name] = n
+    return counts
+
+
+def _verify_fast(tdir: Path, entry: dict[str, Any], jsonl: bytes) -> None:
+    """The marshal sidecar must hold exactly the JSONL's examples (loads trust it when its hash fits)."""
+    fast = entry.get("fast")
+    path = tdir / fast["file"] if fast else None
+    if path is None or not path.is_file():
+        return  # loads fall back to the (verified) JSONL
+    examples = _read_fast(tdir, entry)
+    if examples is not None and cache.encode(examples) != jsonl:
+        raise DataError(
+            f"Cached split sidecar {path} does not match {tdir / entry['file']}. Fix: delete {tdir} and "
+            "load again to rebuild."
+        )
+
+
+def _read_fast(tdir: Path, entry: dict[str, Any]) -> list[Example] | None:
+    """The split from its marshal sidecar if present and intact, else None (use the JSONL)."""
+    fast = entry.get("fast")
+    if not fast or fast.get("version") != cache.FAST_VERSION:
+        return None
+    path = tdir / fast["file"]
+    if not path.is_file():
+        return None
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != fast["sha256"]:
+        return None
+    try:
+        return cache.decode_fast(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def _lock(tdir: Path) -> Any:
+    """One lock per task cache dir; re-entrant so a build inside a held lock does not deadlock."""
+    from filelock import FileLock  # imported here: `import bench` must stay instant
+
+    return FileLock(str(tdir / LOCK), is_singleton=True)
+
+
+def _task(name: str) -> Task:
+    try:
+        return TASKS.get(name)
+    except KeyError as e:
+        raise DataError(str(e)) from None
+
+
+def _data_dir(explicit: Path | str | None) -> Path:
+    return data_dir(explicit)
+
+
+def _fresh_manifest(t: Task, root: Path, tdir: Path) -> dict[str, Any] | None:
+    """The manifest if the cache was built by this task version from identical raw files, else None."""
+    manifest = cache.read_manifest(tdir / MANIFEST)
+    if manifest is None or manifest.get("task") != t.name or manifest.get("version") != t.version:
+        return None
+    sources = manifest.get("sources", {})
+    if set(t.raw_files) - set(sources):
+        return None
+    for rel, rec in sources.items():
+        path = Path(rec["path"]) if rec.get("extra") else root / rel
+        if not path.is_file():
+            return None
+        st = path.stat()
+        if (st.st_size, st.st_mtime_ns) == (rec["size"], rec["mtime_ns"]):
+            continue  # unchanged since the build (a different copy with equal bytes is hashed below)
+        if st.st_size != rec["size"] or sha256_file(path) != rec["sha256"]:
+            return None
+    if _full_xsum_appeared(t, root, manifest):
+        return None
+    return manifest
+
+
+def _full_xsum_appeared(t: Task, root: Path, manifest: dict[str, Any]) -> bool:
+    """A user who adds a full XSum after a partial build must get the full splits on next load."""
+    has_optional = any(s.optional for s in t.splits.values())
+    if not has_optional or any(rec.get("extra") for rec in manifest["sources"].values()):
+        return False
+    from bench.data.xsum import find_full
+
+    return find_full(root) is not None
+
+
+def _build(t: Task, root: Path, tdir: Path) -> dict[str, Any]:
+    tdir.mkdir(parents=True, exist_ok=True)
+    with _lock(tdir):
+        started = time.perf_counter()
+        raw = verify_raw(root, t.raw_files)
+        module_name, attr = t.builder.split(":")
+        builder: Callable[[Task, Path], Built] = getattr(importlib.import_module(module_name), attr)
+        built = builder(t, root)
+        sources = {rel: _source_record(root / rel, sha) for rel, sha in raw.items()}
+        for rel, path in built.extra_sources.items():
+            sources[rel] = {**_source_record(path, sha256_file(path)), "extra": True, "path": str(path)}
+        splits: dict[str, Any] = {}
+        for spec in t.splits.values():
+            examples = built.splits.get(spec.name)
+            if examples is None:
+                if not spec.optional:
+                    raise DataError(f"Builder {t.builder} produced no split '{spec.name}' for '{t.name}'.")
+                continue
+            if len(examples) != spec.count:
+                raise DataError(
+                    f"Task '{t.name}' split '{spec.name}': built {len(examples)} examples, "
+                    f"expected {spec.count}. The raw data in {root} is not the expected release."
+                )
+            data = cache.encode(examples)
+            sha = hashlib.sha256(data).hexdigest()
+            if spec.sha256 and sha != spec.sha256:
+                raise DataError(
+                    f"Task '{t.name}' v{t.version} split '{spec.name}' built with sha256 {sha}, but the task "
+                    f"pins {spec.sha256}. Raw files passed their checksums, so the builder changed: bump "
+                    "the task version and update the pinned hash in bench/data/tasks.py."
+                )
+            file, fast_file = f"{spec.name}.jsonl", f"{spec.name}.marshal"
+            cache.atomic_write(tdir / file, data)
+            fast = cache.encode_fast(examples)
+            cache.atomic_write(tdir / fast_file, fast)
+            splits[spec.name] = {
+                "file": file,
+                "count": len(examples),
+                "sha256": sha,
+                "partial": spec.partial,
+                "note": spec.note,
+                "fast": {
+                    "file": fast_file,
+                    "version": cache.FAST_VERSION,
+                    "sha256": hashlib.sha256(fast).hexdigest(),
+                },
+            }
+        manifest = {
+            "format": cache.FORMAT,
+            "task": t.name,
+            "version": t.version,
+            "data_dir": str(root),
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "build_seconds": round(time.perf_counter() - started, 3),
+            "sources": sources,
+            "splits": splits,
+        }
+        cache.write_manifest(tdir / MANIFEST, manifest)
+        return manifest
+
+
+def _source_record(path: Path, sha: str) -> dict[str, Any]:
+    st = path.stat()
+    return {"sha256": sha, "size": st.st_size, "mtime_ns": st.st_mtime_ns}

@@ -1,0 +1,137 @@
+"""Canonical JSONL serialization of splits and the per-task cache manifest.
+
+Why canonical: a split's sha256 is the hash of its cache file, and the file is written one
+canonical JSON object per line (sorted keys, no spaces, non-ASCII as ``\\uXXXX`` escapes, so the
+bytes are plain ASCII and no line separator can hide inside a string), so the same examples always give
+the same hash on every machine, and checking a cached split is one pass of sha256 over its bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from bench.data.errors import DataError
+from bench.data.sources import repo_root
+from bench.data.types import Example
+
+CACHE_ENV = "BENCH_CACHE"
+FORMAT = 1  # bump when the on-disk layout changes (independent of task versions)
+FAST_VERSION = 4  # marshal format of the fast-load sidecar
+
+
+def cache_root(explicit: Path | str | None = None) -> Path:
+    """Directory of cached splits: ``explicit`` > ``$BENCH_CACHE/splits`` > ``<repo>/.cache/splits``."""
+    if explicit is not None:
+        return Path(explicit).expanduser()
+    env = os.environ.get(CACHE_ENV)
+    base = Path(env).expanduser() if env else repo_root() / ".cache"
+    return base / "splits"
+
+
+def task_cache_dir(root: Path, task: str, version: int) -> Path:
+    return root / task / f"v{version}"
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+
+
+def canonical_line(ex: Example) -> str:
+    record = {"id": ex.id, "source": ex.source, "target": ex.target, "fields": dict(ex.fields)}
+    return _ENCODER.encode(record) + "\n"
+
+
+def encode(examples: Iterable[Example]) -> bytes:
+    return "".join(canonical_line(ex) for ex in examples).encode("utf-8")
+
+
+def split_sha256(examples: Iterable[Example]) -> str:
+    """The split's content hash: sha256 of its canonical JSONL bytes (= its cache file's hash)."""
+    return hashlib.sha256(encode(examples)).hexdigest()
+
+
+def decode(data: bytes, where: Path) -> list[Example]:
+    """Parse canonical JSONL; repeated field strings (a paragraph shared by its questions) are shared.
+
+    Canonical lines hold no raw newline (JSON escapes it), so the file is parsed as one JSON array
+    in a single C call, several times faster than a ``json.loads`` per line.
+    """
+    try:
+        records = json.loads(b"".join((b"[", data[:-1].replace(b"\n", b","), b"]"))) if data else []
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        lines = data.decode("utf-8", errors="replace")[:-1].split("\n")
+        records = [_parse_line(line, lineno, where) for lineno, line in enumerate(lines, 1)]
+    memo: dict[str, str] = {}
+    try:
+        return [
+            Example(
+                rec["id"],
+                rec["source"],
+                rec["target"],
+                {k: memo.setdefault(v, v) for k, v in rec["fields"].items()},
+            )
+            for rec in records
+        ]
+    except (KeyError, TypeError, AttributeError) as e:
+        raise DataError(
+            f"{where}: corrupt cached split ({e!r}). Fix: delete {where.parent} and load again to rebuild."
+        ) from e
+
+
+def _parse_line(line: str, lineno: int, where: Path) -> dict[str, Any]:
+    """Slow path, only to name the bad line of a corrupt file."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as e:
+        raise DataError(
+            f"{where}:{lineno}: corrupt cached split ({e}). Fix: delete {where.parent} and "
+            "load again to rebuild."
+        ) from e
+
+
+def encode_fast(examples: Iterable[Example]) -> bytes:
+    """A ``marshal`` sidecar of the split: ~5x faster to load than parsing the JSONL.
+
+    Only a speed-up: it is written at build time beside the canonical JSONL, its own hash is in the
+    manifest and checked before it is read, and the JSONL stays the artifact the split hash names.
+    ``marshal`` keeps shared strings (a paragraph shared by its questions) once.
+    """
+    return marshal.dumps([(ex.id, ex.source, ex.target, dict(ex.fields)) for ex in examples], FAST_VERSION)
+
+
+def decode_fast(data: bytes) -> list[Example]:
+    return [Example(*row) for row in marshal.loads(data)]
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temp file and rename, so a crash or a parallel reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; caches are shared between users of a checkout
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_manifest(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return None  # treated as stale: the next load rebuilds it
+    return manifest if isinstance(manifest, dict) and manifest.get("format") == FORMAT else None
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    atomic_write(path, (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())

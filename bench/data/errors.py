@@ -1,0 +1,12 @@
+"""The one exception type of the data layer.
+
+Every problem a user can hit while finding, verifying, building or loading task data is raised as
+``DataError`` with a message that names the file (and line where it applies) and says how to fix
+it, so the CLI can print it as is.
+"""
+
+from __future__ import annotations
+
+
+class DataError(Exception):
+    """A missing, altered or malformed data file; the message is meant for the user as is."""

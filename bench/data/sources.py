@@ -1,0 +1,128 @@
+"""Finding the raw data directory and checking raw files against its ``SHA256SUMS``.
+
+Why: published QG/summarization numbers drift with silently different inputs, so every raw file a
+builder reads is hashed and compared with the list shipped beside the data before any split is
+built. The lookup order (explicit argument > ``$BENCH_DATA`` > ``<repo>/../shared/data``) lets a
+user point at their own copy without editing code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from bench.data.errors import DataError
+
+ENV_VAR = "BENCH_DATA"
+SUMS_FILE = "SHA256SUMS"
+_CHUNK = 1 << 20
+
+
+def repo_root() -> Path:
+    """The checkout root (the directory holding ``bench/``)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def default_data_dir() -> Path:
+    return (repo_root() / ".." / "shared" / "data").resolve()
+
+
+def data_dir(explicit: Path | str | None = None) -> Path:
+    """Return the raw data directory: ``explicit`` > ``$BENCH_DATA`` > ``<repo>/../shared/data``.
+
+    Only the first candidate that is *given* is used (an explicit path that does not exist is an
+    error, never a silent fallback to another copy), and the error lists every candidate.
+    """
+    env = os.environ.get(ENV_VAR) or None
+    candidates: list[tuple[str, Path | None]] = [
+        ("--data-dir argument", Path(explicit).expanduser() if explicit not in (None, "") else None),
+        (f"${ENV_VAR}", Path(env).expanduser() if env else None),
+        ("default <repo>/../shared/data", default_data_dir()),
+    ]
+    chosen = next(i for i, (_, p) in enumerate(candidates) if p is not None)
+    path = candidates[chosen][1]
+    assert path is not None
+    if path.is_dir():
+        return path.resolve()
+    lines = []
+    for i, (how, p) in enumerate(candidates):
+        state = "not found" if i == chosen else ("not given" if p is None else "not consulted")
+        lines.append(f"{how}: {p if p is not None else '-'} ({state})")
+    raise DataError(
+        "Data directory not found. Looked at:\n  "
+        + "\n  ".join(lines)
+        + f"\nFix: pass --data-dir DIR or set ${ENV_VAR}=DIR to a directory holding the raw data "
+        f"and its {SUMS_FILE} (see shared/data/README.md for the expected layout)."
+    )
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes, streamed so large files need little memory."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_sums(root: Path) -> dict[str, str]:
+    """Parse ``root/SHA256SUMS`` (``sha256sum`` format) into ``{relative path: hex}``."""
+    sums_path = root / SUMS_FILE
+    if not sums_path.is_file():
+        raise DataError(
+            f"{sums_path} not found: the data directory must list its files' hashes.\n"
+            f"Fix: point --data-dir/${ENV_VAR} at the shared data directory, or create the list with "
+            f"`cd {root} && find . -type f ! -name {SUMS_FILE} | sort | xargs sha256sum > {SUMS_FILE}`."
+        )
+    out: dict[str, str] = {}
+    for lineno, line in enumerate(sums_path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split(None, 1)
+        if len(parts) != 2 or len(parts[0]) != 64:
+            raise DataError(f"{sums_path}:{lineno}: not a `sha256sum` line: {line!r}")
+        rel = parts[1].lstrip("*").strip()
+        out[rel[2:] if rel.startswith("./") else rel] = parts[0].lower()
+    return out
+
+
+def raw_path(root: Path, rel: str) -> Path:
+    """``root/rel``, or a clear error naming the missing file."""
+    path = root / rel
+    if not path.is_file():
+        raise DataError(
+            f"Missing raw data file {path} (looked in data directory {root}).\n"
+            f"Fix: restore it from the source listed in {root / 'README.md'} or point --data-dir/"
+            f"${ENV_VAR} at a complete copy."
+        )
+    return path
+
+
+def verify_raw(root: Path, rels: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """Hash each raw file and compare with ``SHA256SUMS``; return ``{rel: sha256}``.
+
+    A mismatch raises ``DataError`` naming the file with expected and actual hashes, because
+    building a split from an altered file would silently change every number computed on it.
+    """
+    sums = read_sums(root)
+    got: dict[str, str] = {}
+    for rel in rels:
+        path = raw_path(root, rel)
+        if rel not in sums:
+            raise DataError(
+                f"{path} is not listed in {root / SUMS_FILE}, so it cannot be verified.\n"
+                f"Fix: add its line (`cd {root} && sha256sum ./{rel} >> {SUMS_FILE}`) if the file is "
+                "the intended one."
+            )
+        actual = sha256_file(path)
+        if actual != sums[rel]:
+            raise DataError(
+                f"Checksum mismatch for raw data file {path}:\n"
+                f"  expected {sums[rel]} (from {root / SUMS_FILE})\n"
+                f"  actual   {actual}\n"
+                f"Fix: the file was altered or truncated; restore the original (see {root / 'README.md'}) "
+                f"and check with `cd {root} && sha256sum -c {SUMS_FILE}`."
+            )
+        got[rel] = actual
+    return got

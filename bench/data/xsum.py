@@ -1,0 +1,208 @@
+"""Builder for XSum: full splits from a user-supplied corpus, partial splits from the shared data.
+
+The shared data has no full corpus, only the official split ids, the 11,334 gold test summaries
+(lowercased, PTB-tokenized; line i = test id i) and 5,113 documents recovered from public subsets.
+So without the user's copy we build ``test-refs`` (all references, no documents: for scoring
+outputs made elsewhere), ``test-available`` and ``validation-available`` (partial, always marked).
+Test targets are the gold lines, so ROUGE on them matches the published protocol; the recovered
+cased summary is kept in ``fields['summary_recovered']`` (it equals the gold line after
+lowercasing, PTB bracket/pound mapping and dropping non-alphanumerics for 4,033 of 4,034 ids; the
+exception, 39906984, reads "that" where the gold line reads "which").
+
+A full corpus is looked for in ``$BENCH_XSUM`` or ``<data dir>/xsum/full``, in one of two forms:
+``*.jsonl`` / ``*.parquet`` files whose records have ``id``, ``document`` and ``summary`` (e.g.
+the Hugging Face ``EdinburghNLP/xsum`` export), or the original ``bbc-summary-data`` folder of
+``<id>.summary`` files. Splits are assigned by the official split file, in its id order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from bench.data.built import Built, read_lines
+from bench.data.errors import DataError
+from bench.data.tasks import Task
+from bench.data.types import Example
+
+SPLIT_JSON = "xsum/XSum-TRAINING-DEV-TEST-SPLIT-90-5-5.json"
+GOLD = "xsum/gold-test-sentences.txt"
+RECOVERED = "xsum/documents-recovered.jsonl"
+FULL_ENV = "BENCH_XSUM"
+FULL_SPLITS = ("train", "validation", "test")
+
+
+def build(task: Task, root: Path) -> Built:
+    split_ids = _split_ids(root / SPLIT_JSON)
+    gold = read_lines(root / GOLD)
+    if len(gold) != len(split_ids["test"]):
+        raise DataError(
+            f"{root / GOLD} has {len(gold)} lines but {root / SPLIT_JSON} lists "
+            f"{len(split_ids['test'])} test ids; line i must belong to test id i."
+        )
+    splits = {
+        "test-refs": [
+            Example(id=tid, source="", target=gold[i], fields={"test_index": str(i)})
+            for i, tid in enumerate(split_ids["test"])
+        ]
+    }
+    splits.update(_available(root / RECOVERED, split_ids, gold))
+    extra: dict[str, Path] = {}
+    full_dir = find_full(root)
+    if full_dir is not None:
+        records, files = read_full(full_dir)
+        splits.update(full_splits(records, split_ids, gold, full_dir))
+        extra.update({f"xsum-full/{p.relative_to(full_dir)}": p for p in files})
+    return Built(splits=splits, extra_sources=extra)
+
+
+def find_full(root: Path) -> Path | None:
+    """The user's full-XSum directory, or None when none is supplied."""
+    env = os.environ.get(FULL_ENV)
+    if env:
+        path = Path(env).expanduser()
+        if not path.is_dir():
+            raise DataError(
+                f"${FULL_ENV}={env} is not a directory. Fix: point it at a folder with XSum "
+                "*.jsonl/*.parquet files or the bbc-summary-data folder, or unset it."
+            )
+        return path
+    path = root / "xsum" / "full"
+    return path if path.is_dir() else None
+
+
+def full_missing_message(root: Path, split: str) -> str:
+    return (
+        f"XSum split '{split}' needs the full XSum corpus, which was not found (looked at ${FULL_ENV} "
+        f"and {root / 'xsum' / 'full'}). Fix: put *.jsonl or *.parquet files with id/document/summary "
+        "(e.g. the Hugging Face EdinburghNLP/xsum export) or the original bbc-summary-data folder "
+        f"there. Available without it: test-refs (all 11,334 test references, no documents), "
+        "test-available (PARTIAL: 4,034 of 11,334), validation-available (PARTIAL: 1,079 of 11,332)."
+    )
+
+
+def _split_ids(path: Path) -> dict[str, list[str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {name: [str(i) for i in data[name]] for name in FULL_SPLITS}
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise DataError(f"{path}: not the XSum split file with train/validation/test id lists ({e}).") from e
+
+
+def _available(path: Path, split_ids: dict[str, list[str]], gold: list[str]) -> dict[str, list[Example]]:
+    index = {name: {tid: i for i, tid in enumerate(ids)} for name, ids in split_ids.items()}
+    rows: dict[str, list[tuple[int, Example]]] = {"test": [], "validation": []}
+    for lineno, line in enumerate(read_lines(path), 1):
+        rec = json.loads(line)
+        split, doc_id = rec.get("split"), str(rec.get("id"))
+        if split not in rows or doc_id not in index[split]:
+            raise DataError(f"{path}:{lineno}: id {doc_id} is not a {split!r} id of {SPLIT_JSON}.")
+        i = index[split][doc_id]
+        summary = rec.get("summary") or ""
+        fields = {
+            "document": rec["document"],
+            f"{split}_index": str(i),
+            "summary_recovered": summary,
+            "doc_format": rec.get("doc_format") or "",
+            "doc_source": rec.get("doc_source") or "",
+            "summary_source": rec.get("summary_source") or "",
+        }
+        if split == "test":
+            fields["summary_matches_gold"] = "1" if summary and _loose(summary) == _loose(gold[i]) else "0"
+            target = gold[i]
+        else:
+            fields["has_reference"] = "1" if summary else "0"
+            target = summary
+        rows[split].append((i, Example(id=doc_id, source=rec["document"], target=target, fields=fields)))
+    return {
+        f"{split}-available": [ex for _, ex in sorted(pairs, key=lambda p: p[0])]
+        for split, pairs in rows.items()
+    }
+
+
+def _loose(text: str) -> str:
+    """Compare a cased summary with a gold line: lowercase, PTB brackets, '£' as '#', alnum only."""
+    text = text.lower().replace("(", "-lrb-").replace(")", "-rrb-").replace("£", "#")
+    return "".join(c for c in text if c.isalnum())
+
+
+def read_full(full_dir: Path) -> tuple[dict[str, tuple[str, str]], list[Path]]:
+    """``{id: (document, summary)}`` from a user's XSum copy, and the files it was read from."""
+    summaries = sorted(full_dir.rglob("*.summary"))
+    if summaries:
+        return {p.stem: _parse_summary_file(p) for p in summaries}, summaries
+    files = sorted([*full_dir.rglob("*.jsonl"), *full_dir.rglob("*.parquet")])
+    if not files:
+        raise DataError(f"{full_dir}: no *.summary, *.jsonl or *.parquet files; cannot read full XSum.")
+    records: dict[str, tuple[str, str]] = {}
+    for path in files:
+        for where, rec in _records(path):
+            try:
+                records[str(rec["id"])] = (str(rec["document"]), str(rec["summary"]))
+            except KeyError as e:
+                raise DataError(f"{where}: XSum record lacks field {e}; need id, document, summary.") from e
+    return records, files
+
+
+def _records(path: Path) -> Iterator[tuple[str, dict]]:
+    if path.suffix == ".jsonl":
+        for lineno, line in enumerate(read_lines(path), 1):
+            if line.strip():
+                yield f"{path}:{lineno}", json.loads(line)
+        return
+    try:
+        import pyarrow.parquet as pq  # optional: only for users who supply parquet
+    except ImportError as e:
+        raise DataError(
+            f"{path}: reading parquet needs pyarrow. Fix: `pip install pyarrow`, or convert "
+            "the files to JSONL with fields id, document, summary."
+        ) from e
+    for i, rec in enumerate(pq.read_table(path, columns=["id", "document", "summary"]).to_pylist()):
+        yield f"{path} row {i}", rec
+
+
+_SECTION = re.compile(r"^\[SN\](URL|TITLE|FIRST-SENTENCE|RESTBODY)\[SN\]\s*$", re.M)
+
+
+def _parse_summary_file(path: Path) -> tuple[str, str]:
+    """Original XSum ``.summary`` format: ``[SN]FIRST-SENTENCE[SN]`` is the summary, ``[SN]RESTBODY[SN]``
+    the document; lines are stripped, blank ones dropped, and joined with ``\\n`` (summary: spaces)."""
+    text = path.read_text(encoding="utf-8")
+    parts = _SECTION.split(text)
+    sections = {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+    if "FIRST-SENTENCE" not in sections or "RESTBODY" not in sections:
+        raise DataError(
+            f"{path}: not an XSum .summary file (needs [SN]FIRST-SENTENCE[SN] and [SN]RESTBODY[SN] sections)."
+        )
+
+    def lines(s: str) -> list[str]:
+        return [ln.strip() for ln in s.splitlines() if ln.strip()]
+
+    return "\n".join(lines(sections["RESTBODY"])), " ".join(lines(sections["FIRST-SENTENCE"]))
+
+
+def full_splits(
+    records: dict[str, tuple[str, str]], split_ids: dict[str, list[str]], gold: list[str], where: Path
+) -> dict[str, list[Example]]:
+    """Official train/validation/test in split-file order; every listed id must be present."""
+    out: dict[str, list[Example]] = {}
+    for name in FULL_SPLITS:
+        missing = [i for i in split_ids[name] if i not in records]
+        if missing:
+            raise DataError(
+                f"{where}: full XSum lacks {len(missing)} of {len(split_ids[name])} {name} ids "
+                f"(e.g. {', '.join(missing[:3])}). Fix: supply the complete corpus."
+            )
+        exs = []
+        for i, doc_id in enumerate(split_ids[name]):
+            document, summary = records[doc_id]
+            fields = {f"{name}_index": str(i)}
+            if name == "test":
+                fields["gold"] = gold[i]
+                fields["test_index"] = str(i)
+            exs.append(Example(id=doc_id, source=document, target=summary, fields=fields))
+        out[name] = exs
+    return out

@@ -203,9 +203,10 @@ def execute(
 
         t0 = time.perf_counter()
         items = list(test_split.examples)
-        report = measure({spec.system: system}, items, baseline=None, n=latency_items, rounds=1,
+        report = measure({spec.system: system}, items, baseline=None, n=latency_items,
+                         rounds=min(5, latency_items), min_items=min(100, latency_items),
                          reference_outputs={spec.system: outputs})
-        latency = report.to_json()
+        latency = report.record(spec.system)
         timings["latency_s"] = time.perf_counter() - t0
     timings["total_s"] = time.perf_counter() - t_start
 

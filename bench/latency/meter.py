@@ -1,0 +1,381 @@
+"""The single-stream latency meter: batch size 1, the meter owns the clock and the schedule.
+
+Adapters never time themselves. For each item the meter reads ``perf_counter_ns`` around one
+``decode_one`` call (with ``torch.cuda.synchronize()`` on both sides on GPU), after a warm-up of
+at least ``warmup_items`` items and ``warmup_s`` seconds per system. Systems are interleaved in
+rounds over one seeded item list, and a fixed canary workload is timed each round.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bench.data.types import Example
+from bench.fingerprint import device_label, environment_fingerprint, identity_changes
+from bench.latency.clock import Canary, Synchronizer, canary_drift, resolve_device
+from bench.latency.outputs import check_outputs, reference_for
+from bench.latency.progress import MeterProgress
+from bench.latency.report import LatencyReport, Settings, SystemLatency, latency_signature
+from bench.latency.schedule import ItemPlan, rotated, round_sizes
+from bench.latency.stats import paired_bootstrap_speedup, summarize
+
+perf_counter_ns = time.perf_counter_ns
+
+
+class LengthForcedUnsupported(ValueError):
+    """Length-forced timing was asked for a system that cannot take a forced output length."""
+
+
+class _Runner:
+    """Times one system item by item and keeps its raw observations (outside the clock)."""
+
+    def __init__(
+        self, name: str, system: Any, examples: Sequence[Example], sync: Synchronizer,
+        forced: list[int] | None, cuda_events: bool,
+    ) -> None:
+        self.name, self.system, self.examples, self.sync = name, system, examples, sync
+        self.forced, self.cuda_events = forced, cuda_events and sync.device == "cuda"
+        self.fn = system.decode_one
+        self.probe = bool(getattr(system, "latency_probe", False))
+        self.latencies: list[int] = []
+        self.indices: list[int] = []
+        self.outputs: list[str] = []
+        self.iterations: list[float] = []
+        self.event_ms: list[float] = []
+
+    @property
+    def timed_s(self) -> float:
+        return sum(self.latencies) / 1e9
+
+    def run(self, idx: int, keep: bool) -> int:
+        """Time example ``idx``; store the observation when ``keep`` (warm-up passes False)."""
+        ex = self.examples[idx]
+        fn = self.fn
+        try:
+            if self.sync.device == "cuda":
+                out, ns, ev_ms = self._run_cuda(ex, idx)
+            elif self.forced is None:
+                t0 = perf_counter_ns()
+                out = fn(ex)
+                ns = perf_counter_ns() - t0
+                ev_ms = None
+            else:
+                length = self.forced[idx]
+                t0 = perf_counter_ns()
+                out = fn(ex, forced_length=length)
+                ns = perf_counter_ns() - t0
+                ev_ms = None
+        except Exception as err:  # name system and item: a bare traceback from inside a model is opaque
+            raise RuntimeError(
+                f"System '{self.name}' failed in decode_one on example {ex.id!r} (index {idx}): {err}"
+            ) from err
+        if not isinstance(out, str):
+            raise TypeError(f"System '{self.name}'.decode_one returned {type(out).__name__}, expected str.")
+        if keep:
+            self.latencies.append(ns)
+            self.indices.append(idx)
+            self.outputs.append(out)
+            it = getattr(self.system, "last_iterations", None)
+            if isinstance(it, int | float):
+                self.iterations.append(float(it))
+            if ev_ms is not None:
+                self.event_ms.append(ev_ms)
+        return ns
+
+    def _run_cuda(self, ex: Example, idx: int) -> tuple[str, int, float | None]:
+        sync = self.sync.sync
+        events = self.sync.events() if self.cuda_events else None
+        length = None if self.forced is None else self.forced[idx]
+        sync()
+        t0 = perf_counter_ns()
+        if events is not None:
+            events[0].record()
+        out = self.fn(ex) if length is None else self.fn(ex, forced_length=length)
+        if events is not None:
+            events[1].record()
+        sync()
+        ns = perf_counter_ns() - t0
+        ev_ms = float(events[0].elapsed_time(events[1])) if events is not None else None
+        return out, ns, ev_ms
+
+
+def measure(
+    systems: Mapping[str, Any],
+    examples: Sequence[Example],
+    baseline: str | None = None,
+    n: int = 200,
+    rounds: int = 10,
+    *,
+    warmup_items: int = 20,
+    warmup_s: float = 5.0,
+    min_items: int = 100,
+    min_duration_s: float = 10.0,
+    max_duration_s: float | None = 600.0,
+    max_items: int | None = 10_000,
+    seed: int = 0,
+    reference_outputs: Mapping[str, Sequence[str]] | None = None,
+    length_forced: bool = False,
+    device: str | None = None,
+    canary_tolerance: float = 0.25,
+    cuda_events: bool = True,
+    cuda_event_tolerance: float = 0.05,
+    bootstrap_resamples: int = 2000,
+    progress: bool = True,
+    console: Any = None,
+) -> LatencyReport:
+    """Time every system on the same seeded items, interleaved in rounds, and judge the run.
+
+    ``n`` items are split into ``rounds`` slices; in round ``r`` each system, in an order rotated
+    by ``r``, times slice ``r``. If after the planned rounds some system has been timed for less
+    than ``min_duration_s``, extra rounds run (for all systems) until it has, until ``max_items``
+    items were timed per system (sub-millisecond systems: their statistics are precise long before
+    the duration is reached; a note says so), or until ``max_duration_s`` of timing has passed
+    (then the run is INVALID). ``reference_outputs[name]`` (the quality run's
+    outputs, in ``examples`` order) is compared with what ``name`` produced while being timed.
+    ``length_forced`` gives each system the reference length (whitespace tokens of the target)
+    via ``decode_one(example, forced_length=L)``, for speed columns of untrained models.
+    A system with ``latency_probe = True`` (the null system) is timed like the others but is
+    exempt from ``min_duration_s``: its items take microseconds and it exists to show overhead.
+    """
+    names = list(systems)
+    _validate(systems, examples, baseline, n, rounds, reference_outputs, length_forced)
+    wall0 = time.perf_counter()
+    device = resolve_device(device)
+    sync = Synchronizer(device)
+    settings = Settings(
+        n=n, rounds=rounds, warmup_items=warmup_items, warmup_s=warmup_s, min_items=min_items,
+        min_duration_s=min_duration_s, max_duration_s=max_duration_s, max_items=max_items, seed=seed,
+        length_forced=length_forced, device=device, sync=sync.name, canary_tolerance=canary_tolerance,
+    )
+    fp_before = environment_fingerprint()
+    forced = [len(ex.target.split()) for ex in examples] if length_forced else None
+    runners = {nm: _Runner(nm, systems[nm], examples, sync, forced, cuda_events) for nm in names}
+    infos = {nm: _describe(systems[nm]) for nm in names}
+    plan = ItemPlan(len(examples), seed)
+    canary = Canary(device)
+    canaries = []
+    notes: list[str] = []
+    warm: dict[str, tuple[int, float]] = {}
+
+    with MeterProgress(enabled=progress, console=console) as bar:
+        for nm in names:
+            warm[nm] = _warm_up(runners[nm], plan, warmup_items, warmup_s, bar)
+        sizes = round_sizes(n, rounds)
+        stream = plan.timed()
+        bar.start_timing(total=n * len(names))
+        # A full collection with torch/transformers loaded takes ~0.3 s: do it once here and freeze
+        # the survivors, so no timed item pays for scanning the whole heap.
+        gc.collect()
+        gc.freeze()
+        t_start = time.perf_counter()
+        try:
+            _timed_rounds(runners, names, rounds, sizes, stream, canary, canaries, min_duration_s,
+                          max_duration_s, max_items, t_start, bar)
+        finally:
+            gc.unfreeze()
+        r = len(canaries)
+    fp_after = environment_fingerprint()
+
+    n_timed = len(runners[names[0]].latencies)
+    if r > rounds:
+        notes.append(f"extended by {r - rounds} round(s) to reach min_duration_s={min_duration_s:g}")
+    overlap = [nm for nm in names if not runners[nm].probe and warm[nm][0] + n_timed > len(examples)]
+    if overlap:
+        notes.append(
+            f"warm-up and timed items overlap for {', '.join(overlap)}: the split has {len(examples)} "
+            f"examples, fewer than warm-up + {n_timed} timed items"
+        )
+    if n_timed > len(examples):
+        notes.append(f"timed items repeat: {n_timed} timed items from {len(examples)} examples")
+    if length_forced and reference_outputs:
+        notes.append("length-forced outputs are not compared with the quality run's outputs")
+
+    capped = max_items is not None and n_timed >= max_items
+    short = [nm for nm in names if not runners[nm].probe and runners[nm].timed_s < min_duration_s]
+    if capped and short:
+        notes.append(
+            f"{', '.join(short)} reached max_items={max_items} before min_duration_s={min_duration_s:g} "
+            "(items this fast give precise statistics sooner); the duration minimum is waived"
+        )
+    results = {
+        nm: _result(nm, runners[nm], infos[nm], warm[nm], examples, reference_outputs, length_forced,
+                    0.0 if capped else min_duration_s, cuda_event_tolerance)
+        for nm in names
+    }
+    if baseline is not None:
+        base_lat = results[baseline].latencies_ns
+        for nm, res in results.items():
+            if runners[nm].probe:
+                continue  # a speedup of "doing nothing" means nothing
+            res.speedup = paired_bootstrap_speedup(base_lat, res.latencies_ns, bootstrap_resamples, seed)
+
+    run_reasons = []
+    if n_timed < min_items:
+        run_reasons.append(f"too few items: {n_timed} timed per system < min_items={min_items}")
+    drift = canary_drift(canaries)
+    if drift > canary_tolerance:
+        ms = sorted(c.median_ms for c in canaries)
+        slow = sum(v > ms[0] * (1 + canary_tolerance) for v in ms)
+        run_reasons.append(
+            f"canary drift {drift:.0%} > {canary_tolerance:.0%}: {slow} of {len(ms)} rounds ran the fixed "
+            f"workload >{canary_tolerance:.0%} slower than the fastest (ms: min {ms[0]:.3f}, median "
+            f"{ms[len(ms) // 2]:.3f}, max {ms[-1]:.3f}); the machine was contended"
+        )
+    run_reasons += [f"environment changed during timing: {c}" for c in identity_changes(fp_before, fp_after)]
+
+    label = device_label(fp_before, device)
+    return LatencyReport(
+        signature=latency_signature(settings, label, fp_before, n_timed),
+        device_label=label,
+        settings=settings,
+        baseline=baseline,
+        systems=results,
+        canary=canaries,
+        canary_drift=drift,
+        canary_backend=canary.backend,
+        fingerprint_before=fp_before,
+        fingerprint_after=fp_after,
+        run_reasons=run_reasons,
+        notes=notes,
+        wall_s=time.perf_counter() - wall0,
+    )
+
+
+def _timed_rounds(
+    runners: dict[str, _Runner], names: list[str], rounds: int, sizes: list[int], stream: Any,
+    canary: Canary, canaries: list[Any], min_duration_s: float, max_duration_s: float | None,
+    max_items: int | None, t_start: float, bar: MeterProgress,
+) -> None:
+    """The planned rounds, then extra rounds until every non-probe system met ``min_duration_s``."""
+    r = 0
+    while True:
+        if r < rounds:
+            size = sizes[r]
+        else:
+            shortest = min((rn.timed_s for rn in runners.values() if not rn.probe), default=math.inf)
+            if shortest >= min_duration_s:
+                return
+            if max_duration_s is not None and time.perf_counter() - t_start >= max_duration_s:
+                return
+            done = len(runners[names[0]].latencies)
+            if max_items is not None and done >= max_items:
+                return
+            size = max(sizes) if max_items is None else max(1, min(max(sizes), max_items - done))
+            bar.extend(size * len(names))
+        items = [next(stream) for _ in range(size)]
+        canaries.append(canary.measure(r))
+        for nm in rotated(names, r):
+            gc.collect(1)  # the previous system's young garbage must not be collected on this one's clock
+            bar.describe(f"round {r + 1}: {nm}")
+            runner = runners[nm]
+            for idx in items:
+                runner.run(idx, keep=True)
+                bar.advance()
+        r += 1
+
+
+def _warm_up(
+    runner: _Runner, plan: ItemPlan, items: int, seconds: float, bar: MeterProgress
+) -> tuple[int, float]:
+    """Run untimed items until both the count and the duration minimum are met."""
+    bar.start_warmup(runner.name, items)
+    count, t0 = 0, time.perf_counter()
+    stream = plan.warmup()
+    while count < items or time.perf_counter() - t0 < seconds:
+        runner.run(next(stream), keep=False)
+        count += 1
+        bar.warmup_tick(count)
+    return count, time.perf_counter() - t0
+
+
+def _result(
+    name: str, runner: _Runner, info: dict[str, Any], warm: tuple[int, float],
+    examples: Sequence[Example], reference_outputs: Mapping[str, Sequence[str]] | None,
+    length_forced: bool, min_duration_s: float, cuda_event_tolerance: float,
+) -> SystemLatency:
+    iterations = runner.iterations if len(runner.iterations) == len(runner.latencies) else None
+    if iterations is None and isinstance(info.get("iterations"), int | float):
+        iterations = [float(info["iterations"])]
+    stats = summarize(runner.latencies, [len(o.split()) for o in runner.outputs], iterations)
+    reference = None if length_forced else reference_for(name, reference_outputs)
+    check = check_outputs(runner.indices, runner.outputs, [ex.id for ex in examples], reference)
+    reasons = []
+    if runner.timed_s < min_duration_s and not runner.probe:
+        reasons.append(f"timed for {runner.timed_s:.2f} s < min_duration_s={min_duration_s:g}")
+    if check.match is False and check.n_mismatched:
+        mm = check.first_mismatch or {}
+        reasons.append(
+            f"outputs differ from the quality run on {check.n_mismatched}/{check.n_compared} items "
+            f"(first: {mm.get('id')!r}: timed {mm.get('timed')!r} vs quality {mm.get('quality_run')!r})"
+        )
+    if check.nondeterministic:
+        reasons.append(
+            f"non-deterministic outputs: {len(check.nondeterministic)} item(s) decoded differently when "
+            f"repeated (first: {check.nondeterministic[0]!r})"
+        )
+    event_mean = sum(runner.event_ms) / len(runner.event_ms) if runner.event_ms else None
+    if event_mean is not None and event_mean > stats.mean_ms * (1 + cuda_event_tolerance):
+        reasons.append(
+            f"CUDA events ({event_mean:.3f} ms) exceed the host clock ({stats.mean_ms:.3f} ms): "
+            "work escaped the synchronised window"
+        )
+    return SystemLatency(
+        name=name, info=info, stats=stats, latencies_ns=list(runner.latencies),
+        item_indices=list(runner.indices), outputs=check, warmup_count=warm[0],
+        warmup_elapsed_s=warm[1], timed_s=runner.timed_s, cuda_event_ms_mean=event_mean, reasons=reasons,
+    )
+
+
+def _describe(system: Any) -> dict[str, Any]:
+    """Family, iterations, dtype and compile settings from ``describe()`` (recorded per system)."""
+    describe = getattr(system, "describe", None)
+    if describe is None:
+        return {}
+    info = describe()
+    config = dict(getattr(info, "config", {}) or {})
+    return {
+        "family": getattr(info, "family", None),
+        "iterations": getattr(info, "iterations", None),
+        "backbone": getattr(info, "backbone", None),
+        "dtype": config.get("dtype", "float32"),
+        "compile": config.get("compile", False),
+    }
+
+
+def _validate(
+    systems: Mapping[str, Any], examples: Sequence[Example], baseline: str | None, n: int, rounds: int,
+    reference_outputs: Mapping[str, Sequence[str]] | None, length_forced: bool,
+) -> None:
+    if not systems:
+        raise ValueError("measure() needs at least one system.")
+    if not examples:
+        raise ValueError("measure() needs at least one example to time.")
+    if baseline is not None and baseline not in systems:
+        raise ValueError(f"Baseline '{baseline}' is not among the timed systems ({', '.join(systems)}).")
+    round_sizes(n, rounds)  # raises a clear error for impossible n/rounds
+    for nm, sys_ in systems.items():
+        if not callable(getattr(sys_, "decode_one", None)):
+            raise TypeError(f"System '{nm}' has no decode_one(example) method; it cannot be timed.")
+    if length_forced:
+        unsupported = [nm for nm, s in systems.items() if not getattr(s, "supports_forced_length", False)]
+        if unsupported:
+            raise LengthForcedUnsupported(
+                f"Length-forced timing needs decode_one(example, forced_length=L), but "
+                f"{', '.join(unsupported)} do(es) not set supports_forced_length = True. Implement it in "
+                "the adapter or time these systems without length forcing."
+            )
+    for nm, outs in (reference_outputs or {}).items():
+        if nm not in systems:
+            raise ValueError(f"reference_outputs has outputs for '{nm}', which is not being timed.")
+        if len(outs) != len(examples):
+            raise ValueError(
+                f"reference_outputs['{nm}'] has {len(outs)} lines for {len(examples)} examples; "
+                "pass the quality run's outputs for the same split in split order."
+            )
+
+
+__all__ = ["LengthForcedUnsupported", "measure"]

@@ -1,0 +1,55 @@
+"""The common scorer: published scoring protocols as named recipes, each number with a signature.
+
+Public API: ``RECIPES`` (lazy registry), ``score_split``, ``score_files``, ``score_all``, ``compare``,
+``applicable_recipes``, ``ScoringSession``, ``Scores``, and the error types. Metric cores are
+pycocoevalcap 1.2 (BLEU, METEOR 1.5 jar, ROUGE-L), Perl ROUGE-1.5.5, pltrdy ``rouge``,
+``rouge-score`` and sacreBLEU; the recipes add the text preparation around them (PROTOCOLS.md).
+Importing this package is cheap: recipes and tools load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from bench.registry import Registry
+
+RECIPES: Registry[Any] = Registry("recipe")
+for _name, _ref, _fam in (
+    ("nqg", "bench.scoring.recipes_qg:NQG", "qg"),
+    ("unilm", "bench.scoring.recipes_qg:UNILM", "qg"),
+    ("unilm-tok", "bench.scoring.recipes_qg:UNILM_TOK", "qg"),
+    ("glge", "bench.scoring.recipes_qg:GLGE", "qg"),
+    ("mist", "bench.scoring.recipes_qg:MIST", "qg"),
+    ("mist-quora", "bench.scoring.recipes_qg:MIST_QUORA", "paraphrase"),
+    ("rouge155", "bench.scoring.recipes_sum:ROUGE155", "summarization"),
+    ("rouge-pltrdy", "bench.scoring.recipes_sum:ROUGE_PLTRDY", "summarization"),
+    ("rouge-score", "bench.scoring.recipes_sum:ROUGE_SCORE", "summarization"),
+    ("sacrebleu", "bench.scoring.recipes_sum:SACREBLEU", "any"),
+):
+    RECIPES.register(_name, _ref, family=_fam)
+
+_LAZY = {
+    "score_split": "bench.scoring.api", "score_files": "bench.scoring.api", "score_all": "bench.scoring.api",
+    "compare": "bench.scoring.api", "applicable_recipes": "bench.scoring.api",
+    "ScoringSession": "bench.scoring.session", "Scores": "bench.scoring.types",
+    "ScoringError": "bench.scoring.errors", "ScoringInputError": "bench.scoring.errors",
+    "ToolMissingError": "bench.scoring.errors", "ToolFailedError": "bench.scoring.errors",
+}
+
+if TYPE_CHECKING:
+    from bench.scoring.api import applicable_recipes, compare, score_all, score_files, score_split
+    from bench.scoring.errors import ScoringError, ScoringInputError, ToolFailedError, ToolMissingError
+    from bench.scoring.session import ScoringSession
+    from bench.scoring.types import Scores
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'bench.scoring' has no attribute {name!r}")
+
+
+__all__ = ["RECIPES", "ScoringError", "ScoringInputError", "ScoringSession", "Scores", "ToolFailedError",
+           "ToolMissingError", "applicable_recipes", "compare", "score_all", "score_files", "score_split"]

@@ -1,0 +1,115 @@
+"""Public scoring functions: score a split or files under a recipe, all recipes, or compare two outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.data.types import Split
+from bench.scoring.errors import ScoringInputError
+from bench.scoring.inputs import read_lines
+from bench.scoring.recipe import Recipe
+from bench.scoring.resample import approximate_randomization, paired_bootstrap
+from bench.scoring.session import ScoringSession
+from bench.scoring.types import Items, Scores
+
+# task name or family -> recipes that apply, in the order a sensitivity table shows them
+_APPLICABLE = {
+    "qg": ["nqg", "unilm", "unilm-tok", "glge", "mist", "sacrebleu"],
+    "paraphrase": ["mist-quora", "sacrebleu"],
+    "summarization": ["rouge155", "rouge-pltrdy", "rouge-score"],
+}
+_TASK_FAMILY = {"squad_qg": "qg", "squad_qg_reversed": "qg", "quora": "paraphrase", "xsum": "summarization"}
+
+
+def _recipe(name: str) -> Recipe:
+    from bench.scoring import RECIPES
+
+    return RECIPES.get(name)
+
+
+def applicable_recipes(task_family_or_task_name: str) -> list[str]:
+    """Recipe names that apply to a task (``squad_qg``, ``xsum`` ...) or family (``qg`` ...)."""
+    fam = _TASK_FAMILY.get(task_family_or_task_name, task_family_or_task_name)
+    if fam not in _APPLICABLE:
+        known = ", ".join(sorted(set(_TASK_FAMILY) | set(_APPLICABLE)))
+        raise ScoringInputError(f"No scoring recipes for '{task_family_or_task_name}'. Known: {known}.")
+    return list(_APPLICABLE[fam])
+
+
+def _run(recipe: Recipe, items: Items, session: ScoringSession | None, source: str, bootstrap: int,
+         seed: int) -> Scores:
+    if recipe.uses_meteor and session is None:
+        with ScoringSession() as own:
+            return recipe.score(items, own, source, bootstrap, seed)
+    return recipe.score(items, session, source, bootstrap, seed)
+
+
+def score_split(recipe: str, hyps: Sequence[str], split: Split, session: ScoringSession | None = None,
+                bootstrap: int = 1000, seed: int = 12345) -> Scores:
+    """Score one hypothesis per example of ``split`` (split order) under ``recipe``."""
+    r = _recipe(recipe)
+    return _run(r, r.prepare_split(list(hyps), split), session, "split", bootstrap, seed)
+
+
+def score_files(recipe: str, hyp_path: str | Path, ref_path: str | Path, key_path: str | Path | None = None,
+                session: ScoringSession | None = None, bootstrap: int = 1000, seed: int = 12345) -> Scores:
+    """Score external files: hypothesis/reference/key line i belong together."""
+    r = _recipe(recipe)
+    key = read_lines(key_path) if key_path is not None else None
+    items = r.prepare_files(read_lines(hyp_path), read_lines(ref_path), key)
+    return _run(r, items, session, "files", bootstrap, seed)
+
+
+def score_all(hyps: Sequence[str], split: Split, session: ScoringSession | None = None,
+              bootstrap: int = 1000, seed: int = 12345, recipes: Sequence[str] | None = None) -> list[Scores]:
+    """The same outputs under every applicable recipe (protocol sensitivity), one METEOR process.
+
+    All recipes are prepared first and their METEOR items queued at once, so Java aligns while
+    Python computes BLEU/ROUGE, and items shared by several recipes are aligned once.
+    """
+    names = list(recipes) if recipes is not None else applicable_recipes(split.task)
+    own = session is None
+    sess = session or ScoringSession()
+    try:
+        prepared = [(r, r.prepare_split(list(hyps), split)) for r in map(_recipe, names)]
+        for r, items in prepared:
+            if r.uses_meteor:
+                r.submit(items, sess)
+        return [r.score(items, sess, "split", bootstrap, seed) for r, items in prepared]
+    finally:
+        if own:
+            sess.close()
+
+
+def compare(recipe: str, hyps_a: Sequence[str], hyps_b: Sequence[str], split: Split,
+            session: ScoringSession | None = None, bootstrap: int = 1000, ar_trials: int = 10000,
+            seed: int = 12345) -> dict[str, Any]:
+    """Paired significance of B vs A on the same items, per metric of ``recipe``.
+
+    Returns ``{"recipe", "signature", "n_items", "a", "b", "metrics": {m: {"a", "b", "delta",
+    "p_bootstrap", "p_ar"}}}`` (scores x100). Paired bootstrap and approximate randomisation as
+    sacreBLEU implements them for BLEU, here from each metric's per-item statistics.
+    """
+    own = session is None
+    sess = session or ScoringSession()
+    try:
+        sa = score_split(recipe, hyps_a, split, sess, bootstrap, seed)
+        sb = score_split(recipe, hyps_b, split, sess, bootstrap, seed)
+    finally:
+        if own:
+            sess.close()
+    if sa.item_keys != sb.item_keys:
+        raise ScoringInputError("compare: the two outputs were grouped into different items; they must "
+                                "score the same split with the same recipe.")
+    out: dict[str, Any] = {"recipe": recipe, "signature": sa.signature + f"|ar:{ar_trials}",
+                           "n_items": sa.n_items, "a": sa.to_json(), "b": sb.to_json(), "metrics": {}}
+    for m in sa.metrics:
+        a, b = sa.item_stats[m], sb.item_stats[m]
+        out["metrics"][m] = {
+            "a": sa.metrics[m], "b": sb.metrics[m], "delta": sb.metrics[m] - sa.metrics[m],
+            "p_bootstrap": paired_bootstrap(a, b, bootstrap, seed) if bootstrap > 0 else None,
+            "p_ar": approximate_randomization(a, b, ar_trials, seed) if ar_trials > 0 else None,
+        }
+    return out

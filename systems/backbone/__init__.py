@@ -1,0 +1,42 @@
+"""One BERT-compatible transformer shared by every system (see notes BACKBONE_API.md).
+
+Importing this package imports torch; the harness reaches it only through systems that need it.
+"""
+
+from systems.backbone.cache import KVCache
+from systems.backbone.config import BackboneConfig
+from systems.backbone.loading import (
+    HUB_ALIASES,
+    backbone_from_state,
+    load_backbone,
+    minilm_dir,
+    read_state_dict,
+    resolve_checkpoint,
+    tiny_backbone,
+)
+from systems.backbone.masks import decode_step_mask, padding_mask, seq2seq_mask, unilm_mask
+from systems.backbone.model import Backbone, BackboneOutput, MLMHead, mask_to_bias
+from systems.backbone.tokenizer import WordPieceTokenizer, build_tokenizer, tiny_vocab
+
+__all__ = [
+    "HUB_ALIASES",
+    "Backbone",
+    "BackboneConfig",
+    "BackboneOutput",
+    "KVCache",
+    "MLMHead",
+    "WordPieceTokenizer",
+    "backbone_from_state",
+    "build_tokenizer",
+    "decode_step_mask",
+    "load_backbone",
+    "mask_to_bias",
+    "minilm_dir",
+    "padding_mask",
+    "read_state_dict",
+    "resolve_checkpoint",
+    "seq2seq_mask",
+    "tiny_backbone",
+    "tiny_vocab",
+    "unilm_mask",
+]

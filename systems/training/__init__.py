@@ -1,0 +1,25 @@
+"""Training utilities shared by the systems: trainer (accelerate), optimisers, schedules, losses, checkpoints."""
+
+from systems.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from systems.training.losses import fairseq_smoothed_loss, nll_loss, paddle_smoothed_loss, unilm_smoothed_loss
+from systems.training.optim import BertAdam, Schedule, build_optimizer, build_scheduler, param_groups
+from systems.training.trainer import TrainConfig, Trainer, TrainResult, example_indices
+
+__all__ = [
+    "BertAdam",
+    "Schedule",
+    "TrainConfig",
+    "TrainResult",
+    "Trainer",
+    "build_optimizer",
+    "build_scheduler",
+    "example_indices",
+    "fairseq_smoothed_loss",
+    "latest_checkpoint",
+    "load_checkpoint",
+    "nll_loss",
+    "paddle_smoothed_loss",
+    "param_groups",
+    "save_checkpoint",
+    "unilm_smoothed_loss",
+]

@@ -11,3 +11,12 @@ SYSTEMS.register("copy_source", "systems.baselines:copy_source", family="referen
 SYSTEMS.register("lead1", "systems.baselines:lead1", family="reference")
 # Latency probe: does nothing, so the meter's own overhead can be measured against it.
 SYSTEMS.register("null", "systems.null:null", family="reference")
+
+# Autoregressive UniLM seq2seq (SYSTEMS.md §2): unilm-v1 masked seq2seq LM and s2s-ft pseudo-masking.
+SYSTEMS.register("unilm", "systems.unilm:unilm", family="AR")
+SYSTEMS.register("unilm_s2sft", "systems.unilm:unilm_s2sft", family="AR")
+
+# Non-autoregressive family (SYSTEMS.md §4): encoder NAT baselines with GLAT, and MIST.
+for _name in ("encoder_random", "encoder_minilm", "encoder_bert", "encoder_unilm", "encoder_minilm_l6",
+              "mist_minilm", "mist_bert", "mist_unilm", "mist_minilm_l6", "static_mix_unilm", "static_mix_minilm_l6"):
+    SYSTEMS.register(_name, f"systems.nar.system:{_name}", family="NAR")

@@ -1,0 +1,174 @@
+"""Named variants (backbone x MIST on/off) and the budgets that size their runs.
+
+A variant fixes *what* is trained (backbone, MIST, static mixing); a budget fixes *how much*
+(updates, batch, lengths), identical for the encoder baseline and MIST so the comparison follows
+the paper's protocol (same number of updates; MIST's extra passes show up in wall time only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+CITATION = (
+    "Jiang et al. 2022, Improving Non-autoregressive Generation with Mixup Training (MIST), AAAI; "
+    "GLAT: Qian et al. 2021; Mask-Predict: Ghazvininejad et al. 2019"
+)
+
+#: variant -> (backbone name or path, random init?, mist?, static mixing?)
+VARIANTS: dict[str, tuple[str, bool, bool, bool]] = {
+    "encoder_random": ("bert-base-uncased", True, False, False),
+    "encoder_minilm": ("minilm-l12-h384-uncased", False, False, False),
+    "encoder_bert": ("bert-base-uncased", False, False, False),
+    "encoder_unilm": ("unilm1.2-base-uncased", False, False, False),
+    "encoder_minilm_l6": ("minilm-l6", False, False, False),
+    "mist_minilm": ("minilm-l12-h384-uncased", False, True, False),
+    "mist_bert": ("bert-base-uncased", False, True, False),
+    "mist_unilm": ("unilm1.2-base-uncased", False, True, False),
+    "mist_minilm_l6": ("minilm-l6", False, True, False),
+    "static_mix_unilm": ("unilm1.2-base-uncased", False, False, True),
+    "static_mix_minilm_l6": ("minilm-l6", False, False, True),
+}
+
+#: MIST README steps per task (⚠ quora's is a duplicated label, xsum's unverified; SYSTEMS.md §4.7)
+PAPER_STEPS = {"squad_qg": 30_005, "squad_qg_reversed": 30_005, "quora": 50_005, "xsum": 600_005}
+
+
+@dataclass(frozen=True)
+class TrainSize:
+    """Per-task sizing of one budget."""
+
+    steps: int
+    batch_size: int
+    max_source_len: int
+    max_target_len: int
+    train_examples: int | None  # None: the whole training split
+
+
+@dataclass(frozen=True)
+class NARConfig:
+    """Every knob of one run; overrides replace fields by name (see :func:`apply_overrides`)."""
+
+    variant: str
+    budget: str
+    backbone: str
+    random_init: bool
+    mist: bool
+    static_mix: bool
+    # optimisation (HF AdamW + linear schedule, §0.3)
+    lr: float = 3e-5
+    warmup: int = 500
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    label_smoothing: float = 0.1
+    alpha: float = 1.0
+    beta: float = 1.0
+    seed: int = 42
+    save_every: int = 5000
+    mixed_precision: str = "no"  # paper: "fp16" (apex O2 in the code); the trainer uses it on GPU only
+    # sizing (None: filled per task from the budget table)
+    steps: int | None = None
+    batch_size: int | None = None
+    max_source_len: int | None = None
+    max_target_len: int | None = None
+    train_examples: int | None = None
+    # GLAT (§4.5): MIST code defaults; the three GLAT behaviours are flags
+    glat: bool = True
+    glat_ratio: float = 0.5
+    glat_anneal: bool = False
+    glat_loss_on_unrevealed_only: bool = False
+    glat_share_dropout_seed: bool = False
+    # tiny random backbone (smoke budget)
+    tiny: dict[str, int] = field(default_factory=dict)
+    # decoding (§4.8-4.9)
+    decode: str = "single"  # single | mist_iter | mask_predict
+    iterations: int = 1
+    length_min: int = 7
+    length_max: int = 48
+    remove_repeat: bool = True
+    test_extra: int = 2  # test-time source keeps 2 more wordpieces than training (code quirk)
+    decode_batch_size: int = 64
+    # reuse: decode a checkpoint trained by another run / static mixing's no-mix model
+    init_from: str | None = None
+    mix_from: str | None = None
+
+    def size_for(self, task: str) -> TrainSize:
+        """The budget's sizing for ``task`` with any overrides applied."""
+        base = budget_size(self.budget, task)
+        return TrainSize(
+            steps=self.steps if self.steps is not None else base.steps,
+            batch_size=self.batch_size if self.batch_size is not None else base.batch_size,
+            max_source_len=self.max_source_len if self.max_source_len is not None else base.max_source_len,
+            max_target_len=self.max_target_len if self.max_target_len is not None else base.max_target_len,
+            train_examples=self.train_examples if self.train_examples is not None else base.train_examples,
+        )
+
+
+# cpu sizing: minilm-l6 on 2 cores. Estimated (FLOPs + timings on a loaded box) so that the
+# encoder run trains + decodes the *full* test split in about 30 min; MIST gets the same updates
+# (about 2x the training time: 2 no-grad + 2 grad passes instead of 1 + 1).
+CPU_SIZES = {
+    "squad_qg": TrainSize(
+        steps=250, batch_size=16, max_source_len=112, max_target_len=32, train_examples=4000
+    ),
+    "squad_qg_reversed": TrainSize(250, 16, 112, 32, 4000),
+    "quora": TrainSize(steps=300, batch_size=32, max_source_len=48, max_target_len=32, train_examples=9600),
+    "xsum": TrainSize(steps=200, batch_size=8, max_source_len=256, max_target_len=48, train_examples=1600),
+}
+SMOKE_SIZE = TrainSize(steps=40, batch_size=8, max_source_len=64, max_target_len=24, train_examples=256)
+TINY = {"hidden": 32, "layers": 2, "heads": 2, "intermediate": 64}
+
+
+def budget_size(budget: str, task: str) -> TrainSize:
+    if budget == "smoke":
+        return SMOKE_SIZE
+    if budget == "cpu":
+        return CPU_SIZES.get(task, CPU_SIZES["squad_qg"])
+    if task not in PAPER_STEPS:
+        raise ValueError(f"No paper step count for task '{task}'; pass overrides={{'steps': N}}")
+    return TrainSize(
+        steps=PAPER_STEPS[task], batch_size=64, max_source_len=464, max_target_len=48, train_examples=None
+    )
+
+
+def preset(variant: str, budget: str) -> NARConfig:
+    """The named variant under one budget (paper: the paper's backbone and hyper-parameters)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"Unknown NAR variant '{variant}'; known: {', '.join(VARIANTS)}")
+    backbone, random_init, mist, static = VARIANTS[variant]
+    cfg = NARConfig(variant, budget, backbone, random_init, mist, static)
+    if budget == "smoke":
+        # tiny random encoder over the real uncased WordPiece vocab (no weights needed)
+        return replace(
+            cfg,
+            backbone="minilm-l6",
+            random_init=True,
+            tiny=dict(TINY),
+            lr=1e-3,
+            warmup=5,
+            save_every=20,
+            decode_batch_size=32,
+        )
+    if budget == "cpu":
+        # paper backbones do not fit 2 cores in 30 min: random init uses minilm-l6's shape, others
+        # keep their backbone (override `backbone` with a local path) under the cpu schedule
+        bb = "minilm-l6" if random_init else backbone
+        # ~250 updates instead of 30k: a higher lr so the short schedule moves the weights (stated deviation)
+        return replace(cfg, backbone=bb, lr=1e-4, warmup=25, save_every=50)
+    if budget == "paper":
+        return replace(cfg, mixed_precision="fp16")
+    raise ValueError(f"Unknown budget '{budget}'. Choose one of: smoke, cpu, paper.")
+
+
+def apply_overrides(cfg: NARConfig, overrides: dict[str, Any]) -> NARConfig:
+    """Replace fields by name; unknown keys are an error that lists the known ones."""
+    known = {f.name for f in fields(NARConfig)} - {"variant", "budget"}
+    bad = sorted(set(overrides) - known)
+    if bad:
+        raise ValueError(f"Unknown override(s) {bad} for NAR systems; known: {', '.join(sorted(known))}")
+    out = replace(cfg, **overrides)
+    if out.decode not in ("single", "mist_iter", "mask_predict"):
+        raise ValueError(f"override decode='{out.decode}': choose single, mist_iter or mask_predict")
+    if out.iterations < 1:
+        raise ValueError(f"override iterations={out.iterations}: must be >= 1")
+    return out

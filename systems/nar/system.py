@@ -1,0 +1,358 @@
+"""The System adapter for the encoder NAT / MIST variants (registry factories at the bottom).
+
+Module-level imports stay light; torch, the backbone and the trainer load inside methods.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from bench.data.types import Example
+from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.nar.presets import CITATION, NARConfig, TrainSize, apply_overrides, preset
+
+META = "nar_model.json"
+VOCAB = "vocab.txt"
+CHECKPOINTS = "checkpoints"
+
+
+class NARSystem:
+    """Encoder-only NAT (GLAT) or MIST over a BERT-layout backbone.
+
+    ``decode`` is batched (sorted by source length); ``decode_one`` is batch size 1 and accepts
+    ``forced_length`` (target length incl. ``[SEP]``) for the meter. ``last_iterations`` holds the
+    number of target passes of the latest decode call.
+    """
+
+    supports_forced_length = True
+
+    def __init__(self, cfg: NARConfig) -> None:
+        self.cfg = cfg
+        self.model: Any = None
+        self.encoder: Any = None
+        self.size: TrainSize | None = None
+        self.last_iterations = 0
+        self.train_result: dict[str, Any] | None = None
+        self.loaded_from: dict[str, Any] | None = None
+
+    @property
+    def needs_training(self) -> bool:
+        """False when decoding another run's checkpoint (``init_from``): the harness then skips
+        loading the training split."""
+        return not self.cfg.init_from
+
+    # ------------------------------------------------------------------ describe
+    def describe(self) -> SystemInfo:
+        cfg = self.cfg
+        iterative = cfg.decode != "single" and cfg.iterations > 1
+        config = {k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")}
+        if self.size is not None:
+            config["size"] = asdict(self.size)
+        if self.train_result is not None:
+            config["train"] = self.train_result
+        if self.loaded_from is not None:
+            config["loaded_from"] = self.loaded_from
+        return SystemInfo(
+            name=cfg.variant,
+            family="semi-NAR" if iterative else "NAR",
+            iterations=cfg.iterations if iterative else 1,
+            citation=CITATION,
+            backbone=("random:" if cfg.random_init else "")
+            + (f"tiny({cfg.backbone} vocab)" if cfg.tiny else cfg.backbone),
+            budget=cfg.budget,
+            config=config,
+        )
+
+    # ------------------------------------------------------------------ training
+    def fit(self, task: TaskInfo, workdir: Path) -> None:
+        workdir = Path(workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        if self.cfg.init_from:
+            self.load(Path(self.cfg.init_from))
+            return
+        size = self.cfg.size_for(task.name)
+        if self.cfg.budget == "paper":
+            size = replace(size, max_source_len=task.max_source_len, max_target_len=task.max_target_len)
+        self.size = size
+        model, tok, bb_info = self._build_model()
+        from systems.nar.data import Encoder
+
+        self.encoder = Encoder(tok, size.max_source_len, size.max_target_len, self.cfg.test_extra)
+        train = _subset(task.train, size.train_examples, self.cfg.seed)
+        pairs = self.encoder.pairs(train)
+        if self.cfg.static_mix:
+            pairs = pairs + self._mixed_pairs(task, workdir, train)
+        self._write_meta(workdir, model, tok, bb_info, task.name)
+        self.train_result = self._train(model, pairs, size, workdir)
+        self.model = model.eval()
+
+    def _build_model(self):  # noqa: ANN202
+        import torch
+
+        from systems.backbone import build_tokenizer, load_backbone, tiny_backbone
+        from systems.nar.model import NATModel
+
+        cfg = self.cfg
+        torch.manual_seed(cfg.seed)
+        if cfg.tiny:
+            tok = build_tokenizer()
+            t = cfg.tiny
+            backbone = tiny_backbone(
+                vocab_size=tok.vocab_size,
+                hidden=t["hidden"],
+                layers=t["layers"],
+                heads=t["heads"],
+                intermediate=t["intermediate"],
+                max_position=512,
+                dropout=0.1,
+                seed=cfg.seed,
+            )
+            info = {"name": f"tiny:{cfg.backbone}", "lowercase": True, "vocab_path": None}
+        else:
+            backbone, tok, info = load_backbone(cfg.backbone)
+            info = {
+                "name": cfg.backbone,
+                "lowercase": info["lowercase"],
+                "vocab_path": str(Path(info["path"]) / VOCAB),
+            }
+            if cfg.random_init:  # --clear_bert_weight: BERT init over the loaded config
+                backbone.apply(backbone._init_weights)
+        return NATModel(backbone), tok, info
+
+    def _write_meta(self, workdir: Path, model: Any, tok: Any, bb_info: dict[str, Any], task: str) -> None:
+        """Everything :meth:`load` needs to rebuild this model from ``workdir`` alone."""
+        assert self.size is not None
+        vocab = [tok.id_to_token[i] for i in range(tok.vocab_size)]
+        (workdir / VOCAB).write_text("\n".join(vocab) + "\n", encoding="utf-8")
+        meta = {
+            "variant": self.cfg.variant,
+            "budget": self.cfg.budget,
+            "task": task,
+            "backbone": bb_info["name"],
+            "random_init": self.cfg.random_init,
+            "lowercase": bb_info["lowercase"],
+            "backbone_config": model.backbone.config.to_hf(),
+            "max_source_len": self.size.max_source_len,
+            "max_target_len": self.size.max_target_len,
+            "size": asdict(self.size),
+        }
+        (workdir / META).write_text(json.dumps(meta, indent=1))
+
+    def _train(self, model: Any, pairs: list[Any], size: TrainSize, workdir: Path) -> dict[str, Any]:
+        from systems.nar.data import collate
+        from systems.nar.glat import GlatConfig
+        from systems.nar.train import Specials, StepConfig, loss_terms
+        from systems.training import TrainConfig, Trainer, latest_checkpoint
+
+        cfg, enc = self.cfg, self.encoder
+        step_cfg = StepConfig(
+            mist=cfg.mist,
+            alpha=cfg.alpha,
+            beta=cfg.beta,
+            label_smoothing=cfg.label_smoothing,
+            max_source_len=size.max_source_len,
+            glat=GlatConfig(
+                enabled=cfg.glat,
+                ratio=cfg.glat_ratio,
+                anneal=cfg.glat_anneal,
+                loss_on_unrevealed_only=cfg.glat_loss_on_unrevealed_only,
+                share_dropout_seed=cfg.glat_share_dropout_seed,
+            ),
+        )
+        sp = Specials(enc.pad, enc.cls, enc.sep, enc.mask)
+        ckpts = workdir / CHECKPOINTS
+        last = latest_checkpoint(ckpts)
+        state = {"done": int(json.loads((last / "state.json").read_text())["step"]) if last else 0}
+
+        def loss_fn(m: Any, batch: dict[str, Any]) -> Any:
+            inner = getattr(m, "module", m)
+            return loss_terms(inner, batch, step_cfg, sp, progress=state["done"] / max(size.steps, 1))["loss"]
+
+        def on_step(done: int, _loss: float) -> None:
+            state["done"] = done
+
+        tcfg = TrainConfig(
+            steps=size.steps,
+            batch_size=size.batch_size,
+            lr=cfg.lr,
+            warmup=float(cfg.warmup),
+            schedule="linear",
+            optimizer="adamw",
+            weight_decay=cfg.weight_decay,
+            max_grad_norm=cfg.max_grad_norm,
+            save_every=cfg.save_every,
+            mixed_precision=cfg.mixed_precision,
+            seed=cfg.seed,
+            log_every=10,
+            progress=False,
+        )
+        result = Trainer(tcfg, workdir, on_step=on_step).fit(
+            model, pairs, lambda items, rng: collate(items, rng, enc.pad), loss_fn
+        )
+        return {**result.to_json(), "losses": result.losses[-5:], "n_pairs": len(pairs)}
+
+    def _mixed_pairs(self, task: TaskInfo, workdir: Path, train: Sequence[Example]) -> list[Any]:
+        """Static mixing (Tables 4-5): ``([CLS] Y_p [SEP] X[1:], Y)`` with Y_p decoded once, single pass,
+        by the trained no-mixing model (``mix_from``; trained here under ``workdir/nomix`` if absent)."""
+        from systems.nar.data import Pair, pad_batch
+        from systems.nar.decode import SpecialIds, decode
+        from systems.nar.mist import mist_source
+
+        cache = workdir / "mixed_sources.json"
+        base = self.encoder.pairs(train)
+        if not cache.is_file():
+            if self.cfg.mix_from:
+                teacher = NARSystem(self.cfg).load(Path(self.cfg.mix_from))
+            else:
+                nomix = replace(self.cfg, static_mix=False, variant=self.cfg.variant + ":nomix")
+                teacher = NARSystem(nomix)
+                teacher.fit(task, workdir / "nomix")
+            enc, m = teacher.encoder, teacher.model
+            ids = SpecialIds(enc.pad, enc.cls, enc.sep, enc.mask)
+            order = sorted(range(len(base)), key=lambda i: len(base[i].src))
+            mixed: dict[int, list[int]] = {}
+            bs = self.cfg.decode_batch_size
+            for start in range(0, len(order), bs):
+                chunk = order[start : start + bs]
+                src, src_len = pad_batch([base[i].src for i in chunk], enc.pad)
+                out = decode(m, src, src_len, ids, clamp=(self.cfg.length_min, self.cfg.length_max))
+                new, new_len = mist_source(
+                    src, src_len, out.tokens, out.lengths, self.size.max_source_len, enc.cls, enc.sep, enc.pad
+                )
+                for row, i in enumerate(chunk):
+                    mixed[i] = new[row, : int(new_len[row])].tolist()
+            cache.write_text(json.dumps([mixed[i] for i in range(len(base))]))
+        sources = json.loads(cache.read_text())
+        return [Pair(tuple(s), p.tgt) for s, p in zip(sources, base, strict=True)]
+
+    # ------------------------------------------------------------------ loading
+    def load(self, workdir: Path) -> NARSystem:
+        """Rebuild the trained model of another run (``init_from``): meta, vocab, latest checkpoint."""
+        from safetensors.torch import load_model
+
+        from systems.backbone import Backbone, BackboneConfig, WordPieceTokenizer
+        from systems.nar.data import Encoder
+        from systems.nar.model import NATModel
+        from systems.training import latest_checkpoint
+
+        workdir = Path(workdir)
+        meta_file = workdir / META
+        if not meta_file.is_file():
+            raise FileNotFoundError(
+                f"{meta_file} not found: init_from/mix_from must name the workdir of a finished NAR run"
+            )
+        meta = json.loads(meta_file.read_text())
+        last = latest_checkpoint(workdir / CHECKPOINTS)
+        if last is None:
+            raise FileNotFoundError(
+                f"{workdir / CHECKPOINTS}: no complete checkpoint; finish that run's fit first"
+            )
+        tok = WordPieceTokenizer(workdir / VOCAB, lowercase=meta["lowercase"])
+        model = NATModel(Backbone(BackboneConfig.from_hf(meta["backbone_config"])))
+        load_model(model, str(last / "model.safetensors"))
+        self.model = model.eval()
+        self.encoder = Encoder(tok, meta["max_source_len"], meta["max_target_len"], self.cfg.test_extra)
+        self.size = TrainSize(**meta["size"])
+        self.loaded_from = {"workdir": str(workdir), "checkpoint": last.name, "trained_as": meta["variant"]}
+        return self
+
+    # ------------------------------------------------------------------ decoding
+    def _require_model(self) -> None:
+        if self.model is None:
+            raise RuntimeError(
+                f"{self.cfg.variant}: call fit(task, workdir) (or set init_from) before decoding"
+            )
+
+    def _decode_ids(self, sources: list[tuple[int, ...]], forced: list[int] | None = None) -> list[str]:
+        import torch
+
+        from systems.nar.data import pad_batch
+        from systems.nar.decode import SpecialIds, decode
+
+        enc, cfg = self.encoder, self.cfg
+        ids = SpecialIds(enc.pad, enc.cls, enc.sep, enc.mask)
+        src, src_len = pad_batch(sources, enc.pad)
+        with torch.inference_mode():
+            out = decode(
+                self.model,
+                src,
+                src_len,
+                ids,
+                method=cfg.decode,
+                iterations=cfg.iterations,
+                max_source_len=enc.max_source_len,
+                forced_length=torch.tensor(forced) if forced is not None else None,
+                clamp=(cfg.length_min, cfg.length_max),
+            )
+        self.last_iterations = out.passes
+        texts = []
+        for row in out.tokens.tolist():
+            text = enc.text(row)
+            texts.append(_remove_repeat(text) if cfg.remove_repeat else text)
+        return texts
+
+    def decode(self, examples: Sequence[Example]) -> list[str]:
+        self._require_model()
+        sources = self.encoder.sources(examples, test=True)
+        order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+        out: list[str] = [""] * len(sources)
+        passes = []
+        bs = self.cfg.decode_batch_size
+        for start in range(0, len(order), bs):
+            chunk = order[start : start + bs]
+            for i, text in zip(chunk, self._decode_ids([sources[i] for i in chunk]), strict=True):
+                out[i] = text
+            passes.append(self.last_iterations)
+        self.last_iterations = max(passes, default=0)
+        return out
+
+    def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+        self._require_model()
+        src = self.encoder.sources([example], test=True)
+        return self._decode_ids(src, [forced_length] if forced_length is not None else None)[0]
+
+
+def _remove_repeat(text: str) -> str:
+    from bench.scoring.text import remove_repeat
+
+    return remove_repeat(text)
+
+
+def _subset(examples: Sequence[Example], n: int | None, seed: int) -> list[Example]:
+    """A fixed, seeded subset of the training split (all of it when ``n`` is None or too large)."""
+    if n is None or n >= len(examples):
+        return list(examples)
+    idx = sorted(random.Random(seed).sample(range(len(examples)), n))
+    return [examples[i] for i in idx]
+
+
+def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) -> NARSystem:
+    """Build a variant under a budget with overrides (the registry factories call this)."""
+    return NARSystem(apply_overrides(preset(variant, check_budget(budget)), dict(overrides or {})))
+
+
+def _factory(variant: str):  # noqa: ANN202
+    def factory(budget: str, overrides: Mapping[str, Any]) -> NARSystem:
+        return make(variant, budget, overrides)
+
+    factory.__name__ = variant
+    factory.__doc__ = f"Registry factory for the NAR variant '{variant}'."
+    return factory
+
+
+encoder_random = _factory("encoder_random")
+encoder_minilm = _factory("encoder_minilm")
+encoder_bert = _factory("encoder_bert")
+encoder_unilm = _factory("encoder_unilm")
+encoder_minilm_l6 = _factory("encoder_minilm_l6")
+mist_minilm = _factory("mist_minilm")
+mist_bert = _factory("mist_bert")
+mist_unilm = _factory("mist_unilm")
+mist_minilm_l6 = _factory("mist_minilm_l6")
+static_mix_unilm = _factory("static_mix_unilm")
+static_mix_minilm_l6 = _factory("static_mix_minilm_l6")

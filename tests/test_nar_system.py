@@ -1,0 +1,126 @@
+"""The System adapter end to end on the smoke budget: fit, decode, decode_one, reuse, overrides."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from bench.data.types import Example
+from systems.base import System, TaskInfo
+
+WORDS = "the river city team music war king school law film church army island".split()
+
+
+def _examples(n: int, seed: int) -> list[Example]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        ans = rng.choice(WORDS)
+        para = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 30)))
+        out.append(Example(f"e{i}", f"{ans} [SEP] {para}", f"what is the {ans} ?"))
+    return out
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():  # noqa: ANN202
+    """Tiny models run faster on one thread, and CI runs two pytest workers on two cores."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def task() -> TaskInfo:
+    return TaskInfo("squad_qg", _examples(256, 0), _examples(16, 1), 464, 48)
+
+
+@pytest.fixture(scope="module")
+def trained(task: TaskInfo, tmp_path_factory: pytest.TempPathFactory) -> tuple[System, Path]:
+    from systems.nar.system import mist_minilm_l6
+
+    work = tmp_path_factory.mktemp("mist_smoke")
+    system = mist_minilm_l6("smoke", {})
+    system.fit(task, work)
+    return system, work
+
+
+def test_fit_decode_and_decode_one_agree(trained: tuple[System, Path], task: TaskInfo) -> None:
+    system, work = trained
+    assert isinstance(system, System)
+    info = system.describe()
+    assert info.family == "NAR" and info.iterations == 1 and info.budget == "smoke"
+    assert info.config["train"]["steps"] == 40
+    examples = list(task.dev)
+    outs = system.decode(examples)
+    assert len(outs) == len(examples) and all(isinstance(o, str) for o in outs)
+    assert all("[SEP]" not in o and " ##" not in o for o in outs)
+    for ex, want in zip(examples[:4], outs[:4], strict=True):
+        assert system.decode_one(ex) == want
+    assert system.last_iterations == 1
+    assert (work / "checkpoints").is_dir() and (work / "nar_model.json").is_file()
+
+
+def test_forced_length_and_iterative_reuse(trained: tuple[System, Path], task: TaskInfo) -> None:
+    from systems.nar.system import encoder_minilm_l6, mist_minilm_l6
+
+    system, work = trained
+    ex = task.dev[0]
+    assert getattr(system, "supports_forced_length", False)
+    forced = system.decode_one(ex, forced_length=3)
+    assert len(forced.split()) <= 3
+    for method, k in (("mist_iter", 3), ("mask_predict", 6)):
+        other = mist_minilm_l6("smoke", {"init_from": str(work), "decode": method, "iterations": k})
+        other.fit(task, work.parent / f"reuse_{method}")  # loads, does not train
+        assert not (work.parent / f"reuse_{method}" / "checkpoints").exists()
+        assert other.describe().family == "semi-NAR"
+        out = other.decode([ex])
+        assert other.last_iterations == k
+        assert out == [other.decode_one(ex)]
+    same = encoder_minilm_l6("smoke", {"init_from": str(work)})
+    same.fit(task, work.parent / "reuse_single")
+    assert same.decode(list(task.dev)) == system.decode(list(task.dev))
+
+
+def test_overrides_are_checked() -> None:
+    from systems.nar.system import encoder_unilm
+
+    with pytest.raises(ValueError, match="Unknown override"):
+        encoder_unilm("smoke", {"lerning_rate": 1})
+    with pytest.raises(ValueError, match="decode"):
+        encoder_unilm("smoke", {"decode": "beam"})
+    with pytest.raises(ValueError, match="budget"):
+        encoder_unilm("gpu", {})
+    paper = encoder_unilm("paper", {}).cfg
+    assert (paper.lr, paper.warmup, paper.backbone) == (3e-5, 500, "unilm1.2-base-uncased")
+    size = paper.size_for("squad_qg")
+    assert (size.steps, size.batch_size, size.max_source_len, size.max_target_len) == (30_005, 64, 464, 48)
+    assert paper.size_for("quora").steps == 50_005
+
+
+def test_init_from_missing_workdir_is_a_clear_error(task: TaskInfo, tmp_path: Path) -> None:
+    from systems.nar.system import mist_minilm_l6
+
+    system = mist_minilm_l6("smoke", {"init_from": str(tmp_path / "nope")})
+    with pytest.raises(FileNotFoundError, match="init_from"):
+        system.fit(task, tmp_path / "w")
+
+
+def test_static_mixing_trains_on_original_plus_mixed(
+    trained: tuple[System, Path], task: TaskInfo, tmp_path: Path
+) -> None:
+    from systems.nar.system import static_mix_minilm_l6
+
+    _, work = trained
+    system = static_mix_minilm_l6("smoke", {"mix_from": str(work), "steps": 4})
+    system.fit(task, tmp_path)
+    assert system.describe().config["train"]["n_pairs"] == 2 * 256
+    import json
+
+    mixed = json.loads((tmp_path / "mixed_sources.json").read_text())
+    enc = system.encoder
+    assert all(s[0] == enc.cls and enc.sep in s for s in mixed)
+    assert len(system.decode(list(task.dev[:3]))) == 3

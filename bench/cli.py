@@ -143,6 +143,7 @@ def run(
     seed: Annotated[int, typer.Option(help="Random seed (part of the run identity).")] = 42,
     set_: Annotated[list[str], typer.Option("--set", help="Override key=value (repeatable).")] = [],  # noqa: B006
     force: Annotated[bool, typer.Option(help="Re-run even if a complete record exists.")] = False,
+    limit: Annotated[int | None, typer.Option(help="Decode only the first N examples (smoke: 200).")] = None,
     latency_n: Annotated[int, typer.Option(help="Also time N items at batch size 1 (0 = skip).")] = 0,
     results_dir: Annotated[Path, typer.Option(help="Where records are written.")] = Path("results"),
     data_dir: DataDir = None,
@@ -153,7 +154,7 @@ def run(
 
     try:
         spec = RunSpec(system=system, task=task, split=split, budget=budget,
-                       overrides=parse_overrides(set_), seed=seed)
+                       overrides=parse_overrides(set_), seed=seed, limit=limit)
         record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
                          latency_items=latency_n, say=console.print)
     except (RegistryError, ValueError) as exc:
@@ -162,13 +163,17 @@ def run(
 
 
 def _print_scores(record: dict) -> None:
-    table = Table("recipe", "metrics", "signature", header_style="bold", title=record["run_id"])
-    for recipe, sc in record.get("scores", {}).items():
-        metrics = "  ".join(f"{k} {v:.2f}" for k, v in sc["metrics"].items())
-        table.add_row(recipe, metrics, sc["signature"])
-    console.print(table)
-    budget = record["spec"]["budget"]
-    console.print(f"budget: [bold]{budget}[/]   outputs: {record['outputs']['path']}")
+    from bench.scoring import Scores
+
+    results = [Scores(recipe=name, signature=sc["signature"], metrics=sc["metrics"], ci=sc.get("ci", {}),
+                      n_items=sc.get("n_items", 0), notes=sc.get("notes", []))
+               for name, sc in record.get("scores", {}).items()]
+    console.rule(record["run_id"])
+    _render_scores(results)
+    data = record["data"]
+    subset = f" [yellow](partial: {data['note']})[/]" if data.get("partial") else ""
+    console.print(f"budget: [bold]{record['spec']['budget']}[/]{subset}")
+    console.print(f"outputs: {record['outputs']['path']}", soft_wrap=True)
 
 
 @app.command("score")
@@ -273,7 +278,7 @@ def table_cmd(
         records = report.load_records(results_dir)
         typer.echo(report.render_table(paper, table, records, budget))  # raw markdown: no rich wrapping
         return
-    result = report.render_all(results_dir, reports_dir, check=check)
+    result = report.render_all(results_dir, reports_dir, check=check, budget=budget)
     if check:
         if result:
             _fail("reports/ is stale; run `bench table` and commit:\n" + "\n".join(map(str, result)), code=1)
@@ -281,11 +286,9 @@ def table_cmd(
         return
     for path in result:
         console.print(f"wrote {path}")
-    summary = reports_dir / "summary.md"
-    if summary.exists():
-        from rich.markdown import Markdown
-
-        console.print(Markdown(summary.read_text(encoding="utf-8")))
+    overview = reports_dir / "protocol-sensitivity.md"  # every recorded run under every recipe
+    if overview.exists():
+        typer.echo(overview.read_text(encoding="utf-8"))
 
 
 @app.command("reproduce")

@@ -21,6 +21,7 @@ from bench import __version__
 from bench.atomic import write_json_atomic, write_text_atomic
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+SMOKE_EVAL_LIMIT = 200  # smoke runs decode the first 200 test examples: a pipeline check, not a score
 RESULTS_DIR = REPO_ROOT / "results"
 SCHEMA_VERSION = 1
 
@@ -35,10 +36,13 @@ class RunSpec:
     budget: str = "smoke"
     overrides: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 42
+    limit: int | None = None  # decode/score only the first N examples of the split (a stated subset)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["overrides"] = dict(sorted(self.overrides.items()))
+        if self.limit is None:
+            del out["limit"]  # keeps run ids of full-split runs independent of this field
         return out
 
     @property
@@ -55,6 +59,7 @@ class RunSpec:
             budget=obj.get("budget", "smoke"),
             overrides=dict(obj.get("overrides", {})),
             seed=int(obj.get("seed", 42)),
+            limit=obj.get("limit"),
         )
 
 
@@ -161,7 +166,7 @@ def execute(
 
     _seed_everything(spec.seed)
     system = factory(spec.budget, {**dict(spec.overrides), "seed": spec.seed})
-    test_split = load_split(spec.task, spec.split, data_dir=data_dir)
+    test_split = _limited(load_split(spec.task, spec.split, data_dir=data_dir), eval_limit(spec, system))
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -238,6 +243,29 @@ def execute(
     write_json_atomic(record_path(spec, results_dir), record)
     say(f"[done] {record_path(spec, results_dir)}")
     return record
+
+
+def eval_limit(spec: RunSpec, system: Any) -> int | None:
+    """How many test examples a run decodes: the spec's limit, else 200 for smoke, else the
+    system preset's stated ``eval_limit`` (None = the whole split)."""
+    if spec.limit is not None:
+        return spec.limit
+    if spec.budget == "smoke":
+        return SMOKE_EVAL_LIMIT
+    return getattr(system, "eval_limit", None)
+
+
+def _limited(split: Any, limit: int | None) -> Any:
+    """The first ``limit`` examples as a partial split with its own hash and a note saying so."""
+    if limit is None or limit >= len(split):
+        return split
+    from dataclasses import replace
+
+    examples = split.examples[:limit]
+    digest = hashlib.sha256(json.dumps([ex.id for ex in examples]).encode() + split.sha256.encode()).hexdigest()
+    note = f"first {limit:,} of {len(split):,} examples of {split.task}/{split.name}"
+    return replace(split, examples=examples, sha256=digest, partial=True,
+                   note=f"{note}; {split.note}" if split.note else note)
 
 
 def _seed_everything(seed: int) -> None:

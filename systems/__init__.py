@@ -20,3 +20,7 @@ SYSTEMS.register("unilm_s2sft", "systems.unilm:unilm_s2sft", family="AR")
 for _name in ("encoder_random", "encoder_minilm", "encoder_bert", "encoder_unilm", "encoder_minilm_l6",
               "mist_minilm", "mist_bert", "mist_unilm", "mist_minilm_l6", "static_mix_unilm", "static_mix_minilm_l6"):
     SYSTEMS.register(_name, f"systems.nar.system:{_name}", family="NAR")
+
+# ERNIE-GEN fine-tuning (SYSTEMS.md §3): infilling generation, noise-aware training, infilling decoding.
+SYSTEMS.register("erniegen_base", "systems.erniegen.system:erniegen_base", family="AR")
+SYSTEMS.register("erniegen_large", "systems.erniegen.system:erniegen_large", family="AR")

@@ -1,0 +1,109 @@
+"""Input layout and noise-aware batches for ERNIE-GEN (SYSTEMS.md §3.2).
+
+Source: ``[CLS]`` then each field (split at the literal ``[SEP]`` of ``Example.source``) as
+``tokens + [SEP]`` with text-type id k; target: ``[CLS] tokens [SEP]`` truncated to ``max_target_len``
+without re-adding ``[SEP]``. Noise replaces every target position but BOS, independently with prob
+ρ_f, by an id drawn uniformly from the whole vocab; labels are taken before noising.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from bench.data.types import Example
+
+
+@dataclass(frozen=True)
+class Pair:
+    src: tuple[int, ...]
+    src_types: tuple[int, ...]
+    tgt: tuple[int, ...]  # [CLS] t_1..t_m [SEP] (clean)
+
+
+class Encoder:
+    """Turns examples into id sequences with the reader's truncation rules."""
+
+    def __init__(self, tok: Any, max_source_len: int, max_target_len: int, max_types: int) -> None:
+        self.tok = tok
+        self.max_source_len, self.max_target_len, self.max_types = max_source_len, max_target_len, max_types
+        self.cls, self.sep, self.pad = tok.cls_id, tok.sep_id, tok.pad_id
+
+    def source(self, text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        ids = self.tok.encode(text)
+        fields: list[list[int]] = [[]]
+        for i in ids:
+            if i == self.sep:
+                fields.append([])
+            else:
+                fields[-1].append(i)
+        if not fields[-1] and len(fields) > 1:
+            fields.pop()
+        out, types = [self.cls], [0]
+        for k, f in enumerate(fields):
+            f = f[: self.max_source_len - 1] + [self.sep]
+            out += f
+            types += [min(k, self.max_types - 1)] * len(f)
+        if len(out) > self.max_source_len:  # truncate the whole thing, keeping a final [SEP]
+            out, types = out[: self.max_source_len - 1] + [self.sep], types[: self.max_source_len]
+        return tuple(out), tuple(types)
+
+    def target(self, text: str) -> tuple[int, ...]:
+        body = (self.tok.encode(text) + [self.sep])[: self.max_target_len - 1]
+        return (self.cls, *body)
+
+    def pairs(self, examples: Sequence[Example]) -> list[Pair]:
+        out = []
+        for ex in examples:
+            src, types = self.source(ex.source)
+            out.append(Pair(src, types, self.target(ex.target)))
+        return out
+
+    def text(self, ids: Sequence[int]) -> str:
+        return self.tok.decode(ids)
+
+
+def pad_rows(rows: Sequence[Sequence[int]], pad: int) -> tuple[Tensor, Tensor]:
+    lens = torch.tensor([len(r) for r in rows], dtype=torch.long)
+    out = torch.full((len(rows), int(lens.max())), pad, dtype=torch.long)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+    return out, lens
+
+
+def add_noise(tgt: Tensor, tgt_len: Tensor, prob: float, vocab_size: int, gen: torch.Generator) -> Tensor:
+    """Replace real target positions 1..len-1 (never BOS) with uniform ids from ``[0, V)`` w.p. ``prob``."""
+    if prob <= 0:
+        return tgt.clone()
+    pos = torch.arange(tgt.shape[1])[None, :]
+    real = (pos >= 1) & (pos < tgt_len[:, None])
+    hit = (torch.rand(tgt.shape, generator=gen) < prob) & real
+    rand = torch.randint(0, vocab_size, tgt.shape, generator=gen)
+    return torch.where(hit, rand, tgt)
+
+
+def collate(items: list[Pair], rng: random.Random, pad: int, noise_prob: float, vocab_size: int) -> dict[str, Tensor]:
+    """Padded tensors; ``tgt_in`` is the noised context target, ``labels`` the clean one."""
+    src, src_len = pad_rows([p.src for p in items], pad)
+    types, _ = pad_rows([p.src_types for p in items], 0)
+    tgt, tgt_len = pad_rows([p.tgt for p in items], pad)
+    gen = torch.Generator().manual_seed(rng.getrandbits(62))
+    return {
+        "src": src,
+        "src_types": types,
+        "src_len": src_len,
+        "tgt_in": add_noise(tgt, tgt_len, noise_prob, vocab_size, gen),
+        "labels": tgt,
+        "tgt_len": tgt_len,
+    }
+
+
+def scored(labels: Tensor, tgt_len: Tensor) -> tuple[Tensor, Tensor]:
+    """(mask of scored query positions i = 1..len-1, labels) — query 0 is unscored (§3.3)."""
+    pos = torch.arange(labels.shape[1], device=labels.device)[None, :]
+    return (pos >= 1) & (pos < tgt_len[:, None]), labels

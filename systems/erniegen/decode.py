@@ -1,0 +1,89 @@
+"""Infilling decoding with a K/V cache and Paddle-style beam search (SYSTEMS.md §3.6).
+
+Scores follow the reference ``beam_search`` op: a hypothesis keeps its *normalised* score
+``Σ log p / lp(n)`` with GNMT ``lp(n) = ((5+n)/6)^α``, renormalised each step as
+``(log p + prev·lp(t)) / lp(t+1)``; a finished hypothesis keeps its score and competes unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from systems.erniegen.model import ErnieGen
+
+
+def length_penalty(n: int | Tensor, alpha: float) -> float | Tensor:
+    """GNMT ``((5 + n) / 6) ** alpha``."""
+    return ((5.0 + n) / 6.0) ** alpha
+
+
+def renormalise(prev: Tensor, logp: Tensor, t: int, alpha: float) -> Tensor:
+    """Score after step ``t`` (0-based) from the score after ``t`` tokens and the new token's log p."""
+    return (logp + prev * length_penalty(t, alpha)) / length_penalty(t + 1, alpha)
+
+
+@dataclass(frozen=True)
+class DecodeIds:
+    bos: int  # [CLS]
+    eos: int  # [SEP]
+    pad: int
+
+
+@torch.no_grad()
+def infilling_decode(
+    model: ErnieGen,
+    src_ids: Tensor,
+    src_types: Tensor,
+    src_len: Tensor,
+    ids: DecodeIds,
+    beam_size: int = 1,
+    alpha: float = 1.0,
+    max_len: int = 48,
+) -> list[list[int]]:
+    """Best hypothesis per source, BOS stripped and cut before the first ``[SEP]``."""
+    b, s = src_ids.shape
+    k = beam_size
+    dev = src_ids.device
+    cache = model.encode_source(src_ids, src_types, src_len)
+    rows = torch.arange(b, device=dev).repeat_interleave(k)
+    cache, src_len_k = cache.select(rows), src_len.index_select(0, rows)
+    prev = torch.full((b * k,), ids.bos, dtype=torch.long, device=dev)
+    scores = torch.zeros(b, k, device=dev)
+    scores[:, 1:] = float("-inf")  # all beams start identical: expand only the first
+    finished = torch.zeros(b, k, dtype=torch.bool, device=dev)
+    tokens = torch.zeros(b, k, 0, dtype=torch.long, device=dev)
+    for t in range(max_len):
+        logits, cache = model.step(cache, prev, src_len_k, s, t)
+        logp = logits.float().log_softmax(-1).view(b, k, -1)
+        v = logp.shape[-1]
+        cand = renormalise(scores[:, :, None], logp, t, alpha)  # [B, K, V]
+        # a finished hypothesis has one continuation (itself) with its frozen score
+        frozen = torch.full_like(cand, float("-inf"))
+        frozen[:, :, ids.eos] = scores
+        cand = torch.where(finished[:, :, None], frozen, cand)
+        top, idx = cand.view(b, k * v).topk(k, dim=-1)
+        beam, tok = idx // v, idx % v
+        was_finished = finished.gather(1, beam)
+        tok = torch.where(was_finished, torch.full_like(tok, ids.pad), tok)
+        tokens = torch.cat([tokens.gather(1, beam[:, :, None].expand(-1, -1, tokens.shape[2])), tok[:, :, None]], 2)
+        finished = was_finished | (tok == ids.eos)
+        scores = top
+        sel = (beam + torch.arange(b, device=dev)[:, None] * k).view(-1)
+        cache = cache.select(sel)
+        prev = torch.where(was_finished, torch.full_like(tok, ids.eos), tok).view(-1)
+        if bool(finished.all()):
+            break
+    best = scores.argmax(-1)
+    out = []
+    for i in range(b):
+        seq = tokens[i, int(best[i])].tolist()
+        cut = []
+        for x in seq:
+            if x == ids.eos:
+                break
+            cut.append(x)
+        out.append(cut)
+    return out

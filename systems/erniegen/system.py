@@ -1,0 +1,220 @@
+"""The System adapter for ERNIE-GEN fine-tuning (registry factories at the bottom).
+
+Module-level imports stay light; torch, the backbone and the trainer load inside methods.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench.data.types import Example
+from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.erniegen.presets import CITATION, ErnieGenConfig, apply_overrides, preset
+
+ATTN = "[ATTN]"
+META = "erniegen_model.json"
+VOCAB = "vocab.txt"
+
+
+class ErnieGenSystem:
+    """ERNIE-GEN seq2seq fine-tuning: two-stream infilling training, cached infilling decoding."""
+
+    def __init__(self, cfg: ErnieGenConfig) -> None:
+        self.cfg = cfg
+        self.model: Any = None
+        self.encoder: Any = None
+        self.train_result: dict[str, Any] | None = None
+        self.backbone_note = ""
+
+    # ------------------------------------------------------------------ describe
+    def describe(self) -> SystemInfo:
+        cfg = self.cfg
+        config = {k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")}
+        if self.train_result is not None:
+            config["train"] = self.train_result
+        if cfg.budget == "paper":
+            backbone = f"{cfg.backbone} (ERNIE-GEN Paddle checkpoint converted with systems.erniegen.paddle)"
+        elif cfg.budget == "cpu":
+            backbone = "minilm-l6 + added [ATTN] token (cpu budget stand-in for the ERNIE-GEN checkpoint)"
+        else:
+            backbone = "tiny random encoder over the bert-base-uncased vocab + [ATTN] (smoke budget)"
+        return SystemInfo(
+            name=cfg.variant,
+            family="AR",
+            iterations="n",
+            citation=CITATION,
+            backbone=backbone,
+            budget=cfg.budget,
+            config=config,
+        )
+
+    # ------------------------------------------------------------------ model
+    def _build(self) -> tuple[Any, Any]:
+        """(ErnieGen model, tokenizer) for the configured backbone, with [ATTN] in the vocab."""
+        import torch
+
+        from systems.backbone import WordPieceTokenizer, build_tokenizer, load_backbone, tiny_backbone
+        from systems.erniegen.model import ErnieGen, set_dropout
+
+        cfg = self.cfg
+        torch.manual_seed(cfg.seed)
+        n_types = cfg.tgt_type_id + 1
+        head_state: dict[str, Any] = {}
+        if cfg.backbone == "tiny":
+            base = build_tokenizer()
+            vocab = [base.id_to_token[i] for i in range(base.vocab_size)] + [ATTN]
+            t = cfg.tiny
+            bb = tiny_backbone(
+                vocab_size=len(vocab), hidden=t["hidden"], layers=t["layers"], heads=t["heads"],
+                intermediate=t["intermediate"], max_position=512, type_vocab_size=n_types, seed=cfg.seed,
+            )
+            lowercase = True
+        else:
+            bb, base, info = load_backbone(cfg.backbone, type_vocab_size=n_types)
+            head_state = info["head_state"]
+            lowercase = info["lowercase"]
+            vocab = [base.id_to_token[i] for i in range(base.vocab_size)]
+            if ATTN not in base.vocab:
+                vocab.append(ATTN)
+                add_token(bb, init_from=base.mask_id)
+                self.backbone_note = f"[ATTN] appended as id {len(vocab) - 1}, initialised from [MASK]"
+        tok = WordPieceTokenizer(vocab, lowercase=lowercase, extra_special=[ATTN])
+        model = ErnieGen(bb, attn_id=tok.vocab[ATTN], tgt_type_id=cfg.tgt_type_id)
+        if head_state:
+            head_state = _pad_head_bias(head_state, bb.config.vocab_size)
+            model.head.load_hf(head_state)
+        set_dropout(model, cfg.dropout)
+        return model, tok
+
+    def _encoder(self, tok: Any, max_position: int) -> Any:
+        from systems.erniegen.data import Encoder
+
+        cfg = self.cfg
+        # continuous positions: source + target (or decode steps) must fit the position table
+        room = max_position - max(cfg.max_target_len, cfg.max_decode_len + 1)
+        return Encoder(tok, min(cfg.max_source_len, room), cfg.max_target_len, cfg.tgt_type_id)
+
+    # ------------------------------------------------------------------ training
+    def fit(self, task: TaskInfo, workdir: Path) -> None:
+        from systems.erniegen.data import collate, scored
+        from systems.training import TrainConfig, Trainer, paddle_smoothed_loss
+
+        cfg = self.cfg
+        workdir = Path(workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        model, tok = self._build()
+        self.encoder = enc = self._encoder(tok, model.backbone.config.max_position)
+        train = _subset(task.train, cfg.train_examples, cfg.seed)
+        pairs = enc.pairs(train)
+        steps = cfg.steps if cfg.steps is not None else max(1, int(cfg.epochs * len(pairs)) // cfg.batch_size)
+        (workdir / VOCAB).write_text("\n".join(tok.id_to_token[i] for i in range(tok.vocab_size)) + "\n")
+        meta = {"variant": cfg.variant, "budget": cfg.budget, "task": task.name, "steps": steps,
+                "n_pairs": len(pairs), "backbone_config": model.backbone.config.to_hf(), "note": self.backbone_note}
+        (workdir / META).write_text(json.dumps(meta, indent=1))
+        v, pad, eps = model.backbone.config.vocab_size, tok.pad_id, cfg.label_smoothing
+
+        def loss_fn(m: Any, batch: dict[str, Any]) -> Any:
+            logits = m(batch["src"], batch["src_types"], batch["src_len"], batch["tgt_in"], batch["tgt_len"])
+            mask, labels = scored(batch["labels"], batch["tgt_len"])
+            return paddle_smoothed_loss(logits[mask], labels[mask], eps)
+
+        tcfg = TrainConfig(
+            steps=steps, batch_size=cfg.batch_size, lr=cfg.lr, warmup=cfg.warmup, schedule="paddle",
+            optimizer="adamw", weight_decay=cfg.weight_decay, eps=1e-8, max_grad_norm=cfg.max_grad_norm,
+            save_every=cfg.save_every, seed=cfg.seed, log_every=10, progress=False,
+        )
+        result = Trainer(tcfg, workdir).fit(
+            model, pairs, lambda items, rng: collate(items, rng, pad, cfg.noise_prob, v), loss_fn
+        )
+        self.train_result = {**result.to_json(), "losses": result.losses[-5:], "n_pairs": len(pairs)}
+        self.model = model.eval()
+
+    # ------------------------------------------------------------------ decoding
+    def _decode_pairs(self, srcs: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> list[str]:
+        import torch
+
+        from systems.erniegen.data import pad_rows
+        from systems.erniegen.decode import DecodeIds, infilling_decode
+
+        enc, cfg = self.encoder, self.cfg
+        ids, src_len = pad_rows([s for s, _ in srcs], enc.pad)
+        types, _ = pad_rows([t for _, t in srcs], 0)
+        dev = next(self.model.parameters()).device
+        with torch.inference_mode():
+            out = infilling_decode(
+                self.model, ids.to(dev), types.to(dev), src_len.to(dev), DecodeIds(enc.cls, enc.sep, enc.pad),
+                beam_size=cfg.beam_size, alpha=cfg.length_penalty, max_len=cfg.max_decode_len,
+            )
+        return [enc.text(row) for row in out]
+
+    def _require_model(self) -> None:
+        if self.model is None:
+            raise RuntimeError(f"{self.cfg.variant}: call fit(task, workdir) before decoding")
+
+    def decode(self, examples: Sequence[Example]) -> list[str]:
+        self._require_model()
+        srcs = [self.encoder.source(ex.source) for ex in examples]
+        order = sorted(range(len(srcs)), key=lambda i: len(srcs[i][0]))
+        out = [""] * len(srcs)
+        bs = self.cfg.decode_batch_size
+        for start in range(0, len(order), bs):
+            chunk = order[start : start + bs]
+            for i, text in zip(chunk, self._decode_pairs([srcs[i] for i in chunk]), strict=True):
+                out[i] = text
+        return out
+
+    def decode_one(self, example: Example) -> str:
+        self._require_model()
+        return self._decode_pairs([self.encoder.source(example.source)])[0]
+
+
+def add_token(backbone: Any, init_from: int) -> None:
+    """Grow the word embeddings by one row (the new token's id is the old vocab size)."""
+    import torch
+    from torch import nn
+
+    old = backbone.embeddings.word_embeddings
+    new = nn.Embedding(old.num_embeddings + 1, old.embedding_dim, padding_idx=old.padding_idx)
+    with torch.no_grad():
+        new.weight[:-1] = old.weight
+        new.weight[-1] = old.weight[init_from]
+    backbone.embeddings.word_embeddings = new
+    backbone.config.vocab_size = new.num_embeddings
+
+
+def _pad_head_bias(state: dict[str, Any], vocab_size: int) -> dict[str, Any]:
+    import torch
+
+    key = "cls.predictions.bias"
+    if key in state and state[key].shape[0] < vocab_size:
+        b = state[key]
+        state = {**state, key: torch.cat([b, b.new_zeros(vocab_size - b.shape[0])])}
+    return state
+
+
+def _subset(examples: Sequence[Example], n: int | None, seed: int) -> list[Example]:
+    """A fixed, seeded subset of the training split (all of it when ``n`` is None or too large)."""
+    if n is None or n >= len(examples):
+        return list(examples)
+    idx = sorted(random.Random(seed).sample(range(len(examples)), n))
+    return [examples[i] for i in idx]
+
+
+def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) -> ErnieGenSystem:
+    """Build a variant under a budget with overrides (the registry factories call this)."""
+    return ErnieGenSystem(apply_overrides(preset(variant, check_budget(budget)), dict(overrides or {})))
+
+
+def erniegen_base(budget: str, overrides: Mapping[str, Any]) -> ErnieGenSystem:
+    """Registry factory: ERNIE-GEN BASE (lr 2.5e-5, dropout 0.1; cpu/smoke: minilm-l6/tiny + [ATTN])."""
+    return make("erniegen_base", budget, overrides)
+
+
+def erniegen_large(budget: str, overrides: Mapping[str, Any]) -> ErnieGenSystem:
+    """Registry factory: ERNIE-GEN LARGE (lr 1.5e-5 paper / 1e-5 config, dropout 0.2)."""
+    return make("erniegen_large", budget, overrides)

@@ -1,0 +1,108 @@
+"""ERNIE-GEN §3.9 test 6 (overfit) and an end-to-end smoke run of the System adapter."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from bench.data.types import Example  # noqa: E402
+from systems.backbone import WordPieceTokenizer, tiny_backbone, tiny_vocab  # noqa: E402
+from systems.base import TaskInfo  # noqa: E402
+from systems.erniegen.data import Encoder, collate, scored  # noqa: E402
+from systems.erniegen.decode import DecodeIds, infilling_decode  # noqa: E402
+from systems.erniegen.model import ErnieGen  # noqa: E402
+from systems.training import paddle_smoothed_loss  # noqa: E402
+
+WORDS = ["[ATTN]", "what", "who", "when", "where", "is", "was", "the", "a", "cat", "dog", "king", "city",
+         "born", "built", "red", "blue", "old", "new", "river"]
+VOCAB = tiny_vocab(WORDS)
+PAIRS = [
+    ("cat [SEP] the red cat", "what is red"),
+    ("dog [SEP] the blue dog", "what is blue"),
+    ("king [SEP] the old king was born", "who was born"),
+    ("city [SEP] the new city was built", "what was built"),
+    ("river [SEP] the river is old", "what is old"),
+    ("red [SEP] the cat is red", "what is the cat"),
+    ("king [SEP] a king is new", "who is new"),
+    ("dog [SEP] the dog was born", "when was the dog born"),
+]
+
+
+def overfit(noise: float, steps: int, seed: int = 0) -> int:
+    """Train a tiny model on 8 pairs; return how many greedy decodes match their target exactly.
+
+    One torch thread: on a shared 2-core CI box, 2 threads on tiny matrices are ~6x slower.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _overfit(noise, steps, seed)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _overfit(noise: float, steps: int, seed: int) -> int:
+    tok = WordPieceTokenizer(VOCAB, extra_special=["[ATTN]"])
+    enc = Encoder(tok, 24, 10, 3)
+    pairs = enc.pairs([Example(str(i), s, t) for i, (s, t) in enumerate(PAIRS)])
+    bb = tiny_backbone(vocab_size=len(VOCAB), hidden=64, layers=2, heads=4, type_vocab_size=4, seed=seed)
+    model = ErnieGen(bb, attn_id=tok.vocab["[ATTN]"], tgt_type_id=3)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
+    rng = random.Random(seed)
+    model.train()
+    for _ in range(steps):
+        batch = collate(pairs, rng, tok.pad_id, noise, len(VOCAB))
+        logits = model(batch["src"], batch["src_types"], batch["src_len"], batch["tgt_in"], batch["tgt_len"])
+        mask, labels = scored(batch["labels"], batch["tgt_len"])
+        loss = paddle_smoothed_loss(logits[mask], labels[mask], 0.0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    batch = collate(pairs, rng, tok.pad_id, 0.0, len(VOCAB))
+    out = infilling_decode(model, batch["src"], batch["src_types"], batch["src_len"],
+                           DecodeIds(tok.cls_id, tok.sep_id, tok.pad_id), beam_size=1, max_len=10)
+    return sum(list(p.tgt[1:-1]) == o for p, o in zip(pairs, out, strict=True))
+
+
+def test_overfit_noise_0() -> None:
+    assert overfit(0.0, 150) == 8
+
+
+@pytest.mark.slow
+def test_overfit_noise_07() -> None:
+    assert overfit(0.7, 600) >= 7
+
+
+def _task(n: int) -> TaskInfo:
+    r = random.Random(0)
+    nouns = ["cat", "dog", "king", "city", "river"]
+    exs = []
+    for i in range(n):
+        a, b = r.choice(nouns), r.choice(nouns)
+        exs.append(Example(str(i), f"{a} [SEP] the {a} saw the {b} near the river", f"what did the {a} see?"))
+    return TaskInfo("toy", exs, exs[:8], 64, 24)
+
+
+def test_system_smoke(tmp_path) -> None:  # noqa: ANN001
+    from systems.erniegen.system import erniegen_base, erniegen_large
+
+    sys_ = erniegen_base("smoke", {"steps": 6, "batch_size": 4, "train_examples": 40})
+    info = sys_.describe()
+    assert info.name == "erniegen_base" and "[ATTN]" in info.backbone
+    sys_.fit(_task(40), tmp_path / "run")
+    exs = _task(6).train
+    outs = sys_.decode(exs)
+    assert len(outs) == 6 and all(isinstance(o, str) for o in outs)
+    assert [sys_.decode_one(e) for e in exs] == outs
+    assert (tmp_path / "run" / "checkpoints").is_dir()
+    # resume: a second fit on a finished workdir loads the last checkpoint and trains no further
+    again = erniegen_base("smoke", {"steps": 6, "batch_size": 4, "train_examples": 40})
+    again.fit(_task(40), tmp_path / "run")
+    assert again.decode(exs) == outs
+    assert erniegen_large("cpu", {}).describe().backbone.startswith("minilm-l6 + added [ATTN]")
+    with pytest.raises(ValueError, match="Unknown override"):
+        erniegen_base("smoke", {"nope": 1})

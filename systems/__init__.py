@@ -24,3 +24,8 @@ for _name in ("encoder_random", "encoder_minilm", "encoder_bert", "encoder_unilm
 # ERNIE-GEN fine-tuning (SYSTEMS.md §3): infilling generation, noise-aware training, infilling decoding.
 SYSTEMS.register("erniegen_base", "systems.erniegen.system:erniegen_base", family="AR")
 SYSTEMS.register("erniegen_large", "systems.erniegen.system:erniegen_large", family="AR")
+
+# CopyBERT (SYSTEMS.md §1): the five Table-1 variants, presets over one class.
+for _name in ("copybert_nocopy", "copybert_normalcopy", "copybert_selfcopy", "copybert_twohop",
+              "copybert_spanbert_selfcopy"):
+    SYSTEMS.register(_name, f"systems.copybert.system:{_name}", family="AR")

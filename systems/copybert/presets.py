@@ -1,0 +1,136 @@
+"""The five paper variants (one class, presets) and the budgets that size their runs (§1.6).
+
+A variant fixes the backbone and the copy mode; a budget fixes how much is trained and decoded.
+``paper`` follows the paper: bert-large-cased (SpanBERT-large-cased for the last row), batch 6,
+lr 3e-5, BertAdam with warmup 0.1, at most 3 epochs keeping the checkpoint with the best dev loss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+CITATION = (
+    "Varanasi, Amin & Neumann 2020, CopyBERT: A Unified Approach to Question Generation with "
+    "Self-Attention (NLP4ConvAI); reference code StalVars/CopyBERT"
+)
+
+#: variant -> (paper backbone, copy mode)
+VARIANTS: dict[str, tuple[str, str]] = {
+    "copybert_nocopy": ("bert-large-cased", "none"),
+    "copybert_normalcopy": ("bert-large-cased", "normal"),
+    "copybert_selfcopy": ("bert-large-cased", "self"),
+    "copybert_twohop": ("bert-large-cased", "twohop"),
+    "copybert_spanbert_selfcopy": ("spanbert-large-cased", "self"),
+}
+
+TINY = {"hidden": 64, "layers": 2, "heads": 4, "intermediate": 128}
+
+
+@dataclass(frozen=True)
+class CopyBERTConfig:
+    """Every knob of one run; overrides replace fields by name (:func:`apply_overrides`)."""
+
+    variant: str
+    budget: str
+    backbone: str
+    copy: str  # none | self | normal | twohop | hop2
+    # copy-layer fidelity flags (§1.5)
+    copy_attention: str = "post"  # post: dropout-masked maps as the reference; pre: before dropout
+    normal_copy_columns: str = "paragraph"  # paragraph: reference copymethod 2; visible: paper P ∪ y_<i
+    normal_copy_scatter_bug: bool = False  # reproduce the reference's scatter over token types
+    # layout (§1.2)
+    max_seq_length: int = 384
+    doc_stride: int = 128
+    max_query_length: int = 64
+    keep_out_of_span_windows: bool = True  # reference code; False: paper (answer window only)
+    # optimisation (§1.6, BertAdam §0.3)
+    lr: float = 3e-5
+    batch_size: int = 6
+    grad_accum: int = 1
+    epochs: float = 3.0
+    steps: int | None = None  # None: int(N_examples / batch) × epochs as the reference's t_total
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    optimizer: str = "bertadam"
+    schedule: str = "bert"
+    mixed_precision: str = "no"
+    seed: int = 42
+    train_examples: int | None = None  # None: the whole training split
+    dev_examples: int | None = None  # dev-loss early stopping on this many dev examples (None: all)
+    eval_every: int = 10_000  # reference training_sanity_check_steps; 0 disables early stopping
+    save_every: int = 5_000
+    dev_batch_size: int = 16
+    # decoding (§1.7)
+    beam_size: int = 5
+    n_best: int = 20
+    max_decode_length: int = 20
+    decode_doc_stride: int = 1390
+    # False: re-encode the whole sequence every step (reference cost); True: K/V cache, same outputs (tested)
+    decode_cache: bool = False
+    # smoke: a tiny random encoder over the backbone's vocab
+    tiny: dict[str, int] = field(default_factory=dict)
+    lowercase: bool | None = None  # None: from the checkpoint (cased for the paper backbones)
+    init_from: str | None = None  # decode a model trained by another run (its workdir)
+
+
+def preset(variant: str, budget: str) -> CopyBERTConfig:
+    if variant not in VARIANTS:
+        raise ValueError(f"Unknown CopyBERT variant '{variant}'; known: {', '.join(VARIANTS)}")
+    backbone, copy = VARIANTS[variant]
+    cfg = CopyBERTConfig(variant=variant, budget=budget, backbone=backbone, copy=copy)
+    if budget == "paper":
+        return cfg
+    if budget == "cpu":
+        # minilm-l6 (uncased, 6×384) for every variant, SpanBERT's row included (labelled so in
+        # describe()); 400 updates of 8 windows (~1 epoch of a fixed 3,200-example subset, ~15 min on
+        # 2 cores), windows of 256, a higher lr for the short schedule, and the K/V-cached decoder
+        # (same outputs as the reference recompute, tested) at ~0.5-1 s per example.
+        return replace(
+            cfg,
+            backbone="minilm-l6",
+            max_seq_length=256,
+            lr=1e-4,
+            batch_size=8,
+            steps=400,
+            train_examples=3200,
+            dev_examples=100,
+            eval_every=200,
+            save_every=100,
+            decode_cache=True,
+        )
+    if budget == "smoke":
+        return replace(
+            cfg,
+            backbone="minilm-l6",
+            tiny=dict(TINY),
+            max_seq_length=128,
+            lr=1e-3,
+            batch_size=8,
+            steps=30,
+            train_examples=240,
+            dev_examples=16,
+            eval_every=15,
+            save_every=15,
+            max_decode_length=8,
+            n_best=5,
+            decode_cache=True,
+        )
+    raise ValueError(f"Unknown budget '{budget}'. Choose one of: smoke, cpu, paper.")
+
+
+def apply_overrides(cfg: CopyBERTConfig, overrides: dict[str, Any]) -> CopyBERTConfig:
+    """Replace fields by name; an unknown key is an error that lists the known ones."""
+    known = {f.name for f in fields(CopyBERTConfig)} - {"variant", "budget"}
+    bad = sorted(set(overrides) - known)
+    if bad:
+        raise ValueError(f"Unknown override(s) {bad} for CopyBERT; known: {', '.join(sorted(known))}")
+    out = replace(cfg, **overrides)
+    if out.copy not in ("none", "self", "normal", "twohop", "hop2"):
+        raise ValueError(f"override copy='{out.copy}': choose none, self, normal, twohop or hop2")
+    if out.copy_attention not in ("post", "pre"):
+        raise ValueError(f"override copy_attention='{out.copy_attention}': choose post or pre")
+    if out.beam_size < 1 or out.n_best < 1 or out.max_decode_length < 1:
+        raise ValueError("beam_size, n_best and max_decode_length must be >= 1")
+    return out

@@ -1,0 +1,316 @@
+"""The System adapter for the CopyBERT variants (registry factories at the bottom).
+
+Module-level imports stay light; torch, the backbone and the trainer load inside methods.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench.data.types import Example
+from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.copybert.features import Feature, Layout
+from systems.copybert.presets import CITATION, VARIANTS, CopyBERTConfig, apply_overrides, preset
+
+META = "copybert_model.json"
+VOCAB = "vocab.txt"
+CHECKPOINTS = "checkpoints"
+BEST = "best"
+_QMARKS = re.compile(r"(?: \?)+")
+
+
+class CopyBERTSystem:
+    """Train with the offset-by-one teacher-forced NLL; decode with the reference beam search, batch 1.
+
+    ``decode`` and ``decode_one`` run the same per-example search (the reference decodes with batch
+    1, recomputing the whole sequence at every step), so they give the same text.
+    """
+
+    def __init__(self, cfg: CopyBERTConfig) -> None:
+        self.cfg = cfg
+        self.model: Any = None
+        self.tok: Any = None
+        self.layout: Layout | None = None
+        self.train_result: dict[str, Any] | None = None
+        self.head_missing: list[str] = []
+        self.backbone_name = cfg.backbone
+
+    # ------------------------------------------------------------------ describe
+    def describe(self) -> SystemInfo:
+        cfg = self.cfg
+        paper_backbone = VARIANTS[cfg.variant][0]
+        label = f"tiny({cfg.backbone} vocab)" if cfg.tiny else cfg.backbone
+        if cfg.backbone != paper_backbone:
+            label += f" (stands in for {paper_backbone})"
+        config = {k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")}
+        if self.head_missing:
+            config["mlm_head_missing"] = self.head_missing
+        if self.train_result is not None:
+            config["train"] = self.train_result
+        return SystemInfo(
+            name=cfg.variant,
+            family="AR",
+            iterations="n",
+            citation=CITATION,
+            backbone=label,
+            budget=cfg.budget,
+            config=config,
+        )
+
+    # ------------------------------------------------------------------ building
+    def _layout(self, tok: Any) -> Layout:
+        cfg = self.cfg
+        return Layout(
+            cls_id=tok.cls_id,
+            mask_id=tok.mask_id,
+            sep_id=tok.sep_id,
+            max_seq_length=cfg.max_seq_length,
+            doc_stride=cfg.doc_stride,
+            max_query_length=cfg.max_query_length,
+            max_decode_length=cfg.max_decode_length,
+            decode_doc_stride=cfg.decode_doc_stride,
+            keep_out_of_span=cfg.keep_out_of_span_windows,
+        )
+
+    def _wrap(self, backbone: Any) -> Any:
+        from systems.copybert.model import CopyBERT
+
+        cfg = self.cfg
+        return CopyBERT(
+            backbone,
+            copy=cfg.copy,
+            copy_attention=cfg.copy_attention,
+            normal_copy_columns=cfg.normal_copy_columns,
+            scatter_segment_bug=cfg.normal_copy_scatter_bug,
+        )
+
+    def _build(self) -> tuple[Any, Any, dict[str, Any]]:
+        import torch
+
+        from systems.backbone import WordPieceTokenizer, build_tokenizer, load_backbone, tiny_backbone
+
+        cfg = self.cfg
+        torch.manual_seed(cfg.seed)
+        if cfg.tiny:
+            tok = build_tokenizer(lowercase=True if cfg.lowercase is None else cfg.lowercase)
+            t = cfg.tiny
+            backbone = tiny_backbone(
+                vocab_size=tok.vocab_size,
+                hidden=t["hidden"],
+                layers=t["layers"],
+                heads=t["heads"],
+                intermediate=t["intermediate"],
+                max_position=512,
+                dropout=0.1,
+                seed=cfg.seed,
+            )
+            model = self._wrap(backbone)
+            return model, tok, {"name": f"tiny:{cfg.backbone}", "lowercase": tok.lowercase}
+        backbone, tok, info = load_backbone(cfg.backbone)
+        if cfg.lowercase is not None and cfg.lowercase != info["lowercase"]:
+            tok = WordPieceTokenizer(Path(info["path"]) / VOCAB, lowercase=cfg.lowercase)
+        model = self._wrap(backbone)
+        self.head_missing = model.head.load_hf(info["head_state"])
+        if (
+            self.head_missing
+        ):  # §1.8: SpanBERT may lack cls.predictions.* (only the tied decoder is pretrained)
+            print(
+                f"[copybert] {cfg.backbone}: MLM head tensors missing, randomly initialised: "
+                f"{self.head_missing}",
+                file=sys.stderr,
+            )
+        return model, tok, {"name": cfg.backbone, "lowercase": tok.lowercase}
+
+    # ------------------------------------------------------------------ training
+    def fit(self, task: TaskInfo, workdir: Path) -> None:
+        workdir = Path(workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        if self.cfg.init_from:
+            self.load(Path(self.cfg.init_from))
+            return
+        cfg = self.cfg
+        model, tok, info = self._build()
+        self.tok, self.layout = tok, self._layout(tok)
+        train = _subset(task.train, cfg.train_examples, cfg.seed)
+        dev = _subset(task.dev, cfg.dev_examples, cfg.seed)
+        feats = [f for ex in train for f in self.layout.train_features(tok, ex)]
+        dev_feats = [f for ex in dev for f in self.layout.train_features(tok, ex)]
+        self._write_meta(workdir, model, tok, info, task.name)
+        steps = cfg.steps if cfg.steps is not None else int(len(train) / cfg.batch_size * cfg.epochs)
+        self.train_result = self._train(model, feats, dev_feats, max(steps, 1), workdir)
+        self.train_result.update(
+            n_train_examples=len(train), n_train_windows=len(feats), n_dev_windows=len(dev_feats)
+        )
+        self.model = model.eval()
+
+    def _train(self, model: Any, feats: list[Feature], dev: list[Feature], steps: int, workdir: Path) -> dict:
+        from safetensors.torch import load_model, save_model
+
+        from systems.copybert.data import collate, dev_loss
+        from systems.training import TrainConfig, Trainer
+
+        cfg = self.cfg
+        best_dir = workdir / BEST
+        best_file = best_dir / "best.json"
+        best = json.loads(best_file.read_text()) if best_file.is_file() else {"step": 0, "dev_loss": None}
+
+        def evaluate(done: int) -> None:
+            loss = dev_loss(model, dev, cfg.dev_batch_size)
+            model.train()
+            if best["dev_loss"] is None or loss < best["dev_loss"]:
+                best.update(step=done, dev_loss=loss)
+                best_dir.mkdir(exist_ok=True)
+                save_model(model, str(best_dir / "model.safetensors"))
+                best_file.write_text(json.dumps(best))
+
+        def on_step(done: int, _loss: float) -> None:
+            if dev and cfg.eval_every and (done % cfg.eval_every == 0 or done == steps):
+                evaluate(done)
+
+        tcfg = TrainConfig(
+            steps=steps,
+            batch_size=cfg.batch_size,
+            grad_accum=cfg.grad_accum,
+            lr=cfg.lr,
+            warmup=cfg.warmup,
+            schedule=cfg.schedule,
+            optimizer=cfg.optimizer,
+            weight_decay=cfg.weight_decay,
+            max_grad_norm=cfg.max_grad_norm,
+            mixed_precision=cfg.mixed_precision,
+            save_every=cfg.save_every,
+            seed=cfg.seed,
+            log_every=10,
+            progress=False,
+        )
+        result = Trainer(tcfg, workdir, on_step=on_step).fit(
+            model, feats, lambda items, rng: collate(items), lambda m, batch: m(**batch)
+        )
+        if best_file.is_file():  # dev-loss early stopping: keep the best checkpoint (reference)
+            load_model(model, str(best_dir / "model.safetensors"))
+        return {**result.to_json(), "losses": result.losses[-5:], "best": dict(best)}
+
+    def _write_meta(self, workdir: Path, model: Any, tok: Any, info: dict[str, Any], task: str) -> None:
+        vocab = [tok.id_to_token.get(i, "[UNK]") for i in range(tok.vocab_size)]
+        (workdir / VOCAB).write_text("\n".join(vocab) + "\n", encoding="utf-8")
+        meta = {
+            "config": asdict(self.cfg),
+            "task": task,
+            "backbone": info["name"],
+            "lowercase": info["lowercase"],
+            "backbone_config": model.backbone.config.to_hf(),
+        }
+        (workdir / META).write_text(json.dumps(meta, indent=1))
+
+    # ------------------------------------------------------------------ loading
+    def load(self, workdir: Path) -> CopyBERTSystem:
+        """Rebuild a finished run's model from its workdir (best dev-loss weights, else last checkpoint)."""
+        from safetensors.torch import load_model
+
+        from systems.backbone import Backbone, BackboneConfig, WordPieceTokenizer
+        from systems.training import latest_checkpoint
+
+        workdir = Path(workdir)
+        meta_file = workdir / META
+        if not meta_file.is_file():
+            raise FileNotFoundError(
+                f"{meta_file} not found: init_from must name the workdir of a finished CopyBERT run"
+            )
+        meta = json.loads(meta_file.read_text())
+        weights = workdir / BEST / "model.safetensors"
+        if not weights.is_file():
+            last = latest_checkpoint(workdir / CHECKPOINTS)
+            if last is None:
+                raise FileNotFoundError(
+                    f"{workdir}: no best/ weights and no complete checkpoint; finish its fit first"
+                )
+            weights = last / "model.safetensors"
+        if meta["config"]["copy"] != self.cfg.copy:
+            raise ValueError(
+                f"{workdir} holds a copy='{meta['config']['copy']}' model; "
+                f"this system is copy='{self.cfg.copy}'"
+            )
+        self.tok = WordPieceTokenizer(workdir / VOCAB, lowercase=meta["lowercase"])
+        self.layout = self._layout(self.tok)
+        self.model = self._wrap(Backbone(BackboneConfig.from_hf(meta["backbone_config"])))
+        load_model(self.model, str(weights))
+        self.model.eval()
+        return self
+
+    # ------------------------------------------------------------------ decoding
+    def _require_model(self) -> None:
+        if self.model is None:
+            raise RuntimeError(
+                f"{self.cfg.variant}: call fit(task, workdir) (or set init_from) before decoding"
+            )
+
+    def decode(self, examples: Sequence[Example]) -> list[str]:
+        return [self.decode_one(ex) for ex in examples]
+
+    def decode_one(self, example: Example) -> str:
+        self._require_model()
+        assert self.layout is not None
+        feat = self.layout.decode_feature(self.tok, example)
+        return self.text(self.generate(feat))
+
+    def generate(self, feat: Feature) -> list[int]:
+        """Beam search from a decoding window; returns the output wordpiece ids (§1.7 token rules)."""
+        import torch
+
+        from systems.copybert.beam import beam_search, output_tokens
+        from systems.copybert.data import CachedStepScorer, StepScorer
+
+        cfg, tok = self.cfg, self.tok
+        scorer = (CachedStepScorer if cfg.decode_cache else StepScorer)(self.model, feat)
+        with torch.inference_mode():
+            best, _ = beam_search(
+                scorer,
+                tok.sep_id,
+                blocked=(tok.pad_id,),
+                beam_size=cfg.beam_size,
+                n_best=cfg.n_best,
+                max_length=cfg.max_decode_length,
+            )
+        return output_tokens(best, drop=(tok.sep_id, tok.pad_id))
+
+    def text(self, ids: Sequence[int]) -> str:
+        """Wordpieces joined by spaces, repeated " ?" collapsed, then " ##" merged (as the eval script)."""
+        toks = " ".join(self.tok.convert_ids_to_tokens(ids))
+        toks = _QMARKS.sub(" ?", toks)
+        return toks.replace(" ##", "").strip()
+
+
+def _subset(examples: Sequence[Example], n: int | None, seed: int) -> list[Example]:
+    """A fixed, seeded subset (all of it when ``n`` is None or too large)."""
+    if n is None or n >= len(examples):
+        return list(examples)
+    idx = sorted(random.Random(seed).sample(range(len(examples)), n))
+    return [examples[i] for i in idx]
+
+
+def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) -> CopyBERTSystem:
+    """Build a variant under a budget with overrides (the registry factories call this)."""
+    return CopyBERTSystem(apply_overrides(preset(variant, check_budget(budget)), dict(overrides or {})))
+
+
+def _factory(variant: str):  # noqa: ANN202
+    def factory(budget: str, overrides: Mapping[str, Any]) -> CopyBERTSystem:
+        return make(variant, budget, overrides)
+
+    factory.__name__ = variant
+    factory.__doc__ = f"Registry factory for the CopyBERT variant '{variant}'."
+    return factory
+
+
+copybert_nocopy = _factory("copybert_nocopy")
+copybert_normalcopy = _factory("copybert_normalcopy")
+copybert_selfcopy = _factory("copybert_selfcopy")
+copybert_twohop = _factory("copybert_twohop")
+copybert_spanbert_selfcopy = _factory("copybert_spanbert_selfcopy")

@@ -1,0 +1,124 @@
+"""CopyBERT adapter: presets, registry factories, fit -> decode on a tiny task, resume, init_from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.data.types import Example
+from systems.base import System, TaskInfo
+from systems.copybert import system as cs
+from systems.copybert.features import Layout, doc_spans, parse
+from systems.copybert.presets import VARIANTS, apply_overrides, preset
+
+TRIPLES = [
+    ("Paris is the capital of France.", "Paris", "What is the capital of France?"),
+    ("The cat sat on the mat in Berlin.", "mat", "Where did the cat sit?"),
+    ("Water boils at 100 degrees.", "100 degrees", "At what temperature does water boil?"),
+    ("Mozart was born in Salzburg in 1756.", "1756", "When was Mozart born?"),
+]
+
+
+def _examples(n: int) -> list[Example]:
+    out = []
+    for k in range(n):
+        para, ans, q = TRIPLES[k % len(TRIPLES)]
+        out.append(
+            Example(
+                f"e{k}",
+                f"{ans} [SEP] {para}",
+                q,
+                {"paragraph": para, "answer": ans, "answer_start": str(para.index(ans)), "question": q},
+            )
+        )
+    return out
+
+
+def test_presets_and_factories() -> None:
+    for variant in VARIANTS:
+        paper = preset(variant, "paper")
+        assert (paper.batch_size, paper.lr, paper.epochs) == (6, 3e-5, 3.0)
+        assert (paper.max_seq_length, paper.doc_stride, paper.max_query_length) == (384, 128, 64)
+        assert (paper.beam_size, paper.n_best, paper.max_decode_length) == (5, 20, 20)
+        assert preset(variant, "cpu").backbone == "minilm-l6"
+        assert isinstance(getattr(cs, variant)("smoke", {}), System)
+    assert preset("copybert_spanbert_selfcopy", "paper").backbone == "spanbert-large-cased"
+    assert preset("copybert_twohop", "paper").copy == "twohop"
+    assert "stands in for spanbert" in cs.copybert_spanbert_selfcopy("cpu", {}).describe().backbone
+    with pytest.raises(ValueError, match="Unknown override"):
+        apply_overrides(preset("copybert_selfcopy", "cpu"), {"bogus": 1})
+
+
+def test_windows_and_answer_span() -> None:
+    from systems.backbone import build_tokenizer
+
+    tok = build_tokenizer()
+    assert doc_spans(10, 4, 3) == [(0, 4), (3, 4), (6, 4)]
+    assert doc_spans(10, 4, 1390) == [(0, 4), (4, 4), (8, 2)]
+    para = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
+    parsed = parse(tok, para, "theta iota", para.index("theta"))
+    assert tok.decode(parsed.pieces[parsed.span[0] : parsed.span[1] + 1]) == "theta iota"
+    layout = Layout(
+        tok.cls_id,
+        tok.mask_id,
+        tok.sep_id,
+        max_seq_length=12,
+        doc_stride=3,
+        max_query_length=4,
+        max_decode_length=4,
+    )
+    ex = Example(
+        "x",
+        "",
+        "what is it ?",
+        {
+            "paragraph": para,
+            "answer": "theta iota",
+            "answer_start": str(para.index("theta")),
+            "question": "what is it ?",
+        },
+    )
+    feats = layout.train_features(tok, ex)
+    assert len(feats) > 1 and any(f.answer == (0, 0) for f in feats)  # out-of-span windows kept
+    for f in feats:
+        assert len(f.ids) <= 12 and f.question[-1] == tok.sep_id
+        if f.answer != (0, 0):
+            assert tok.decode(f.context[f.answer[0] : f.answer[1] + 1]) == "theta iota"
+    dec = layout.decode_feature(tok, ex)
+    assert dec.question == () and len(dec.context) <= 12 - 4  # room for 4 decoded tokens
+    assert dec.context[-1] == tok.mask_id and dec.context[-2] == parse(tok, para, "", None).pieces[-1]  # last
+    with pytest.raises(ValueError, match="max_seq_length"):
+        Layout(tok.cls_id, tok.mask_id, tok.sep_id, max_seq_length=12).decode_feature(tok, ex)
+
+
+@pytest.mark.slow
+def test_fit_decode_resume(tmp_path: Path) -> None:
+    task = TaskInfo("squad_qg", tuple(_examples(32)), tuple(_examples(8)), 384, 64)
+    over = {
+        "steps": 4,
+        "train_examples": 16,
+        "dev_examples": 4,
+        "eval_every": 2,
+        "save_every": 2,
+        "max_decode_length": 5,
+        "n_best": 3,
+    }
+    sys_a = cs.copybert_selfcopy("smoke", over)
+    sys_a.fit(task, tmp_path / "run")
+    tests = _examples(2)
+    out = sys_a.decode(tests)
+    assert len(out) == 2 and out == [sys_a.decode_one(ex) for ex in tests]
+    slow = cs.copybert_selfcopy("smoke", {**over, "init_from": str(tmp_path / "run"), "decode_cache": False})
+    slow.fit(task, tmp_path / "slow")
+    assert slow.decode(tests) == out  # the cached decoder (smoke default) = the reference recompute
+    assert (tmp_path / "run" / "best" / "best.json").is_file()
+    info = sys_a.describe()
+    assert info.family == "AR" and info.config["train"]["steps"] == 4
+    again = cs.copybert_selfcopy("smoke", over)
+    again.fit(task, tmp_path / "run")  # finished run: resumes at the last step, no retraining
+    assert again.train_result["resumed_from"] == 4
+    assert again.decode(tests) == out
+    loaded = cs.copybert_selfcopy("smoke", {**over, "init_from": str(tmp_path / "run")})
+    loaded.fit(task, tmp_path / "other")
+    assert loaded.decode(tests) == out

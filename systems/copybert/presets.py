@@ -7,8 +7,10 @@ lr 3e-5, BertAdam with warmup 0.1, at most 3 epochs keeping the checkpoint with 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from systems.presets import replace_fields
 
 CITATION = (
     "Varanasi, Amin & Neumann 2020, CopyBERT: A Unified Approach to Question Generation with "
@@ -122,11 +124,7 @@ def preset(variant: str, budget: str) -> CopyBERTConfig:
 
 def apply_overrides(cfg: CopyBERTConfig, overrides: dict[str, Any]) -> CopyBERTConfig:
     """Replace fields by name; an unknown key is an error that lists the known ones."""
-    known = {f.name for f in fields(CopyBERTConfig)} - {"variant", "budget"}
-    bad = sorted(set(overrides) - known)
-    if bad:
-        raise ValueError(f"Unknown override(s) {bad} for CopyBERT; known: {', '.join(sorted(known))}")
-    out = replace(cfg, **overrides)
+    out = replace_fields(cfg, overrides, "CopyBERT", frozen=("variant", "budget"))
     if out.copy not in ("none", "self", "normal", "twohop", "hop2"):
         raise ValueError(f"override copy='{out.copy}': choose none, self, normal, twohop or hop2")
     if out.copy_attention not in ("post", "pre"):

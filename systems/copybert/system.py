@@ -6,7 +6,6 @@ Module-level imports stay light; torch, the backbone and the trainer load inside
 from __future__ import annotations
 
 import json
-import random
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -18,6 +17,7 @@ from bench.data.types import Example
 from systems.base import SystemInfo, TaskInfo, check_budget
 from systems.copybert.features import Feature, Layout
 from systems.copybert.presets import CITATION, VARIANTS, CopyBERTConfig, apply_overrides, preset
+from systems.presets import seeded_subset, variant_factory
 
 META = "copybert_model.json"
 VOCAB = "vocab.txt"
@@ -138,8 +138,8 @@ class CopyBERTSystem:
         cfg = self.cfg
         model, tok, info = self._build()
         self.tok, self.layout = tok, self._layout(tok)
-        train = _subset(task.train, cfg.train_examples, cfg.seed)
-        dev = _subset(task.dev, cfg.dev_examples, cfg.seed)
+        train = seeded_subset(task.train, cfg.train_examples, cfg.seed)
+        dev = seeded_subset(task.dev, cfg.dev_examples, cfg.seed)
         feats = [f for ex in train for f in self.layout.train_features(tok, ex)]
         dev_feats = [f for ex in dev for f in self.layout.train_features(tok, ex)]
         self._write_meta(workdir, model, tok, info, task.name)
@@ -287,30 +287,15 @@ class CopyBERTSystem:
         return toks.replace(" ##", "").strip()
 
 
-def _subset(examples: Sequence[Example], n: int | None, seed: int) -> list[Example]:
-    """A fixed, seeded subset (all of it when ``n`` is None or too large)."""
-    if n is None or n >= len(examples):
-        return list(examples)
-    idx = sorted(random.Random(seed).sample(range(len(examples)), n))
-    return [examples[i] for i in idx]
-
 
 def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) -> CopyBERTSystem:
     """Build a variant under a budget with overrides (the registry factories call this)."""
     return CopyBERTSystem(apply_overrides(preset(variant, check_budget(budget)), dict(overrides or {})))
 
 
-def _factory(variant: str):  # noqa: ANN202
-    def factory(budget: str, overrides: Mapping[str, Any]) -> CopyBERTSystem:
-        return make(variant, budget, overrides)
 
-    factory.__name__ = variant
-    factory.__doc__ = f"Registry factory for the CopyBERT variant '{variant}'."
-    return factory
-
-
-copybert_nocopy = _factory("copybert_nocopy")
-copybert_normalcopy = _factory("copybert_normalcopy")
-copybert_selfcopy = _factory("copybert_selfcopy")
-copybert_twohop = _factory("copybert_twohop")
-copybert_spanbert_selfcopy = _factory("copybert_spanbert_selfcopy")
+copybert_nocopy = variant_factory(make, "copybert_nocopy", "CopyBERT")
+copybert_normalcopy = variant_factory(make, "copybert_normalcopy", "CopyBERT")
+copybert_selfcopy = variant_factory(make, "copybert_selfcopy", "CopyBERT")
+copybert_twohop = variant_factory(make, "copybert_twohop", "CopyBERT")
+copybert_spanbert_selfcopy = variant_factory(make, "copybert_spanbert_selfcopy", "CopyBERT")

@@ -7,8 +7,10 @@ minilm-l6 (cpu) or a tiny random encoder (smoke), each with an added ``[ATTN]`` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from systems.presets import replace_fields
 
 CITATION = (
     "Xiao et al. 2020, ERNIE-GEN: An Enhanced Multi-Flow Pre-training and Fine-tuning Framework "
@@ -100,11 +102,7 @@ def preset(variant: str, budget: str) -> ErnieGenConfig:
 
 def apply_overrides(cfg: ErnieGenConfig, overrides: dict[str, Any]) -> ErnieGenConfig:
     """Replace fields by name; unknown keys are an error that lists the known ones."""
-    known = {f.name for f in fields(ErnieGenConfig)} - {"variant", "budget"}
-    bad = sorted(set(overrides) - known)
-    if bad:
-        raise ValueError(f"Unknown override(s) {bad} for ERNIE-GEN; known: {', '.join(sorted(known))}")
-    out = replace(cfg, **overrides)
+    out = replace_fields(cfg, overrides, "ERNIE-GEN", frozen=("variant", "budget"))
     if not 0.0 <= out.noise_prob <= 1.0:
         raise ValueError(f"override noise_prob={out.noise_prob}: must be in [0, 1]")
     if out.beam_size < 1:

@@ -6,7 +6,6 @@ Module-level imports stay light; torch, the backbone and the trainer load inside
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 from bench.data.types import Example
 from systems.base import SystemInfo, TaskInfo, check_budget
 from systems.erniegen.presets import CITATION, ErnieGenConfig, apply_overrides, preset
+from systems.presets import seeded_subset
 
 ATTN = "[ATTN]"
 META = "erniegen_model.json"
@@ -109,7 +109,7 @@ class ErnieGenSystem:
         workdir.mkdir(parents=True, exist_ok=True)
         model, tok = self._build()
         self.encoder = enc = self._encoder(tok, model.backbone.config.max_position)
-        train = _subset(task.train, cfg.train_examples, cfg.seed)
+        train = seeded_subset(task.train, cfg.train_examples, cfg.seed)
         pairs = enc.pairs(train)
         steps = cfg.steps if cfg.steps is not None else max(1, int(cfg.epochs * len(pairs)) // cfg.batch_size)
         (workdir / VOCAB).write_text("\n".join(tok.id_to_token[i] for i in range(tok.vocab_size)) + "\n")
@@ -196,13 +196,6 @@ def _pad_head_bias(state: dict[str, Any], vocab_size: int) -> dict[str, Any]:
         state = {**state, key: torch.cat([b, b.new_zeros(vocab_size - b.shape[0])])}
     return state
 
-
-def _subset(examples: Sequence[Example], n: int | None, seed: int) -> list[Example]:
-    """A fixed, seeded subset of the training split (all of it when ``n`` is None or too large)."""
-    if n is None or n >= len(examples):
-        return list(examples)
-    idx = sorted(random.Random(seed).sample(range(len(examples)), n))
-    return [examples[i] for i in idx]
 
 
 def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) -> ErnieGenSystem:

@@ -7,8 +7,10 @@ the paper's protocol (same number of updates; MIST's extra passes show up in wal
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from systems.presets import replace_fields
 
 CITATION = (
     "Jiang et al. 2022, Improving Non-autoregressive Generation with Mixup Training (MIST), AAAI; "
@@ -162,11 +164,7 @@ def preset(variant: str, budget: str) -> NARConfig:
 
 def apply_overrides(cfg: NARConfig, overrides: dict[str, Any]) -> NARConfig:
     """Replace fields by name; unknown keys are an error that lists the known ones."""
-    known = {f.name for f in fields(NARConfig)} - {"variant", "budget"}
-    bad = sorted(set(overrides) - known)
-    if bad:
-        raise ValueError(f"Unknown override(s) {bad} for NAR systems; known: {', '.join(sorted(known))}")
-    out = replace(cfg, **overrides)
+    out = replace_fields(cfg, overrides, "NAR systems", frozen=("variant", "budget"))
     if out.decode not in ("single", "mist_iter", "mask_predict"):
         raise ValueError(f"override decode='{out.decode}': choose single, mist_iter or mask_predict")
     if out.iterations < 1:

@@ -6,7 +6,6 @@ Module-level imports stay light; torch, the backbone and the trainer load inside
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 from bench.data.types import Example
 from systems.base import SystemInfo, TaskInfo, check_budget
 from systems.nar.presets import CITATION, NARConfig, TrainSize, apply_overrides, preset
+from systems.presets import seeded_subset, variant_factory
 
 META = "nar_model.json"
 VOCAB = "vocab.txt"
@@ -83,7 +83,7 @@ class NARSystem:
         from systems.nar.data import Encoder
 
         self.encoder = Encoder(tok, size.max_source_len, size.max_target_len, self.cfg.test_extra)
-        train = _subset(task.train, size.train_examples, self.cfg.seed)
+        train = seeded_subset(task.train, size.train_examples, self.cfg.seed)
         pairs = self.encoder.pairs(train)
         if self.cfg.static_mix:
             pairs = pairs + self._mixed_pairs(task, workdir, train)
@@ -323,36 +323,21 @@ def _remove_repeat(text: str) -> str:
     return remove_repeat(text)
 
 
-def _subset(examples: Sequence[Example], n: int | None, seed: int) -> list[Example]:
-    """A fixed, seeded subset of the training split (all of it when ``n`` is None or too large)."""
-    if n is None or n >= len(examples):
-        return list(examples)
-    idx = sorted(random.Random(seed).sample(range(len(examples)), n))
-    return [examples[i] for i in idx]
-
 
 def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) -> NARSystem:
     """Build a variant under a budget with overrides (the registry factories call this)."""
     return NARSystem(apply_overrides(preset(variant, check_budget(budget)), dict(overrides or {})))
 
 
-def _factory(variant: str):  # noqa: ANN202
-    def factory(budget: str, overrides: Mapping[str, Any]) -> NARSystem:
-        return make(variant, budget, overrides)
 
-    factory.__name__ = variant
-    factory.__doc__ = f"Registry factory for the NAR variant '{variant}'."
-    return factory
-
-
-encoder_random = _factory("encoder_random")
-encoder_minilm = _factory("encoder_minilm")
-encoder_bert = _factory("encoder_bert")
-encoder_unilm = _factory("encoder_unilm")
-encoder_minilm_l6 = _factory("encoder_minilm_l6")
-mist_minilm = _factory("mist_minilm")
-mist_bert = _factory("mist_bert")
-mist_unilm = _factory("mist_unilm")
-mist_minilm_l6 = _factory("mist_minilm_l6")
-static_mix_unilm = _factory("static_mix_unilm")
-static_mix_minilm_l6 = _factory("static_mix_minilm_l6")
+encoder_random = variant_factory(make, "encoder_random", "NAR")
+encoder_minilm = variant_factory(make, "encoder_minilm", "NAR")
+encoder_bert = variant_factory(make, "encoder_bert", "NAR")
+encoder_unilm = variant_factory(make, "encoder_unilm", "NAR")
+encoder_minilm_l6 = variant_factory(make, "encoder_minilm_l6", "NAR")
+mist_minilm = variant_factory(make, "mist_minilm", "NAR")
+mist_bert = variant_factory(make, "mist_bert", "NAR")
+mist_unilm = variant_factory(make, "mist_unilm", "NAR")
+mist_minilm_l6 = variant_factory(make, "mist_minilm_l6", "NAR")
+static_mix_unilm = variant_factory(make, "static_mix_unilm", "NAR")
+static_mix_minilm_l6 = variant_factory(make, "static_mix_minilm_l6", "NAR")

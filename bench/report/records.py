@@ -1,4 +1,4 @@
-"""Read run records (results/*.json, schema in notes/RECORD.md) for the renderers.
+"""Read run records (results/*.json, schema in docs/run-record.md) for the renderers.
 
 Why validate here: reports are the project's evidence, so a malformed record must stop the
 build with the file name and the broken field, never silently drop a number.

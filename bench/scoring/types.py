@@ -43,7 +43,7 @@ class Scores:
     item_keys: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        """The ``scores[<recipe>]`` entry of a run record (notes/RECORD.md)."""
+        """The ``scores[<recipe>]`` entry of a run record (docs/run-record.md)."""
         return {"signature": self.signature, "metrics": dict(self.metrics),
                 "ci": {k: list(v) for k, v in self.ci.items()}, "n_items": self.n_items,
                 "notes": list(self.notes)}

@@ -94,7 +94,7 @@ class LatencyReport:
         return reasons
 
     def record(self, name: str) -> dict[str, Any]:
-        """The ``latency`` dict of a run record for system ``name`` (schema in RECORD.md)."""
+        """The ``latency`` dict of a run record for system ``name`` (schema in docs/run-record.md)."""
         res = self.systems[name]
         sp = res.speedup
         reasons = self.reasons_for(name)

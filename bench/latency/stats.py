@@ -16,7 +16,7 @@ NS_PER_MS = 1_000_000.0
 
 @dataclass(frozen=True)
 class LatencyStats:
-    """The single-stream summary stored in ``record["latency"]["stats"]`` (RECORD.md)."""
+    """The single-stream summary stored in ``record["latency"]["stats"]`` (docs/run-record.md)."""
 
     n: int
     mean_ms: float

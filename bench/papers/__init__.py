@@ -16,7 +16,7 @@ YAML schema (per paper)::
           - id; label; kind: quality (default) | latency | info
             task; split; recipe                   # quality groups: how our runs are matched/scored
             unavailable: {...}                    # applies to this group's cells
-            columns: [{id, label, metric}]        # metric: RECORD.md key, `speedup`, `iterations`, or absent
+            columns: [{id, label, metric}]        # metric: docs/run-record.md key, `speedup`, `iterations`, or absent
         rows:
           - id; label (as printed); anchor (text to find it in the paper, default label); mark ("†")
             section; system (our registry name or null); cpu_system (absent = same as system; null = none)

@@ -1,4 +1,4 @@
-"""One BERT-compatible transformer shared by every system (see notes BACKBONE_API.md).
+"""One BERT-compatible transformer shared by every system: masks from lengths, K/V cache, attention maps.
 
 Importing this package imports torch; the harness reaches it only through systems that need it.
 """

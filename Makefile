@@ -25,7 +25,7 @@ demo: setup
 	$(BENCH) data build
 	$(BENCH) run --system copy_source --task squad_qg --budget smoke --results-dir $(DEMO)/results
 	$(BENCH) run --system copy_source --task quora --budget smoke --results-dir $(DEMO)/results
-	$(BENCH) run --system lead1 --task xsum --split test-available --budget smoke --results-dir $(DEMO)/results
+	$(BENCH) run --system lead1 --task xsum --budget smoke --results-dir $(DEMO)/results
 	$(BENCH) run --system unilm --task squad_qg --budget smoke --results-dir $(DEMO)/results
 	$(BENCH) run --system mist_minilm_l6 --task squad_qg --budget smoke --results-dir $(DEMO)/results
 	$(BENCH) table --budget smoke --results-dir $(DEMO)/results --reports-dir $(DEMO)/reports

@@ -138,7 +138,8 @@ def data_show(
 def run(
     system: Annotated[str, typer.Option(help="Registered system name (bench ls systems).")],
     task: Annotated[str, typer.Option(help="Task name (bench ls tasks).")],
-    split: Annotated[str, typer.Option(help="Split to decode and score.")] = "test",
+    split: Annotated[str | None, typer.Option(help="Split to decode and score (default: test, or the "
+                                              "available partial test split where the full one is absent).")] = None,
     budget: Annotated[str, typer.Option(help="smoke | cpu | paper")] = "smoke",
     seed: Annotated[int, typer.Option(help="Random seed (part of the run identity).")] = 42,
     set_: Annotated[list[str], typer.Option("--set", help="Override key=value (repeatable).")] = [],  # noqa: B006
@@ -149,15 +150,19 @@ def run(
     data_dir: DataDir = None,
 ) -> None:
     """Train (or load) -> decode -> score -> (time) -> record one run."""
+    from bench.data import DataError, default_eval_split
     from bench.registry import RegistryError
     from bench.runs import RunSpec, execute, parse_overrides
 
     try:
+        if split is None:
+            split = default_eval_split(task, data_dir)
+            console.print(f"split: [bold]{split}[/]")
         spec = RunSpec(system=system, task=task, split=split, budget=budget,
                        overrides=parse_overrides(set_), seed=seed, limit=limit)
         record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
                          latency_items=latency_n, say=console.print)
-    except (RegistryError, ValueError) as exc:
+    except (RegistryError, DataError, ValueError) as exc:
         _fail(str(exc))
     _print_scores(record)
 

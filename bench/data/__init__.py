@@ -1,10 +1,10 @@
 """Task data layer: task registry, split builders from raw sources, checksummed split cache.
 
-Public API: ``TASKS``, ``Task``, ``load_split``, ``build``, ``verify``, ``data_dir``,
+Public API: ``TASKS``, ``Task``, ``load_split``, ``default_eval_split``, ``build``, ``verify``, ``data_dir``,
 ``DataError``, ``Example``, ``Split``. Builders import lazily, so importing this package is cheap.
 """
 
-from bench.data.api import build, load_split, verify
+from bench.data.api import build, default_eval_split, load_split, verify
 from bench.data.errors import DataError
 from bench.data.sources import data_dir
 from bench.data.tasks import TASKS, SplitSpec, Task
@@ -18,6 +18,7 @@ __all__ = [
     "SplitSpec",
     "Task",
     "build",
+    "default_eval_split",
     "data_dir",
     "load_split",
     "verify",

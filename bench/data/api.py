@@ -26,6 +26,24 @@ MANIFEST = "manifest.json"
 LOCK = ".build.lock"
 
 
+def default_eval_split(task: str, data_dir: Path | str | None = None) -> str:
+    """The split a run scores when none is named: ``test``, or, where the full test set needs data
+    the user has not supplied (XSum), the largest available partial test split (named as partial)."""
+    t = _task(task)
+    spec = t.split("test")
+    if not spec.optional:
+        return "test"
+    from bench.data.xsum import find_full
+
+    if find_full(_data_dir(data_dir)) is not None:
+        return "test"
+    candidates = [s for s in t.splits.values()
+                  if s.name.startswith("test") and not s.optional and not s.references_only]
+    if not candidates:
+        raise DataError(f"Task '{t.name}' has no test split with sources on this machine; supply the full data.")
+    return max(candidates, key=lambda s: s.count).name
+
+
 def load_split(
     task: str, split: str, data_dir: Path | str | None = None, *, cache_dir: Path | str | None = None
 ) -> Split:

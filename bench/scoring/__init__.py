@@ -34,11 +34,13 @@ _LAZY = {
     "ScoringSession": "bench.scoring.session", "Scores": "bench.scoring.types",
     "ScoringError": "bench.scoring.errors", "ScoringInputError": "bench.scoring.errors",
     "ToolMissingError": "bench.scoring.errors", "ToolFailedError": "bench.scoring.errors",
+    "read_hypotheses": "bench.scoring.inputs",
 }
 
 if TYPE_CHECKING:
     from bench.scoring.api import applicable_recipes, compare, score_all, score_files, score_split
     from bench.scoring.errors import ScoringError, ScoringInputError, ToolFailedError, ToolMissingError
+    from bench.scoring.inputs import read_hypotheses
     from bench.scoring.session import ScoringSession
     from bench.scoring.types import Scores
 
@@ -52,4 +54,4 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["RECIPES", "ScoringError", "ScoringInputError", "ScoringSession", "Scores", "ToolFailedError",
-           "ToolMissingError", "applicable_recipes", "compare", "score_all", "score_files", "score_split"]
+           "ToolMissingError", "applicable_recipes", "compare", "read_hypotheses", "score_all", "score_files", "score_split"]

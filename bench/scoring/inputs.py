@@ -92,3 +92,11 @@ def check_references(refs: Sequence[str], where: str) -> None:
         if "|||" in r or "\n" in r:
             raise ScoringInputError(f"{where}: reference {i + 1} contains '|||' or a newline, which "
                                     "would corrupt METEOR's input. Fix the reference file.")
+
+
+def read_hypotheses(path: str | Path, expected: int, ref_label: str) -> list[str]:
+    """Outputs for a task split: strict UTF-8, exactly ``expected`` lines, no forbidden characters."""
+    lines = read_lines(path)
+    check_counts(len(lines.lines), expected, str(path), ref_label)
+    check_hypotheses(lines.lines, str(path))
+    return lines.lines

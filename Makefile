@@ -5,7 +5,10 @@ PY     := $(VENV)/bin/python
 BENCH  := $(VENV)/bin/bench
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast bench lint clean
+WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bench/wheels
+FAIRSEQ_WHL = $(WHEELS)/fairseq_fixed-0.12.3.1-cp311-cp311-linux_x86_64.whl
+
+.PHONY: setup fairseq demo test test-fast bench lint clean
 
 setup: $(STAMP)
 
@@ -17,6 +20,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q "torch==2.13.0"
 	$(PY) -m pip install -q -e ".[test]"
 	touch $(STAMP)
+
+# fairseq-fixed 0.12.3.1 (the fairseq that imports on Python 3.11) for the fairseq baselines. The wheel is
+# built once against the venv's torch (no build isolation, no deps: they would pull a CUDA torch and
+# torchaudio) and cached outside the checkout, so later clones on this machine reuse it.
+fairseq: setup
+	$(PY) -m pip install -q -e ".[fairseq]" wheel
+	test -f $(FAIRSEQ_WHL) || $(PY) -m pip wheel -q --no-deps --no-build-isolation fairseq-fixed==0.12.3.1 -w $(WHEELS)
+	$(PY) -m pip install -q --no-deps $(FAIRSEQ_WHL)
+	$(PY) -c "import fairseq, torch; assert torch.__version__.startswith('2.13'), torch.__version__; print('fairseq', fairseq.__version__, 'torch', torch.__version__)"
 
 # The demo writes to .cache/demo so that results/ keeps only the committed evidence of real runs.
 DEMO := .cache/demo

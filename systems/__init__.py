@@ -29,3 +29,9 @@ SYSTEMS.register("erniegen_large", "systems.erniegen.system:erniegen_large", fam
 for _name in ("copybert_nocopy", "copybert_normalcopy", "copybert_selfcopy", "copybert_twohop",
               "copybert_spanbert_selfcopy"):
     SYSTEMS.register(_name, f"systems.copybert.system:{_name}", family="AR")
+
+# fairseq NAR/AR baselines (SYSTEMS.md §5): the real fairseq models; need `make fairseq`.
+SYSTEMS.register("fairseq_transformer", "systems.fairseq_nat.system:fairseq_transformer", family="AR")
+SYSTEMS.register("fairseq_nat", "systems.fairseq_nat.system:fairseq_nat", family="NAR")
+for _name in ("fairseq_inat", "fairseq_cmlm", "fairseq_levt", "fairseq_inst"):
+    SYSTEMS.register(_name, f"systems.fairseq_nat.system:{_name}", family="semi-NAR")

@@ -1,0 +1,236 @@
+"""The six fairseq baselines as data: one :class:`FairseqConfig` per system and budget.
+
+``paper`` reproduces the published recipes (SYSTEMS.md §5.2: fairseq's
+``examples/nonautoregressive_translation/scripts.md`` for the NAT family, GLGE's
+``train_transformer.sh``/``test_transformer.sh`` for the AR Transformer). ``cpu`` and ``smoke``
+keep every recipe flag and shrink only the model, the update count and the data, so a smoke run
+exercises exactly the code path a paper run takes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+#: system name -> (fairseq --arch, --noise, arch-specific training flags, family)
+SYSTEMS: dict[str, tuple[str, str | None, tuple[str, ...], str]] = {
+    "fairseq_transformer": ("transformer_vaswani_wmt_en_de_big", None, (), "AR"),
+    "fairseq_nat": (
+        "nonautoregressive_transformer",
+        "full_mask",
+        ("--pred-length-offset", "--length-loss-factor", "0.1"),
+        "NAR",
+    ),
+    "fairseq_inat": (
+        "iterative_nonautoregressive_transformer",
+        "full_mask",
+        (
+            "--pred-length-offset",
+            "--length-loss-factor",
+            "0.1",
+            "--train-step",
+            "4",
+            "--dae-ratio",
+            "0.5",
+            "--stochastic-approx",
+        ),
+        "semi-NAR",
+    ),
+    "fairseq_cmlm": ("cmlm_transformer", "random_mask", (), "semi-NAR"),
+    "fairseq_levt": ("levenshtein_transformer", "random_delete", (), "semi-NAR"),
+    "fairseq_inst": ("insertion_transformer", "random_delete", (), "semi-NAR"),
+}
+
+CITATIONS = {
+    "fairseq_transformer": "Vaswani et al. 2017; GLGE recipe (Liu et al. 2021, ProphetNet GLGE_baselines)",
+    "fairseq_nat": "Gu et al. 2018, Non-Autoregressive Neural Machine Translation (fairseq implementation)",
+    "fairseq_inat": "Lee et al. 2018, Deterministic Non-Autoregressive Neural Sequence Modeling by Iterative "
+    "Refinement (fairseq implementation)",
+    "fairseq_cmlm": "Ghazvininejad et al. 2019, Mask-Predict (fairseq implementation)",
+    "fairseq_levt": "Gu et al. 2019, Levenshtein Transformer (fairseq implementation)",
+    "fairseq_inst": "Stern et al. 2019, Insertion Transformer (fairseq implementation)",
+}
+
+#: the size flags a budget may override (smoke: tiny; cpu: about 3 s/update at batch 64 on 2 busy cores)
+SIZE_FLAGS = ("layers", "embed_dim", "ffn_dim", "heads")
+TINY = {"layers": 2, "embed_dim": 32, "ffn_dim": 64, "heads": 2}
+CPU_SIZE = {"layers": 3, "embed_dim": 128, "ffn_dim": 512, "heads": 4}
+
+
+@dataclass(frozen=True)
+class FairseqConfig:
+    """Every knob of one fairseq run; ``overrides`` replace fields by name."""
+
+    system: str
+    budget: str
+    arch: str
+    noise: str | None
+    arch_flags: tuple[str, ...]
+    family: str
+    # model size (empty: the arch's paper default)
+    size: dict[str, int] = field(default_factory=dict)
+    # optimisation
+    lr: float = 5e-4
+    adam_betas: str = "(0.9,0.98)"
+    clip_norm: float = 0.0
+    stop_min_lr: float | None = 1e-9
+    warmup_updates: int = 10_000
+    warmup_init_lr: float = 1e-7
+    label_smoothing: float = 0.1
+    dropout: float = 0.3
+    attention_dropout: float | None = None
+    activation_dropout: float | None = None
+    weight_decay: float = 0.01
+    layerdrop: float = 0.0
+    # batching and length of training
+    max_tokens: int | None = 8000
+    batch_size: int | None = None
+    update_freq: int = 1
+    max_update: int | None = 300_000
+    max_epoch: int | None = None
+    max_source_positions: int | None = None
+    max_target_positions: int | None = None
+    truncate_source: bool = False
+    fp16: bool = False
+    seed: int = 1
+    log_interval: int = 100
+    save_interval_updates: int = 10_000
+    keep_interval_updates: int = 1
+    validate: bool = True
+    # data: how much of the task and how long (wordpieces, before bos/eos)
+    train_examples: int | None = None
+    dev_examples: int | None = None
+    max_source_len: int | None = None
+    max_target_len: int | None = None
+    vocab: str = "wordpiece"  # wordpiece (bert-base-uncased) | sentencepiece (trained on the train split)
+    spm_vocab_size: int = 8000
+    # decoding (§5.2): "10 iterations" = 10 decoder passes by default (= --iter-decode-max-iter 9)
+    iterations: int = 10
+    iteration_convention: str = "passes"  # passes: max_iter = iterations - 1 | flag: max_iter = iterations
+    force_max_iter: bool = False
+    eos_penalty: float = 0.0
+    length_beam: int = 1
+    beam: int = 4
+    lenpen: float = 1.0
+    no_repeat_ngram_size: int = 3
+    max_len_a: float = 0.0
+    max_len_b: int = 200
+    decode_batch_size: int = 64
+    checkpoint: str = "best"  # best | last
+    threads: int | None = None  # torch threads for training and decoding (None: torch's default)
+
+    @property
+    def is_ar(self) -> bool:
+        return self.family == "AR"
+
+    @property
+    def max_iter(self) -> int:
+        """``--iter-decode-max-iter``: NAT always 0 (one pass); the rest by the recorded convention."""
+        if self.system == "fairseq_nat":
+            return 0
+        if self.iteration_convention == "passes":
+            return max(self.iterations - 1, 0)
+        if self.iteration_convention == "flag":
+            return self.iterations
+        raise ValueError(
+            f"iteration_convention must be 'passes' or 'flag', got {self.iteration_convention!r}"
+        )
+
+
+def _paper(system: str) -> FairseqConfig:
+    arch, noise, extra, family = SYSTEMS[system]
+    cfg = FairseqConfig(
+        system=system, budget="paper", arch=arch, noise=noise, arch_flags=extra, family=family
+    )
+    if family != "AR":
+        return cfg
+    # GLGE train_transformer.sh / test_transformer.sh (one GPU: 8 sentences x 64 = 512 per update)
+    return replace(
+        cfg,
+        lr=1e-3,
+        adam_betas="(0.9, 0.999)",
+        clip_norm=0.2,
+        stop_min_lr=None,
+        warmup_updates=4000,
+        dropout=0.1,
+        attention_dropout=0.1,
+        activation_dropout=0.1,
+        layerdrop=0.2,
+        max_tokens=None,
+        batch_size=8,
+        update_freq=64,
+        max_update=None,
+        max_epoch=20,
+        max_source_positions=512,
+        max_target_positions=512,
+        truncate_source=True,
+        fp16=True,
+        seed=1,
+        log_interval=1,
+        save_interval_updates=0,
+        iterations=1,
+    )
+
+
+def preset(system: str, budget: str) -> FairseqConfig:
+    """The recipe of ``system`` under ``budget`` (smoke: tiny model, tens of updates)."""
+    if system not in SYSTEMS:
+        raise ValueError(f"Unknown fairseq system '{system}'; known: {', '.join(SYSTEMS)}")
+    cfg = _paper(system)
+    if budget == "paper":
+        return cfg
+    common: dict[str, Any] = {
+        "budget": budget,
+        "fp16": False,
+        "stop_min_lr": cfg.stop_min_lr,
+        "max_tokens": None,
+        "update_freq": 1,
+        "max_epoch": None,
+        "max_source_positions": 256,
+        "max_target_positions": 256,
+        "checkpoint": "last",
+    }
+    if budget == "smoke":
+        return replace(
+            cfg,
+            **common,
+            size=dict(TINY),
+            batch_size=8,
+            max_update=20,
+            warmup_updates=10,
+            lr=1e-3,
+            log_interval=5,
+            save_interval_updates=0,
+            validate=False,
+            train_examples=200,
+            dev_examples=32,
+            max_source_len=48,
+            max_target_len=32,
+            decode_batch_size=32,
+            max_len_b=64,  # an untrained AR model babbles to max length; keep smoke decoding short
+        )
+    if budget == "cpu":
+        return replace(
+            cfg,
+            **{**common, "checkpoint": "best"},
+            size=dict(CPU_SIZE),
+            batch_size=64,
+            max_update=600,
+            warmup_updates=150,
+            log_interval=25,
+            save_interval_updates=200,
+            train_examples=40_000,
+            dev_examples=500,
+            max_source_len=48,
+            max_target_len=32,
+        )
+    raise ValueError(f"Unknown budget '{budget}'. Choose one of: smoke, cpu, paper.")
+
+
+def apply_overrides(cfg: FairseqConfig, overrides: dict[str, Any]) -> FairseqConfig:
+    """Replace fields by name; unknown names fail with the list of valid ones."""
+    names = {f.name for f in fields(FairseqConfig)}
+    unknown = sorted(set(overrides) - names)
+    if unknown:
+        raise ValueError(f"Unknown override(s) {unknown} for {cfg.system}; valid: {', '.join(sorted(names))}")
+    return replace(cfg, **overrides) if overrides else cfg

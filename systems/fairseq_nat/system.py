@@ -1,0 +1,220 @@
+"""The System adapter for the six fairseq baselines (registry factories at the bottom).
+
+Module-level imports stay light: fairseq and torch load only inside ``fit``/decoding, so listing
+systems or importing ``bench`` never needs the optional ``[fairseq]`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from bench.data.types import Example
+from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.fairseq_nat.flags import decoder_passes, generate_args, recipe_args, size_args, train_command
+from systems.fairseq_nat.presets import CITATIONS, FairseqConfig, apply_overrides, preset
+
+CHECKPOINTS = "checkpoints"
+DICTS = "dicts"
+META = "fairseq_run.json"
+
+INSTALL_HINT = (
+    "fairseq is not installed. It is the optional extra [fairseq]: pip install -e '.[fairseq]' "
+    "(see the Makefile target for the cached wheel build)."
+)
+
+
+def require_fairseq() -> None:
+    try:
+        from systems.fairseq_nat.decode import import_fairseq_quietly
+
+        import_fairseq_quietly()
+    except ImportError as err:
+        raise ImportError(INSTALL_HINT) from err
+
+
+class FairseqSystem:
+    """One fairseq model: binarise (cached) -> fairseq-train (subprocess) -> in-process generation.
+
+    ``last_iterations`` holds the decoder passes of the latest decode call (the meter reads it).
+    """
+
+    def __init__(self, cfg: FairseqConfig) -> None:
+        self.cfg = cfg
+        self.decoder: Any = None
+        self.train_result: dict[str, Any] | None = None
+        self.data_info: dict[str, Any] | None = None
+        self.deviations: list[str] = []
+        self.last_iterations = 0
+        self.workdir: Path | None = None
+
+    needs_training = True
+
+    # ------------------------------------------------------------------ describe
+    def describe(self) -> SystemInfo:
+        cfg = self.cfg
+        config: dict[str, Any] = {k: v for k, v in asdict(cfg).items() if k not in ("system", "budget")}
+        config["fairseq_train_args"] = recipe_args(cfg) + size_args(cfg)
+        config["fairseq_generate_args"] = generate_args(cfg)
+        if not cfg.is_ar:
+            config["iter_decode_max_iter"] = cfg.max_iter
+            config["iterations_mapping"] = (
+                "NAT: one pass (--iter-decode-max-iter 0)"
+                if cfg.system == "fairseq_nat"
+                else f"'{cfg.iterations} iterations' read as {cfg.iteration_convention}: "
+                f"--iter-decode-max-iter {cfg.max_iter} = at most {cfg.max_iter + 1} decoder passes"
+                + (" (forced)" if cfg.force_max_iter else " (adaptive early stop)")
+            )
+        for key, val in (("train", self.train_result), ("data", self.data_info)):
+            if val is not None:
+                config[key] = val
+        if self.deviations:
+            config["deviations"] = list(self.deviations)
+        return SystemInfo(
+            name=cfg.system,
+            family=cfg.family,  # type: ignore[arg-type]
+            iterations=decoder_passes(cfg),
+            citation=CITATIONS[cfg.system],
+            backbone="none (random init, fairseq)",
+            budget=cfg.budget,
+            config=config,
+        )
+
+    # ------------------------------------------------------------------ training
+    def fit(self, task: TaskInfo, workdir: Path) -> None:
+        require_fairseq()
+        import torch
+
+        from systems.fairseq_nat.data import binarise, subset
+        from systems.fairseq_nat.train import run_training
+
+        workdir = Path(workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        cfg = self.cfg
+        if cfg.max_source_len is None or cfg.max_target_len is None:
+            cfg = replace(
+                cfg,
+                max_source_len=cfg.max_source_len or task.max_source_len,
+                max_target_len=cfg.max_target_len or task.max_target_len,
+            )
+        cpu = not torch.cuda.is_available()
+        if cpu and cfg.fp16:
+            cfg = replace(cfg, fp16=False)
+            self.deviations.append("fp16 off: no CUDA device (the recipe trains in fp16)")
+        self.cfg = cfg
+        train = subset(task.train, cfg.train_examples, cfg.seed)
+        dev = subset(task.dev, cfg.dev_examples, cfg.seed)
+        if not train or not dev:
+            raise ValueError(
+                f"{cfg.system}: task '{task.name}' needs non-empty train and dev splits to train."
+            )
+        data = binarise(cfg, train, dev)
+        self.data_info = {
+            "key": data.key,
+            "dir": str(data.bin_dir),
+            "train_pairs": data.n_train,
+            "valid_pairs": data.n_valid,
+            "vocab": data.vocab,
+        }
+        dict_dir = workdir / DICTS
+        dict_dir.mkdir(exist_ok=True)
+        for name in ("dict.src.txt", "dict.tgt.txt"):
+            shutil.copyfile(data.bin_dir / name, dict_dir / name)
+        if data.spm_model is not None:
+            shutil.copyfile(data.spm_model, dict_dir / data.spm_model.name)
+        save_dir = workdir / CHECKPOINTS
+        args = train_command(cfg, str(data.bin_dir), str(save_dir), cpu)
+        recipe = json.dumps(recipe_args(cfg) + size_args(cfg))
+        self.train_result = run_training(args, recipe, data.key, save_dir, cfg.max_update, cfg.threads)
+        (workdir / META).write_text(json.dumps({"config": asdict(cfg), "data": self.data_info}, indent=1))
+        self.workdir = workdir
+        self.load(workdir)
+
+    # ------------------------------------------------------------------ loading
+    def load(self, workdir: Path) -> None:
+        """Load this run's checkpoint (``cfg.checkpoint``: best, else last) after its hash check."""
+        from systems.fairseq_nat.checkpoints import Manifest
+        from systems.fairseq_nat.decode import FairseqDecoder
+
+        save_dir = Path(workdir) / CHECKPOINTS
+        manifest = Manifest(save_dir)
+        path = save_dir / f"checkpoint_{self.cfg.checkpoint}.pt"
+        if not path.is_file() and self.cfg.checkpoint == "best":
+            self.deviations.append("decoded checkpoint_last.pt: no checkpoint_best.pt (validation disabled?)")
+            path = save_dir / "checkpoint_last.pt"
+        if not path.is_file():
+            raise FileNotFoundError(f"No fairseq checkpoint {path}; run fit() first.")
+        self.decoder = FairseqDecoder(
+            self.cfg, path, manifest, Path(workdir) / DICTS, self._lines(Path(workdir))
+        )
+        if self.train_result is not None:
+            self.train_result["decoded_checkpoint"] = {
+                "file": path.name,
+                "sha256": manifest.files[path.name]["sha256"],
+            }
+
+    def _lines(self, workdir: Path) -> Any:
+        from systems.fairseq_nat.vocab import SPM_MODEL, SentencePieceLines, WordPieceLines
+
+        if self.cfg.vocab == "sentencepiece":
+            return SentencePieceLines(workdir / DICTS / SPM_MODEL)
+        return WordPieceLines()
+
+    # ------------------------------------------------------------------ decoding
+    def _need_model(self) -> Any:
+        if self.decoder is None:
+            raise RuntimeError(f"{self.cfg.system}: call fit() (or load(workdir)) before decoding.")
+        return self.decoder
+
+    def decode(self, examples: Sequence[Example]) -> list[str]:
+        """Batched (sorted by source length so batches pad little); output in input order."""
+        dec = self._need_model()
+        order = sorted(range(len(examples)), key=lambda i: len(examples[i].source))
+        out = [""] * len(examples)
+        bs = max(1, self.cfg.decode_batch_size)
+        for start in range(0, len(order), bs):
+            idx = order[start : start + bs]
+            for i, text in zip(idx, dec.translate([examples[i].source for i in idx]), strict=True):
+                out[i] = text
+            self.last_iterations = dec.passes
+        return out
+
+    def decode_one(self, example: Example) -> str:
+        dec = self._need_model()
+        text = dec.translate([example.source])[0]
+        self.last_iterations = dec.passes
+        return text
+
+
+def make(system: str, budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
+    """``system`` under ``budget`` with field overrides (``seed`` maps to fairseq's ``--seed``)."""
+    cfg = apply_overrides(preset(system, check_budget(budget)), dict(overrides or {}))
+    return FairseqSystem(cfg)
+
+
+def fairseq_transformer(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
+    return make("fairseq_transformer", budget, overrides)
+
+
+def fairseq_nat(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
+    return make("fairseq_nat", budget, overrides)
+
+
+def fairseq_inat(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
+    return make("fairseq_inat", budget, overrides)
+
+
+def fairseq_cmlm(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
+    return make("fairseq_cmlm", budget, overrides)
+
+
+def fairseq_levt(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
+    return make("fairseq_levt", budget, overrides)
+
+
+def fairseq_inst(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
+    return make("fairseq_inst", budget, overrides)

@@ -133,11 +133,17 @@ def test_leading_number():
 def test_runnable_rows_cpu_mist1():
     specs = runnable_rows("mist", "1", "cpu")
     assert [(s.row_id, s.system) for s in specs] == [
+        ("transformer", "fairseq_transformer"),
+        ("inst", "fairseq_inst"),
+        ("inat", "fairseq_inat"),
+        ("levt", "fairseq_levt"),
+        ("cmlm", "fairseq_cmlm"),
+        ("nat", "fairseq_nat"),
         ("encoder_random", "encoder_random"),
         ("encoder_minilm", "encoder_minilm_l6"),
         ("mist_minilm", "mist_minilm_l6"),
     ]
-    s = specs[2]
+    s = specs[-1]
     assert (s.task, s.split, s.recipe, s.budget) == ("squad_qg", "test", "mist", "cpu")
     assert s.metrics == {"rougeL": "rougeL", "bleu4": "bleu4", "meteor": "meteor"}
     assert s.substitute_for == "mist_minilm" and s.needs_latency
@@ -155,7 +161,9 @@ def test_runnable_rows_erniegen_both_splits_and_recipes():
 
 def test_runnable_rows_unavailable_and_overrides():
     assert runnable_rows("mist", "2", "cpu") == []  # no XSum training data
-    assert [s.system for s in runnable_rows("mist", "1", "paper")] == ["encoder_random"]
+    assert [s.system for s in runnable_rows("mist", "1", "paper")] == [
+        "fairseq_transformer", "fairseq_inst", "fairseq_inat", "fairseq_levt", "fairseq_cmlm", "fairseq_nat",
+        "encoder_random"]
     t6 = runnable_rows("mist", "6", "cpu")
     assert {s.group for s in t6} == {"squad", "quora"}
     assert {tuple(sorted(s.overrides.items())) for s in t6 if s.row_id == "mask_predict_3"} == {
@@ -170,7 +178,8 @@ def test_runnable_rows_unavailable_and_overrides():
 def test_unavailable_reasons_are_explained():
     t = get_table("mist", "1")
     sq = t.group("squad")
-    assert "fairseq" in t.unavailable_reason(t.row("cmlm"), sq, "cpu")
+    assert t.unavailable_reason(t.row("cmlm"), sq, "cpu") is None  # the fairseq baselines run here
+    assert "BANG checkpoint" in t.unavailable_reason(t.row("bang"), sq, "cpu")
     assert "MiniLM-L6" in t.unavailable_reason(t.row("mist_unilm"), sq, "cpu")
     assert "unilm1.2" in t.unavailable_reason(t.row("mist_unilm"), sq, "paper")
     assert t.unavailable_reason(t.row("mist_minilm"), sq, "cpu") is None

@@ -130,7 +130,8 @@ def test_golden_mist_table1_cpu(records):
         "8.3×",
         "cannot run here: the cpu budget has only the MiniLM-L6 backbone (see the MiniLM row)",
     ]
-    assert rows["AR|Transformer(Vaswani et al. 2017) ‡"][-1].startswith("cannot run here: needs fairseq")
+    assert rows["AR|Transformer(Vaswani et al. 2017) ‡"][-1] == "not run"
+    assert rows["NAR|BANG(Qi et al. 2020a) ‡"][-1].startswith("cannot run here: BANG checkpoint")
     assert len(rows) == 18
 
 

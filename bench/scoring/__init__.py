@@ -54,4 +54,5 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["RECIPES", "ScoringError", "ScoringInputError", "ScoringSession", "Scores", "ToolFailedError",
-           "ToolMissingError", "applicable_recipes", "compare", "read_hypotheses", "score_all", "score_files", "score_split"]
+           "ToolMissingError", "applicable_recipes", "compare", "read_hypotheses", "score_all", "score_files",
+           "score_split"]

@@ -231,8 +231,7 @@ def execute(
             "note": test_split.note,
         },
         "outputs": {
-            "path": str(out_path.relative_to(results_dir.parent)) if out_path.is_relative_to(results_dir.parent)
-            else str(out_path),
+            "path": _display_path(out_path),
             "sha256": sha256_text(out_text),
             "n": len(outputs),
         },
@@ -243,6 +242,15 @@ def execute(
     write_json_atomic(record_path(spec, results_dir), record)
     say(f"[done] {record_path(spec, results_dir)}")
     return record
+
+
+def _display_path(path: Path) -> str:
+    """Repo-relative when inside the checkout (records stay portable), else absolute."""
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
 
 
 def eval_limit(spec: RunSpec, system: Any) -> int | None:

@@ -74,3 +74,10 @@ def test_parse_overrides_types_and_errors():
         "steps": 100, "decode": "mist_iter", "flag": True, "lr": 3e-5}
     with pytest.raises(ValueError, match="key=value"):
         parse_overrides(["steps"])
+
+
+def test_record_output_paths_are_repo_relative_inside_the_checkout(tmp_path):
+    from bench.runs import REPO_ROOT, _display_path
+
+    assert _display_path(REPO_ROOT / ".cache" / "demo" / "results" / "outputs" / "x.txt") == ".cache/demo/results/outputs/x.txt"
+    assert _display_path(tmp_path / "x.txt") == str((tmp_path / "x.txt").resolve())

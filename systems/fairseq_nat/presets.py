@@ -9,8 +9,10 @@ exercises exactly the code path a paper run takes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from systems.presets import replace_fields
 
 #: system name -> (fairseq --arch, --noise, arch-specific training flags, family)
 SYSTEMS: dict[str, tuple[str, str | None, tuple[str, ...], str]] = {
@@ -229,8 +231,4 @@ def preset(system: str, budget: str) -> FairseqConfig:
 
 def apply_overrides(cfg: FairseqConfig, overrides: dict[str, Any]) -> FairseqConfig:
     """Replace fields by name; unknown names fail with the list of valid ones."""
-    names = {f.name for f in fields(FairseqConfig)}
-    unknown = sorted(set(overrides) - names)
-    if unknown:
-        raise ValueError(f"Unknown override(s) {unknown} for {cfg.system}; valid: {', '.join(sorted(names))}")
-    return replace(cfg, **overrides) if overrides else cfg
+    return replace_fields(cfg, overrides, cfg.system)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable, Mapping
@@ -75,6 +76,14 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             out[key.strip()] = raw
     return out
+
+
+def _loadavg_now() -> list[float] | None:
+    """Load average when the run ends: with the start value it tells whether wall times were taken on a busy box."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
 
 
 def harness_info() -> dict[str, Any]:
@@ -163,6 +172,7 @@ def execute(
     task.split(spec.split)  # unknown split names fail here, before any work
     t_start = time.perf_counter()
     env_before = environment_fingerprint()
+    harness = harness_info()  # the code that runs is the code at start, whatever is edited meanwhile
 
     _seed_everything(spec.seed)
     system = factory(spec.budget, {**dict(spec.overrides), "seed": spec.seed})
@@ -221,8 +231,8 @@ def execute(
         "status": "complete",
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "spec": spec.to_json(),
-        "harness": harness_info(),
-        "environment": env_before,
+        "harness": harness,
+        "environment": {**env_before, "loadavg_end": _loadavg_now()},
         "system": system.describe().to_json(),
         "data": {
             "split_sha256": test_split.sha256,

@@ -37,6 +37,20 @@ def test_default_recipes() -> None:
     assert TASKS.get("xsum").default_recipes == ("rouge155", "rouge-pltrdy", "rouge-score")
 
 
+
+def test_reversed_squad_is_squad_qg_with_dev_and_test_swapped() -> None:
+    from dataclasses import fields
+
+    base, rev = TASKS.get("squad_qg"), TASKS.get("squad_qg_reversed")
+    own = {"name", "splits", "description", "citation", "reversed_dev_test"}
+    for f in fields(Task):
+        if f.name not in own:
+            assert getattr(rev, f.name) == getattr(base, f.name), f.name
+    assert rev.reversed_dev_test and not base.reversed_dev_test and rev.split_names() == base.split_names()
+    for mine, theirs in (("train", "train"), ("dev", "test"), ("test", "dev")):
+        got, want = rev.split(mine), base.split(theirs)
+        assert (got.name, got.count, got.sha256) == (mine, want.count, want.sha256)
+
 def test_raw_files_are_all_listed_in_sha256sums() -> None:
     sums = read_sums(data_dir())
     for name in TASKS:

@@ -18,10 +18,9 @@ from systems.base import SystemInfo, TaskInfo, check_budget
 from systems.copybert.features import Feature, Layout
 from systems.copybert.presets import CITATION, VARIANTS, CopyBERTConfig, apply_overrides, preset
 from systems.presets import seeded_subset, variant_factory
+from systems.saved_run import VOCAB, open_run, write_run_files
 
 META = "copybert_model.json"
-VOCAB = "vocab.txt"
-CHECKPOINTS = "checkpoints"
 BEST = "best"
 _QMARKS = re.compile(r"(?: \?)+")
 
@@ -198,8 +197,6 @@ class CopyBERTSystem:
         return {**result.to_json(), "losses": result.losses[-5:], "best": dict(best)}
 
     def _write_meta(self, workdir: Path, model: Any, tok: Any, info: dict[str, Any], task: str) -> None:
-        vocab = [tok.id_to_token.get(i, "[UNK]") for i in range(tok.vocab_size)]
-        (workdir / VOCAB).write_text("\n".join(vocab) + "\n", encoding="utf-8")
         meta = {
             "config": asdict(self.cfg),
             "task": task,
@@ -207,41 +204,20 @@ class CopyBERTSystem:
             "lowercase": info["lowercase"],
             "backbone_config": model.backbone.config.to_hf(),
         }
-        (workdir / META).write_text(json.dumps(meta, indent=1))
+        write_run_files(workdir, META, tok, meta)
 
     # ------------------------------------------------------------------ loading
     def load(self, workdir: Path) -> CopyBERTSystem:
         """Rebuild a finished run's model from its workdir (best dev-loss weights, else last checkpoint)."""
-        from safetensors.torch import load_model
-
-        from systems.backbone import Backbone, BackboneConfig, WordPieceTokenizer
-        from systems.training import latest_checkpoint
-
-        workdir = Path(workdir)
-        meta_file = workdir / META
-        if not meta_file.is_file():
-            raise FileNotFoundError(
-                f"{meta_file} not found: init_from must name the workdir of a finished CopyBERT run"
-            )
-        meta = json.loads(meta_file.read_text())
-        weights = workdir / BEST / "model.safetensors"
-        if not weights.is_file():
-            last = latest_checkpoint(workdir / CHECKPOINTS)
-            if last is None:
-                raise FileNotFoundError(
-                    f"{workdir}: no best/ weights and no complete checkpoint; finish its fit first"
-                )
-            weights = last / "model.safetensors"
-        if meta["config"]["copy"] != self.cfg.copy:
+        run = open_run(Path(workdir), META, "CopyBERT", keys=("config",), best=BEST)
+        if run.meta["config"]["copy"] != self.cfg.copy:
             raise ValueError(
-                f"{workdir} holds a copy='{meta['config']['copy']}' model; "
+                f"{run.workdir} holds a copy='{run.meta['config']['copy']}' model; "
                 f"this system is copy='{self.cfg.copy}'"
             )
-        self.tok = WordPieceTokenizer(workdir / VOCAB, lowercase=meta["lowercase"])
+        self.tok = run.tokenizer()
         self.layout = self._layout(self.tok)
-        self.model = self._wrap(Backbone(BackboneConfig.from_hf(meta["backbone_config"])))
-        load_model(self.model, str(weights))
-        self.model.eval()
+        self.model = run.load(self._wrap)
         return self
 
     # ------------------------------------------------------------------ decoding

@@ -5,7 +5,6 @@ Module-level imports stay light; torch, the backbone and the trainer load inside
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -15,10 +14,10 @@ from bench.data.types import Example
 from systems.base import SystemInfo, TaskInfo, check_budget
 from systems.erniegen.presets import CITATION, ErnieGenConfig, apply_overrides, preset
 from systems.presets import seeded_subset
+from systems.saved_run import write_run_files
 
 ATTN = "[ATTN]"
 META = "erniegen_model.json"
-VOCAB = "vocab.txt"
 
 
 class ErnieGenSystem:
@@ -112,10 +111,9 @@ class ErnieGenSystem:
         train = seeded_subset(task.train, cfg.train_examples, cfg.seed)
         pairs = enc.pairs(train)
         steps = cfg.steps if cfg.steps is not None else max(1, int(cfg.epochs * len(pairs)) // cfg.batch_size)
-        (workdir / VOCAB).write_text("\n".join(tok.id_to_token[i] for i in range(tok.vocab_size)) + "\n")
         meta = {"variant": cfg.variant, "budget": cfg.budget, "task": task.name, "steps": steps,
                 "n_pairs": len(pairs), "backbone_config": model.backbone.config.to_hf(), "note": self.backbone_note}
-        (workdir / META).write_text(json.dumps(meta, indent=1))
+        write_run_files(workdir, META, tok, meta)
         v, pad, eps = model.backbone.config.vocab_size, tok.pad_id, cfg.label_smoothing
 
         def loss_fn(m: Any, batch: dict[str, Any]) -> Any:

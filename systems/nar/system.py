@@ -15,10 +15,9 @@ from bench.data.types import Example
 from systems.base import SystemInfo, TaskInfo, check_budget
 from systems.nar.presets import CITATION, NARConfig, TrainSize, apply_overrides, preset
 from systems.presets import seeded_subset, variant_factory
+from systems.saved_run import CHECKPOINTS, VOCAB, open_run, write_run_files
 
 META = "nar_model.json"
-VOCAB = "vocab.txt"
-CHECKPOINTS = "checkpoints"
 
 
 class NARSystem:
@@ -127,8 +126,6 @@ class NARSystem:
     def _write_meta(self, workdir: Path, model: Any, tok: Any, bb_info: dict[str, Any], task: str) -> None:
         """Everything :meth:`load` needs to rebuild this model from ``workdir`` alone."""
         assert self.size is not None
-        vocab = [tok.id_to_token[i] for i in range(tok.vocab_size)]
-        (workdir / VOCAB).write_text("\n".join(vocab) + "\n", encoding="utf-8")
         meta = {
             "variant": self.cfg.variant,
             "budget": self.cfg.budget,
@@ -141,7 +138,7 @@ class NARSystem:
             "max_target_len": self.size.max_target_len,
             "size": asdict(self.size),
         }
-        (workdir / META).write_text(json.dumps(meta, indent=1))
+        write_run_files(workdir, META, tok, meta)
 
     def _train(self, model: Any, pairs: list[Any], size: TrainSize, workdir: Path) -> dict[str, Any]:
         from systems.nar.data import collate
@@ -207,7 +204,7 @@ class NARSystem:
         base = self.encoder.pairs(train)
         if not cache.is_file():
             if self.cfg.mix_from:
-                teacher = NARSystem(self.cfg).load(Path(self.cfg.mix_from))
+                teacher = NARSystem(self.cfg).load(Path(self.cfg.mix_from), via="mix_from")
             else:
                 nomix = replace(self.cfg, static_mix=False, variant=self.cfg.variant + ":nomix")
                 teacher = NARSystem(nomix)
@@ -231,34 +228,20 @@ class NARSystem:
         return [Pair(tuple(s), p.tgt) for s, p in zip(sources, base, strict=True)]
 
     # ------------------------------------------------------------------ loading
-    def load(self, workdir: Path) -> NARSystem:
-        """Rebuild the trained model of another run (``init_from``): meta, vocab, latest checkpoint."""
-        from safetensors.torch import load_model
-
-        from systems.backbone import Backbone, BackboneConfig, WordPieceTokenizer
+    def load(self, workdir: Path, via: str = "init_from") -> NARSystem:
+        """Rebuild the trained model of another run (``init_from``/``mix_from``, named by ``via`` in
+        errors): meta, vocab, latest checkpoint."""
         from systems.nar.data import Encoder
         from systems.nar.model import NATModel
-        from systems.training import latest_checkpoint
 
-        workdir = Path(workdir)
-        meta_file = workdir / META
-        if not meta_file.is_file():
-            raise FileNotFoundError(
-                f"{meta_file} not found: init_from/mix_from must name the workdir of a finished NAR run"
-            )
-        meta = json.loads(meta_file.read_text())
-        last = latest_checkpoint(workdir / CHECKPOINTS)
-        if last is None:
-            raise FileNotFoundError(
-                f"{workdir / CHECKPOINTS}: no complete checkpoint; finish that run's fit first"
-            )
-        tok = WordPieceTokenizer(workdir / VOCAB, lowercase=meta["lowercase"])
-        model = NATModel(Backbone(BackboneConfig.from_hf(meta["backbone_config"])))
-        load_model(model, str(last / "model.safetensors"))
-        self.model = model.eval()
-        self.encoder = Encoder(tok, meta["max_source_len"], meta["max_target_len"], self.cfg.test_extra)
+        run = open_run(
+            Path(workdir), META, "NAR", keys=("max_source_len", "max_target_len", "size", "variant"), via=via
+        )
+        meta = run.meta
+        self.model = run.load(NATModel)
+        self.encoder = Encoder(run.tokenizer(), meta["max_source_len"], meta["max_target_len"], self.cfg.test_extra)
         self.size = TrainSize(**meta["size"])
-        self.loaded_from = {"workdir": str(workdir), "checkpoint": last.name, "trained_as": meta["variant"]}
+        self.loaded_from = {"workdir": str(run.workdir), "checkpoint": run.checkpoint, "trained_as": meta["variant"]}
         return self
 
     # ------------------------------------------------------------------ decoding

@@ -65,7 +65,6 @@ class UniLMConfig:
     decode_max_len: int = 48
     decode_min_len: int = 1
     decode_batch_size: int = 16
-    decode_subset: int | None = None  # documented for the cpu budget; the harness picks examples
     threads: int | None = None  # torch intra-op threads during fit/decode (None: leave as is)
     progress: bool = True
 
@@ -376,28 +375,46 @@ def s2sft_mask(s_len: Any, t_len: Any, s_max: int, t_max: int) -> Any:
 class UniLMDecoder:
     """Incremental decoder: step input ``[prev, [MASK]]``; the [MASK] row predicts the next token.
 
-    With ``use_cache`` the K/V of the source and of decoded tokens are kept (the trailing [MASK]
-    is dropped from the cache); without it every step re-runs ``[CLS] a [SEP] y<t [MASK]``.
+    With ``use_cache`` the K/V of the source and of decoded tokens are kept in a preallocated
+    :class:`~systems.backbone.KVBuffer` (room for ``max_len`` steps; it grows if needed): a step
+    writes its 2 new positions in place and the trailing [MASK] slot is overwritten by the next
+    step, so the per-step cost does not grow with the source length beyond the attention itself.
+    Without the cache every step re-runs ``[CLS] a [SEP] y<t [MASK]``.
+
+    The buffer is updated in place, so a state is consumed by ``step``: keep only the returned one
+    (as :mod:`systems.decoding` does); ``reorder`` copies into a fresh buffer.
     """
 
-    def __init__(self, model: Any, mask_id: int, source_type: int, target_type: int, use_cache: bool = True):
+    def __init__(
+        self,
+        model: Any,
+        mask_id: int,
+        source_type: int,
+        target_type: int,
+        use_cache: bool = True,
+        max_len: int = 64,
+    ) -> None:
         self.model, self.mask_id, self.use_cache = model, mask_id, use_cache
-        self.source_type, self.target_type = source_type, target_type
+        self.source_type, self.target_type, self.max_len = source_type, target_type, max_len
 
     def start(self, sources: list[list[int]]) -> dict[str, Any]:
         """Encode padded sources (``[CLS] a [SEP]`` already included) once."""
         torch = _torch()
-        from systems.backbone import seq2seq_mask
+        from systems.backbone import KVBuffer, seq2seq_mask
 
-        dev = next(self.model.parameters()).device
+        param = next(self.model.parameters())
+        dev = param.device
         s_len = torch.tensor([len(s) for s in sources], device=dev)
         s_max = int(s_len.max())
         ids = _pad(sources, s_max).to(dev)
         pos = torch.arange(s_max, device=dev)[None] * (torch.arange(s_max, device=dev)[None] < s_len[:, None])
         state = {"s_len": s_len, "s_max": s_max, "src": ids, "src_pos": pos, "done": [], "t": 0}
         if self.use_cache:
+            c = self.model.bert.config
+            # source + max_len decoded tokens + the trailing [MASK] slot
+            buf = KVBuffer.empty(c.num_layers, len(sources), c.num_heads, c.head_dim, s_max + self.max_len + 1, param)
             mask = seq2seq_mask(s_len, torch.zeros_like(s_len), s_max, 0)
-            out = self.model.bert(ids, torch.full_like(ids, self.source_type), pos, mask, use_cache=True)
+            out = self.model.bert(ids, torch.full_like(ids, self.source_type), pos, mask, past=buf, use_cache=True)
             state["cache"] = out.cache
         return state
 
@@ -588,8 +605,11 @@ class UniLMSystem:
         if self.model is None:
             raise RuntimeError(f"{self.name}: call fit() before decode()")
         self.model.eval()
-        dec = UniLMDecoder(self.model, self.tok.mask_id, self.cfg.source_type, self.cfg.target_type, use_cache)
-        with torch.inference_mode(), _threads(self.cfg.threads):
+        cfg = self.cfg
+        dec = UniLMDecoder(
+            self.model, self.tok.mask_id, cfg.source_type, cfg.target_type, use_cache, max_len=cfg.decode_max_len
+        )
+        with torch.inference_mode(), _threads(cfg.threads):
             return search(dec, dec.start(sources), len(sources), self._search_config())
 
     def _sources(self, examples: Sequence[Example]) -> list[list[int]]:

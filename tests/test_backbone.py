@@ -11,6 +11,7 @@ transformers = pytest.importorskip("transformers")
 
 from systems.backbone import (  # noqa: E402
     Backbone,
+    KVBuffer,
     KVCache,
     backbone_from_state,
     build_tokenizer,
@@ -136,6 +137,52 @@ def test_incremental_decoding_with_cache_equals_full_forward() -> None:
         assert torch.allclose(step.last_hidden_state[:, 0], full.last_hidden_state[:, src_max + t], atol=1e-5)
     # real source rows of the full pass match the cached source pass
     assert torch.allclose(out.last_hidden_state[0], full.last_hidden_state[0, :src_max], atol=1e-5)
+
+
+def test_kv_buffer_steps_equal_kv_cache_steps_bitwise_and_write_in_place() -> None:
+    """The preallocated buffer gives the very same numbers as the concatenating cache, grows when
+    full, and does not reallocate while there is room (a step must not copy the whole cache)."""
+    model = tiny_backbone(vocab_size=60, hidden=32, layers=3).eval()
+    src_len, src_max, tgt = torch.tensor([5, 3]), 5, 7
+    ids = torch.randint(5, 60, (2, src_max + tgt))
+    pos = torch.cat([torch.arange(src_max).expand(2, -1), src_len[:, None] + torch.arange(tgt)], 1)
+    src_mask = seq2seq_mask(src_len, [0, 0], src_max, 0)
+    cfg = model.config
+    buf = KVBuffer.empty(cfg.num_layers, 2, cfg.num_heads, cfg.head_dim, src_max + 3, like=ids.float())
+    with torch.no_grad():
+        cache = model(ids[:, :src_max], position_ids=pos[:, :src_max], attention_mask=src_mask, use_cache=True).cache
+        out = model(ids[:, :src_max], position_ids=pos[:, :src_max], attention_mask=src_mask, past=buf, use_cache=True)
+        assert out.cache is buf and buf.length == src_max
+        ptrs = [k.data_ptr() for k in buf.keys]
+        for t in range(tgt):
+            sl = slice(src_max + t, src_max + t + 1)
+            mask = decode_step_mask(src_len, src_max, t, 1)
+            ref = model(ids[:, sl], position_ids=pos[:, sl], attention_mask=mask, past=cache, use_cache=True)
+            got = model(ids[:, sl], position_ids=pos[:, sl], attention_mask=mask, past=buf, use_cache=True)
+            cache = ref.cache
+            assert torch.equal(got.last_hidden_state, ref.last_hidden_state)
+            assert buf.length == cache.length
+            if t < 3:  # room left: written in place
+                assert [k.data_ptr() for k in buf.keys] == ptrs
+    assert buf.capacity >= src_max + tgt
+    snap = buf.as_cache()
+    assert all(torch.equal(a, b) for a, b in zip(snap.keys + snap.values, cache.keys + cache.values, strict=True))
+
+
+def test_kv_buffer_truncate_select_and_errors() -> None:
+    k = torch.arange(24.0).view(2, 1, 3, 4)
+    buf = KVBuffer.from_cache(KVCache((k,), (k + 1,)), capacity=4)
+    assert (buf.length, buf.capacity, buf.batch_size) == (3, 4, 2)
+    assert buf.truncate(2) is buf and buf.length == 2
+    sel = buf.select(torch.tensor([1, 1, 0]))
+    assert sel.length == 2 and sel.keys[0].data_ptr() != buf.keys[0].data_ptr()
+    assert torch.equal(sel.as_cache().keys[0], k[[1, 1, 0], :, :2])
+    sel.write(0, torch.zeros(3, 1, 1, 4), torch.zeros(3, 1, 1, 4))
+    assert torch.equal(buf.as_cache().keys[0], k[:, :, :2])  # a selected buffer shares no storage
+    with pytest.raises(ValueError, match="truncate"):
+        buf.truncate(3)
+    with pytest.raises(ValueError, match="capacity"):
+        buf.advance(3)
 
 
 def test_cache_helpers() -> None:

@@ -80,6 +80,22 @@ def test_schedules() -> None:
     assert inv(4) == 1.0 and math.isclose(inv(16), 0.5)
 
 
+@pytest.mark.parametrize("kind", ["linear", "bert", "paddle"])
+def test_schedule_ends_at_plus_zero_and_never_goes_negative(kind: str) -> None:
+    """The bert formula (x-1)/(w-1) gave -0.0 at the last step: the progress line read ``lr -0.00e+00``."""
+    for total, warm in ((400, 40), (7, 3), (100, 0)):
+        sched = Schedule(kind, total=total, warmup=warm)
+        values = [sched(step) for step in range(total + 3)]  # past the end too
+        assert all(v >= 0 and math.copysign(1.0, v) == 1.0 for v in values), values
+        assert values[total] == 0.0
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.5e-4)
+    lambda_lr = torch.optim.lr_scheduler.LambdaLR(opt, Schedule(kind, total=400, warmup=40))
+    for _ in range(400):
+        opt.step()
+        lambda_lr.step()
+    assert f"{lambda_lr.get_last_lr()[0]:.2e}" == "0.00e+00"
+
+
 def test_example_indices_are_sharded_and_stateless() -> None:
     a = example_indices(10, 3, 0, 2, 2, 0)
     b = example_indices(10, 3, 0, 2, 2, 1)

@@ -3,7 +3,7 @@
 Importing this package imports torch; the harness reaches it only through systems that need it.
 """
 
-from systems.backbone.cache import KVCache
+from systems.backbone.cache import BufferSlot, KVBuffer, KVCache
 from systems.backbone.config import BackboneConfig
 from systems.backbone.loading import (
     HUB_ALIASES,
@@ -23,6 +23,8 @@ __all__ = [
     "Backbone",
     "BackboneConfig",
     "BackboneOutput",
+    "BufferSlot",
+    "KVBuffer",
     "KVCache",
     "MLMHead",
     "WordPieceTokenizer",

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from systems.backbone.cache import KVCache
+from systems.backbone.cache import BufferSlot, KVBuffer, KVCache
 from systems.backbone.config import BackboneConfig
 
 AttnMode = Literal[False, "pre", "post"]
@@ -59,7 +59,7 @@ def mask_to_bias(mask: Tensor | None, dtype: torch.dtype, q_len: int, k_len: int
 class BackboneOutput:
     last_hidden_state: Tensor
     hidden_states: tuple[Tensor, ...] | None = None
-    cache: KVCache | None = None
+    cache: KVCache | KVBuffer | None = None
     attentions: tuple[Tensor, ...] | None = None
 
 
@@ -92,10 +92,14 @@ class SelfAttention(nn.Module):
         return x.view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
 
     def forward(
-        self, x: Tensor, bias: Tensor | None, past: tuple[Tensor, Tensor] | None, attn_mode: AttnMode
+        self, x: Tensor, bias: Tensor | None, past: tuple[Tensor, Tensor] | BufferSlot | None, attn_mode: AttnMode
     ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+        """``past``: cached ``(keys, values)`` to prepend (copied), or a :class:`BufferSlot` that stores the new
+        K/V in place and hands back views of all of them (no copy of the cache)."""
         q, k, v = self._split(self.query(x)), self._split(self.key(x)), self._split(self.value(x))
-        if past is not None:
+        if isinstance(past, BufferSlot):
+            k, v = past.join(k, v)
+        elif past is not None:
             k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
         p = self.dropout_p if self.training else 0.0
         probs = None
@@ -128,7 +132,7 @@ class Layer(nn.Module):
         self.act = activation(cfg.hidden_act)
 
     def forward(
-        self, x: Tensor, bias: Tensor | None, past: tuple[Tensor, Tensor] | None, attn_mode: AttnMode
+        self, x: Tensor, bias: Tensor | None, past: tuple[Tensor, Tensor] | BufferSlot | None, attn_mode: AttnMode
     ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
         ctx, k, v, probs = self.attention.self(x, bias, past, attn_mode)
         h = self.attention.output(ctx, x)
@@ -153,6 +157,10 @@ class Backbone(nn.Module):
     ``attention_mask[b, q, k]`` is True when query q may attend key k, where keys are the cached
     ``past`` positions followed by the new ones (K = past_len + Q). Masks are built by the caller
     from lengths (``systems.backbone.masks``), never from ``input_ids == pad``.
+
+    ``past`` is an immutable :class:`KVCache` (the returned cache is a new, concatenated one) or a
+    :class:`KVBuffer`, which is written in place: with ``use_cache`` its length grows by Q and it is
+    returned as the output's ``cache``; this is what keeps a decode step's cost flat in the cache length.
     """
 
     def __init__(self, config: BackboneConfig) -> None:
@@ -186,7 +194,7 @@ class Backbone(nn.Module):
         token_type_ids: Tensor | None = None,
         position_ids: Tensor | None = None,
         attention_mask: Tensor | None = None,
-        past: KVCache | None = None,
+        past: KVCache | KVBuffer | None = None,
         use_cache: bool = False,
         output_attentions: AttnMode = False,
         output_hidden_states: bool = False,
@@ -208,17 +216,23 @@ class Backbone(nn.Module):
         keys, values, maps = [], [], []
         for i, layer in enumerate(self.encoder.layer):
             x, k, v, probs = layer(x, bias, past.layer(i) if past is not None else None, output_attentions)
-            if use_cache:
+            if use_cache and not isinstance(past, KVBuffer):
                 keys.append(k)
                 values.append(v)
             if output_attentions:
                 maps.append(probs)
             if hidden is not None:
                 hidden.append(x)
+        cache: KVCache | KVBuffer | None = None
+        if use_cache and isinstance(past, KVBuffer):
+            past.advance(q)
+            cache = past
+        elif use_cache:
+            cache = KVCache(tuple(keys), tuple(values))
         return BackboneOutput(
             last_hidden_state=x,
             hidden_states=tuple(hidden) if hidden is not None else None,
-            cache=KVCache(tuple(keys), tuple(values)) if use_cache else None,
+            cache=cache,
             attentions=tuple(maps) if output_attentions else None,
         )
 

@@ -103,6 +103,11 @@ class Schedule:
         self.kind, self.total, self.warmup, self.warmup_init = kind, max(total, 1), max(warmup, 0), warmup_init
 
     def __call__(self, step: int) -> float:
+        """The multiplier, never negative and never ``-0.0`` (which a progress line shows as ``lr -0.00e+00``)."""
+        value = self._value(step)
+        return value if value > 0.0 else 0.0
+
+    def _value(self, step: int) -> float:
         total, warm = self.total, self.warmup
         if self.kind == "constant":
             return 1.0
@@ -114,7 +119,7 @@ class Schedule:
             x, w = step / total, warm / total
             if w > 0 and x < w:
                 return x / w
-            return max((x - 1.0) / (w - 1.0), 0.0) if w < 1 else 0.0
+            return (1.0 - x) / (1.0 - w) if w < 1 else 0.0  # == (x-1)/(w-1), but +0.0 (not -0.0) at x = 1
         if self.kind == "paddle":  # ERNIE-GEN: no renormalisation after warm-up (§0.3 ⚠)
             if step < warm:
                 return step / max(1, warm)

@@ -14,7 +14,7 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,18 @@ def workdir_for(spec: RunSpec) -> Path:
     return REPO_ROOT / ".cache" / "runs" / spec.run_id
 
 
+def training_spec(spec: RunSpec, system: Any) -> RunSpec:
+    """The spec that decides the trained model: ``spec`` without the overrides ``system`` declares decode-only.
+
+    A system lists in ``decode_only_overrides`` the settings that change decoding but not training
+    (e.g. the NAR family's ``decode``/``iterations``), so `bench run --set decode=mist_iter` reuses
+    the checkpoint of the plain run instead of training a second, identical model.
+    """
+    decode_only = set(getattr(system, "decode_only_overrides", ()))
+    kept = {k: v for k, v in spec.overrides.items() if k not in decode_only}
+    return replace(spec, overrides=kept, limit=None)
+
+
 def load_record(path: Path) -> dict[str, Any]:
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
@@ -187,7 +199,8 @@ def execute(
         info = TaskInfo(spec.task, train.examples, dev.examples, task.max_source_len, task.max_target_len)
     else:
         info = TaskInfo(spec.task, (), (), task.max_source_len, task.max_target_len)
-    workdir = workdir_for(spec)
+    trained_by = training_spec(spec, system)
+    workdir = workdir_for(trained_by)
     workdir.mkdir(parents=True, exist_ok=True)
     say(f"[fit] {spec.system} on {spec.task} ({spec.budget} budget) -> {workdir}")
     system.fit(info, workdir)
@@ -245,6 +258,7 @@ def execute(
             "sha256": sha256_text(out_text),
             "n": len(outputs),
         },
+        "model": {"training_run_id": trained_by.run_id, "workdir": _display_path(workdir)},
         "scores": scores,
         "latency": latency,
         "timings": {k: round(v, 3) for k, v in timings.items()},

@@ -124,3 +124,29 @@ def test_static_mixing_trains_on_original_plus_mixed(
     enc = system.encoder
     assert all(s[0] == enc.cls and enc.sep in s for s in mixed)
     assert len(system.decode(list(task.dev[:3]))) == 3
+
+
+def test_decode_only_overrides_reuse_the_trained_workdir(trained: tuple[System, Path], task: TaskInfo) -> None:
+    """`bench run --set decode=mist_iter` shares the plain run's workdir; fitting there must not train again."""
+    from bench.runs import RunSpec, training_spec, workdir_for
+    from systems.nar.system import mist_minilm_l6
+
+    system, work = trained
+    iterative = mist_minilm_l6("smoke", {"decode": "mist_iter", "iterations": 3})
+    decode_only = {"decode": "mist_iter", "iterations": 3}
+    spec = RunSpec("mist_minilm_l6", "quora", budget="cpu", overrides=decode_only, limit=50)
+    plain = RunSpec("mist_minilm_l6", "quora", budget="cpu")
+    assert training_spec(spec, iterative) == plain
+    assert workdir_for(training_spec(spec, iterative)) == workdir_for(plain)
+    trained_lr = RunSpec("mist_minilm_l6", "quora", overrides={"lr": 1e-3, "iterations": 6})
+    assert training_spec(trained_lr, iterative).overrides == {"lr": 1e-3}
+
+    before = sorted(p.name for p in (work / "checkpoints").iterdir())
+    log_before = (work / "train_log.jsonl").read_text() if (work / "train_log.jsonl").exists() else None
+    iterative.fit(task, work)  # resumes at the final step: nothing to train
+    assert sorted(p.name for p in (work / "checkpoints").iterdir()) == before
+    if log_before is not None:
+        assert (work / "train_log.jsonl").read_text() == log_before
+    ex = task.dev[0]
+    assert iterative.decode([ex]) == [iterative.decode_one(ex)]
+    assert iterative.last_iterations == 3

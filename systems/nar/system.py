@@ -29,6 +29,8 @@ class NARSystem:
     """
 
     supports_forced_length = True
+    #: settings that change decoding only: `bench run --set decode=mist_iter` reuses the plain run's checkpoint
+    decode_only_overrides = ("decode", "iterations", "remove_repeat", "decode_batch_size")
 
     def __init__(self, cfg: NARConfig) -> None:
         self.cfg = cfg

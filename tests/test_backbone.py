@@ -185,6 +185,37 @@ def test_kv_buffer_truncate_select_and_errors() -> None:
         buf.advance(3)
 
 
+def test_kv_buffer_reorder_in_place() -> None:
+    """reorder_ equals select (repeats, permutations, a changing row count), reuses its spare store
+    while the row count stays, and a later write/grow still sees the reordered rows."""
+    k = torch.arange(48.0).view(3, 2, 2, 4)
+    buf = KVBuffer.from_cache(KVCache((k, k * 2), (k + 1, k - 1)), capacity=3)
+    ref = buf.select(torch.tensor([2, 0, 0, 1]))
+    assert buf.reorder_(torch.tensor([2, 0, 0, 1])) is buf and buf.batch_size == 4 and buf.length == 2
+    both = zip(buf.as_cache().keys + buf.as_cache().values, ref.as_cache().keys + ref.as_cache().values, strict=True)
+    assert all(torch.equal(a, b) for a, b in both)
+    first = [t.data_ptr() for t in buf.keys]
+    idx = torch.tensor([3, 1, 2, 0])
+    expect = buf.as_cache().select(idx)
+    buf.reorder_(idx)  # same row count: gathered into a fresh spare, the old store becomes the spare
+    second = [t.data_ptr() for t in buf.keys]
+    assert second != first
+    assert all(torch.equal(a, b) for a, b in zip(buf.as_cache().keys, expect.keys, strict=True))
+    expect = buf.as_cache().select(torch.tensor([1, 1, 0, 2]))
+    buf.reorder_(torch.tensor([1, 1, 0, 2]))
+    assert [t.data_ptr() for t in buf.keys] == first  # the two stores alternate: no allocation
+    assert all(torch.equal(a, b) for a, b in zip(buf.as_cache().values, expect.values, strict=True))
+    new = torch.full((4, 2, 2, 4), -5.0)
+    for i in range(2):
+        buf.write(i, new, new)  # past capacity 3: grows, keeps the reordered rows
+    buf.advance(2)
+    assert buf.capacity >= 4 and buf.length == 4
+    snap = buf.as_cache()
+    assert torch.equal(snap.keys[0][:, :, :2], expect.keys[0]) and (snap.keys[1][:, :, 2:] == -5).all()
+    buf.reorder_(torch.tensor([0, 3]))
+    assert buf.batch_size == 2 and torch.equal(buf.as_cache().keys[0][:, :, :2], expect.keys[0][[0, 3]])
+
+
 def test_cache_helpers() -> None:
     k = [torch.arange(24.0).view(2, 1, 3, 4)]
     cache = KVCache(tuple(k), tuple(x + 1 for x in k))

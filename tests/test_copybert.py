@@ -242,6 +242,41 @@ def test_cached_decoding_matches_full_recompute(tok: WordPieceTokenizer, copy: s
     assert all(abs(a.score - b.score) < 1e-3 for a, b in zip(fast_hyps, full_hyps, strict=True))
 
 
+@pytest.mark.parametrize("copy", COPY_MODES)
+def test_buffer_decoding_equals_concat_cache_bitwise(tok: WordPieceTokenizer, copy: str) -> None:
+    """The in-place KVBuffer scorer gives bit-identical log-probs (hence identical hypotheses) to the
+    concatenating KVCache scorer at every step of a beam-5 search, through beam reordering (parents
+    permuted and repeated, the row count changing 1 -> U) and a buffer growth (``room`` too small).
+    A search scores one feature, so its rows never carry padding (all prefixes share one length)."""
+    from systems.backbone import KVBuffer, KVCache
+    from systems.copybert.data import CachedStepScorer
+
+    model = make_model(tok, copy, seed=6)
+    para = tok.encode("the cat sat on the mat . the big cat ran . a red cat")
+    feat = Feature((CLS, *para, MASK), (2, 2))
+    old, new = CachedStepScorer(model, feat, in_place=False), CachedStepScorer(model, feat, room=2)
+    logs: list[tuple[torch.Tensor, torch.Tensor]] = []
+    permuted = []
+
+    def step(prefixes):  # noqa: ANN001, ANN202
+        keys = list(dict.fromkeys(tuple(p) for p in prefixes))
+        if new.index and all(keys):
+            permuted.append([new.index[k[:-1]] for k in keys] != list(range(len(keys))))
+        a, b = old(prefixes), new(prefixes)
+        logs.append((a, b))
+        return b
+
+    with torch.inference_mode():
+        best, hyps = beam_search(step, SEP, beam_size=5, n_best=20, max_length=12)
+        again = CachedStepScorer(model, feat, in_place=False)
+        ref, ref_hyps = beam_search(again, SEP, beam_size=5, n_best=20, max_length=12)
+    assert isinstance(new.cache, KVBuffer) and isinstance(old.cache, KVCache)
+    assert len(logs) >= 6 and any(permuted)
+    assert all(torch.equal(a, b) for a, b in logs)
+    assert new.cache.capacity > len(feat.context) + 2  # grew past the initial room
+    assert best == ref and hyps == ref_hyps
+
+
 def test_beam_search_rules() -> None:
     """A scripted model: [SEP] ends hypotheses, n_best collected, length-normalised pick with +1."""
     vocab = 6

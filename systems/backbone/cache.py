@@ -84,13 +84,14 @@ class KVBuffer:
     Mutable, unlike :class:`KVCache`: ``Backbone.forward(past=buffer, use_cache=True)`` writes the new
     K/V and advances ``length``, and :meth:`truncate` only moves the pointer (the dropped slots are
     overwritten by the next write). A buffer therefore belongs to one decoding state; :meth:`select`
-    returns a fresh buffer, so beams never share storage.
+    returns a fresh buffer, so beams never share storage, and :meth:`reorder_` reorders beams in place.
     """
 
     def __init__(self, keys: list[Tensor], values: list[Tensor], length: int = 0) -> None:
         if len(keys) != len(values):
             raise ValueError(f"KVBuffer: {len(keys)} key layers but {len(values)} value layers")
         self.keys, self.values, self._length = list(keys), list(values), length
+        self._spare: list[Tensor] | None = None  # storage that reorder_ gathers into, then swaps with
 
     @classmethod
     def empty(
@@ -139,6 +140,7 @@ class KVBuffer:
         if need <= self.capacity:
             return
         cap = max(need, 2 * self.capacity)
+        self._spare = None  # its capacity no longer matches
         for store in (self.keys, self.values):
             for i, t in enumerate(store):
                 grown = t.new_empty((*t.shape[:2], cap, t.shape[3]))
@@ -176,6 +178,27 @@ class KVBuffer:
             buf[:, :, :n] = t[:, :, :n].index_select(0, batch_idx)
             out.append(buf)
         return KVBuffer(out[: self.num_layers], out[self.num_layers :], n)
+
+    def reorder_(self, batch_idx: Tensor) -> KVBuffer:
+        """In place: row ``j`` becomes old row ``batch_idx[j]`` (repeats allowed, the batch may change size).
+
+        Why: beam search reorders the cache every step; gathering straight into a spare store kept
+        from the previous call (then swapping) copies only the valid positions once and allocates
+        nothing while the row count stays the same, where :meth:`select` allocates a new buffer.
+        Views handed out by earlier :meth:`write` calls are invalid afterwards. Returns self.
+        """
+        n, rows = self._length, len(batch_idx)
+        old = [*self.keys, *self.values]
+        want = (rows, *old[0].shape[1:]) if old else None
+        spare = self._spare
+        if spare is None or len(spare) != len(old) or (old and tuple(spare[0].shape) != want):
+            spare = [t.new_empty((rows, *t.shape[1:])) for t in old]
+        for src, dst in zip(old, spare, strict=True):
+            torch.index_select(src[:, :, :n], 0, batch_idx, out=dst[:, :, :n])
+        half = self.num_layers
+        self.keys, self.values = spare[:half], spare[half:]
+        self._spare = old if old and old[0].shape[0] == rows else None
+        return self
 
     def as_cache(self) -> KVCache:
         """An immutable snapshot (copies) of the valid positions."""

@@ -78,15 +78,23 @@ class CachedStepScorer:
     Exact under the semi-diagonal mask: paragraph rows never see question tokens, and a question
     row sees only earlier positions, so keys/values, attention rows, hidden states and two-hop's
     mixed rows of earlier positions never change when a token is appended. Each call feeds one new
-    token per distinct prefix, with the parents' state selected by ``KVCache.select``.
+    token per distinct prefix, with the parents' state gathered row by row.
+
+    ``in_place``: the K/V live in a preallocated :class:`~systems.backbone.KVBuffer` (``room`` decode
+    steps past the context; it doubles if a search runs longer): a step writes its position in place
+    and the parents' rows are gathered in place (``reorder_``), so no layer's cache is concatenated.
+    False: the concatenating ``KVCache`` (``select`` + ``torch.cat`` every step), kept as the
+    reference the buffer is tested against.
     """
 
-    def __init__(self, model: Any, feat: Feature) -> None:
+    def __init__(self, model: Any, feat: Feature, in_place: bool = True, room: int = 32) -> None:
         self.model, self.feat = model, feat
+        self.in_place, self.room = in_place, room
         self.device = next(model.parameters()).device
         self.index: dict[tuple[int, ...], int] = {}
 
     def _start(self) -> Tensor:
+        from systems.backbone import KVBuffer
         from systems.copybert.layout import regions, semi_diagonal_mask
         from systems.copybert.model import MAP_MODES, Encoded
 
@@ -94,10 +102,16 @@ class CachedStepScorer:
         batch = {k: v.to(self.device) for k, v in collate([self.feat], [()]).items()}
         attn = m.copy_attention if m.copy in MAP_MODES else False
         mask = semi_diagonal_mask(batch["seg"], batch["lengths"])
+        past = None
+        if self.in_place:
+            c, width = m.backbone.config, batch["input_ids"].shape[1]
+            like = next(m.parameters())
+            past = KVBuffer.empty(c.num_layers, 1, c.num_heads, c.head_dim, width + self.room, like)
         out = m.backbone(
             batch["input_ids"],
             token_type_ids=batch["types"],
             attention_mask=mask,
+            past=past,
             use_cache=True,
             output_attentions=attn,
         )
@@ -125,7 +139,7 @@ class CachedStepScorer:
         parents = torch.tensor([self.index[k[:-1]] for k in keys], device=self.device)
         new = torch.tensor([[k[-1]] for k in keys], device=self.device)
         u, past_len = len(keys), self.cache.length
-        cache = self.cache.select(parents)
+        cache = self.cache.reorder_(parents) if self.in_place else self.cache.select(parents)
         one = torch.ones_like(new)
         attn = m.copy_attention if m.copy in MAP_MODES else False
         visible = torch.ones(u, 1, past_len + 1, dtype=torch.bool, device=self.device)

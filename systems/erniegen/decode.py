@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from systems.backbone.cache import KVBuffer, KVCache
 from systems.erniegen.model import ErnieGen
 
 
@@ -23,6 +24,11 @@ def length_penalty(n: int | Tensor, alpha: float) -> float | Tensor:
 def renormalise(prev: Tensor, logp: Tensor, t: int, alpha: float) -> Tensor:
     """Score after step ``t`` (0-based) from the score after ``t`` tokens and the new token's log p."""
     return (logp + prev * length_penalty(t, alpha)) / length_penalty(t + 1, alpha)
+
+
+def reorder(cache: KVCache | KVBuffer, rows: Tensor) -> KVCache | KVBuffer:
+    """Cache rows ``rows`` (beam expansion or reordering): in place for a buffer, a new ``KVCache`` otherwise."""
+    return cache.reorder_(rows) if isinstance(cache, KVBuffer) else cache.select(rows)
 
 
 @dataclass(frozen=True)
@@ -42,14 +48,24 @@ def infilling_decode(
     beam_size: int = 1,
     alpha: float = 1.0,
     max_len: int = 48,
+    in_place: bool = True,
 ) -> list[list[int]]:
-    """Best hypothesis per source, BOS stripped and cut before the first ``[SEP]``."""
+    """Best hypothesis per source, BOS stripped and cut before the first ``[SEP]``.
+
+    ``in_place``: keep the K/V in a preallocated :class:`~systems.backbone.KVBuffer` (a step writes
+    two positions and drops ``[ATTN]`` by moving the length pointer; beams are reordered in place),
+    so a step's cost does not grow with the cache. False: the concatenating ``KVCache`` that copies
+    the whole cache every step; kept as the reference the buffer is tested against (same tokens).
+    """
     b, s = src_ids.shape
     k = beam_size
     dev = src_ids.device
-    cache = model.encode_source(src_ids, src_types, src_len)
+    # the last step writes [prev, [ATTN]] at s + max_len - 1 and s + max_len
+    cache = model.encode_source(src_ids, src_types, src_len, capacity=s + max_len + 1 if in_place else None)
     rows = torch.arange(b, device=dev).repeat_interleave(k)
-    cache, src_len_k = cache.select(rows), src_len.index_select(0, rows)
+    src_len_k = src_len.index_select(0, rows)
+    if k > 1:
+        cache = reorder(cache, rows)
     prev = torch.full((b * k,), ids.bos, dtype=torch.long, device=dev)
     scores = torch.zeros(b, k, device=dev)
     scores[:, 1:] = float("-inf")  # all beams start identical: expand only the first
@@ -71,8 +87,8 @@ def infilling_decode(
         tokens = torch.cat([tokens.gather(1, beam[:, :, None].expand(-1, -1, tokens.shape[2])), tok[:, :, None]], 2)
         finished = was_finished | (tok == ids.eos)
         scores = top
-        sel = (beam + torch.arange(b, device=dev)[:, None] * k).view(-1)
-        cache = cache.select(sel)
+        if k > 1:  # with one beam, beam == 0 everywhere: the rows stay where they are
+            cache = reorder(cache, (beam + torch.arange(b, device=dev)[:, None] * k).view(-1))
         prev = torch.where(was_finished, torch.full_like(tok, ids.eos), tok).view(-1)
         if bool(finished.all()):
             break

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from systems.backbone import Backbone, KVCache, MLMHead, mask_to_bias
+from systems.backbone import Backbone, KVBuffer, KVCache, MLMHead, mask_to_bias
 from systems.erniegen.masks import context_mask, query_mask, step_mask
 
 
@@ -72,19 +72,35 @@ class ErnieGen(nn.Module):
         return self.head(a)
 
     # ------------------------------------------------------------------ inference (cached infilling)
-    def encode_source(self, src_ids: Tensor, src_types: Tensor, src_len: Tensor) -> KVCache:
-        """Encode the source once and keep every layer's K/V (§3.6 step 1)."""
+    def encode_source(
+        self, src_ids: Tensor, src_types: Tensor, src_len: Tensor, capacity: int | None = None
+    ) -> KVCache | KVBuffer:
+        """Encode the source once and keep every layer's K/V (§3.6 step 1).
+
+        ``capacity``: return a :class:`KVBuffer` with room for that many positions (source + decode
+        steps), so steps write in place; None: an immutable, concatenating :class:`KVCache`.
+        """
         b, s = src_ids.shape
         pos = torch.arange(s, device=src_ids.device)[None, :].expand(b, s)
         keys = torch.arange(s, device=src_ids.device)[None, :] < src_len[:, None]
         mask = keys[:, None, :].expand(b, s, s)
-        out = self.backbone(src_ids, src_types, pos, mask, use_cache=True)
+        past = None
+        if capacity is not None:
+            c, like = self.backbone.config, self.head.bias
+            past = KVBuffer.empty(c.num_layers, b, c.num_heads, c.head_dim, max(capacity, s), like)
+        out = self.backbone(src_ids, src_types, pos, mask, past=past, use_cache=True)
         assert out.cache is not None
         return out.cache
 
-    def step(self, cache: KVCache, prev: Tensor, src_len: Tensor, src_max: int, done: int) -> tuple[Tensor, KVCache]:
+    def step(
+        self, cache: KVCache | KVBuffer, prev: Tensor, src_len: Tensor, src_max: int, done: int
+    ) -> tuple[Tensor, KVCache | KVBuffer]:
         """Feed ``[prev, [ATTN]]`` at positions ``start+done, start+done+1``; return the [ATTN] logits
-        ``[B, V]`` and the cache extended by prev's K/V only ([ATTN] dropped, Fig. 4)."""
+        ``[B, V]`` and the cache extended by prev's K/V only ([ATTN] dropped, Fig. 4).
+
+        A :class:`KVBuffer` is updated in place (the [ATTN] slot is overwritten by the next step) and
+        returned; a :class:`KVCache` is left untouched and a new one returned.
+        """
         b = prev.shape[0]
         ids = torch.stack([prev, torch.full_like(prev, self.attn_id)], 1)
         types = torch.full_like(ids, self.tgt_type_id)

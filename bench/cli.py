@@ -280,8 +280,8 @@ def table_cmd(
     from bench import report
 
     if paper and table:
-        records = report.load_records(results_dir)
-        typer.echo(report.render_table(paper, table, records, budget))  # raw markdown: no rich wrapping
+        # raw markdown, no rich wrapping; the speed columns read results/latency/ too
+        typer.echo(report.table_command(paper, table, budget, results_dir=results_dir))
         return
     result = report.render_all(results_dir, reports_dir, check=check, budget=budget)
     if check:
@@ -325,29 +325,72 @@ def latency(
     task: Annotated[str, typer.Option(help="Task.")],
     systems: Annotated[str, typer.Option(help="Comma-separated system names.")],
     split: Annotated[str, typer.Option(help="Split.")] = "test",
-    baseline: Annotated[str | None, typer.Option(help="Baseline system for speedups.")] = None,
-    budget: Annotated[str, typer.Option(help="Budget of the systems' presets.")] = "smoke",
+    baseline: Annotated[str | None, typer.Option(help="Baseline system for speedups (timed too).")] = None,
+    budget: Annotated[str, typer.Option(help="Budget of the systems' presets (paper: the papers' sizes).")] = "smoke",
     n: Annotated[int, typer.Option(help="Timed items per system.")] = 100,
     rounds: Annotated[int, typer.Option(help="Interleaved rounds.")] = 5,
+    min_items: Annotated[int, typer.Option(help="Fewer timed items per system make the run INVALID (recorded "
+                                           "in the signature's settings).")] = 100,
     length_forced: Annotated[bool, typer.Option(help="Force reference lengths (untrained weights).")] = False,
+    weights: Annotated[str | None, typer.Option(
+        help="'random': time each system's architecture at --budget size with untrained (seeded) weights, "
+        "built without download or training: for speed columns only; implies --length-forced.")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="Override key=value for every system, or "
+                                             "system.key=value for one (repeatable), e.g. fairseq_cmlm.iterations=4.")
+                    ] = [],  # noqa: B006
+    stand_in: Annotated[list[str], typer.Option("--stand-in", help="ROW=TIMED: let the timing of TIMED stand for "
+                                                 "system ROW (checked: same family, passes and shape), e.g. "
+                                                 "mist_bert=encoder_bert (repeatable).")] = [],  # noqa: B006
+    record: Annotated[bool, typer.Option(help="Write results/latency/<id>.json (read by `bench table`).")] = False,
+    results_dir: Annotated[Path, typer.Option(help="Where --record writes.")] = Path("results"),
+    seed: Annotated[int, typer.Option(help="Seed of the item order and the bootstrap.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     data_dir: DataDir = None,
 ) -> None:
-    """Batch-size-1 latency of several systems, interleaved, with speedups and bootstrap CIs."""
-    from bench.data import load_split
-    from bench.latency import measure
-    from systems import SYSTEMS
+    """Batch-size-1 latency of several systems, interleaved, with speedups and bootstrap CIs.
+
+    Example (MIST Table 1 speed column, paper sizes, untrained):
+    bench latency --task squad_qg --budget paper --weights random --baseline fairseq_transformer
+    --systems fairseq_nat,fairseq_cmlm,encoder_bert --stand-in mist_bert=encoder_bert --record
+    """
+    import tempfile
+
+    from bench.data import DataError, load_split
+    from bench.latency import LengthForcedUnsupported, measure
+    from bench.latency.prepare import parse_stand_ins, parse_system_overrides, prepare
+    from bench.latency.record import LatencySpec, build_record, write_record
+    from bench.registry import RegistryError
 
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if baseline and baseline not in names:
         names.insert(0, baseline)
-    built = {name: SYSTEMS.get(name)(budget, {}) for name in names}
-    sp = load_split(task, split, data_dir=data_dir)
-    rep = measure(built, list(sp.examples), baseline=baseline, n=n, rounds=rounds, length_forced=length_forced)
+    if weights not in (None, "random"):
+        _fail(f"--weights {weights!r}: the only choice is 'random' (leave it out for the systems' own weights).")
+    if weights == "random" and not length_forced:
+        err_console.print("[yellow]note:[/] --weights random implies --length-forced (untrained lengths are arbitrary)")
+        length_forced = True
+    try:
+        overrides = parse_system_overrides(([] if weights is None else [f"weights={weights}"]) + list(set_), names)
+        stand_ins = parse_stand_ins(stand_in, names)
+        sp = load_split(task, split, data_dir=data_dir)
+        with tempfile.TemporaryDirectory(prefix="bench-latency-") as work:
+            prep = prepare(names, budget, overrides, task, Path(work), stand_ins, data_dir, say=err_console.print)
+            rep = measure(prep.systems, list(sp.examples), baseline=baseline, n=n, rounds=rounds,
+                          length_forced=length_forced, seed=seed, min_items=min_items, console=err_console)
+    except (RegistryError, DataError, LengthForcedUnsupported, ValueError, ImportError) as exc:
+        _fail(str(exc))
     if as_json:
         sys.stdout.write(json.dumps(rep.to_json(), indent=2) + "\n")
     else:
         console.print(rep.render())
+    if record:
+        from bench.runs import harness_info
+
+        spec = LatencySpec(task=task, split=split, budget=budget, systems=tuple(names), baseline=baseline, n=n,
+                           rounds=rounds, length_forced=length_forced, weights=weights or "as-configured",
+                           overrides=prep.overrides, stand_ins=prep.stand_ins, seed=seed)
+        path = write_record(results_dir, build_record(spec, rep, prep.infos, prep.stand_in_basis, harness_info()))
+        err_console.print(f"wrote {path}")
 
 
 @app.command("validate")

@@ -195,3 +195,32 @@ def test_binarise_is_cached_by_content(tmp_path: Path) -> None:
         cfg, [*train[:-1], Example("x", "how to cook ?", "how do i cook ?")], dev, root=tmp_path
     )
     assert changed.key != first.key and changed.bin_dir != first.bin_dir
+
+
+#: decoder passes when length-forced with the smoke presets' 10 iterations (AR: one per target position)
+FORCED_PASSES = {"fairseq_nat": 1, "fairseq_inat": 10, "fairseq_cmlm": 10, "fairseq_levt": 10, "fairseq_inst": 10}
+
+
+@pytest.mark.parametrize("name", list(SYSTEMS))
+def test_random_weights_length_forced(name: str, tmp_path: Path) -> None:
+    """weights=random builds the recipe's model without fairseq-train; forced_length L gives exactly
+    L - 1 target tokens (+ </s>) with the preset's fixed pass count; free decoding is refused."""
+    from systems.fairseq_nat import system as fs
+
+    torch.set_num_threads(1)
+    sys_ = getattr(fs, name)("smoke", {"weights": "random", "threads": 1})
+    assert sys_.supports_forced_length and not sys_.needs_training
+    sys_.fit(TaskInfo("squad_qg", (), (), 48, 32), tmp_path)
+    assert not (tmp_path / "checkpoints").exists()  # nothing was trained
+    info = sys_.describe()
+    assert info.config["weights"] == "random" and "untrained" in info.backbone
+    ex = Example("x", "what is the best way to learn how to cook rice at home ?", "how do i cook rice ?")
+    for length in (2, 7, 12):
+        sys_.decode_one(ex, forced_length=length)
+        assert sys_.decoder.last_target_tokens == length - 1, (name, length)
+        assert sys_.last_iterations == FORCED_PASSES.get(name, length), (name, length)
+    again = getattr(fs, name)("smoke", {"weights": "random", "threads": 1})
+    again.fit(TaskInfo("squad_qg", (), (), 48, 32), tmp_path / "again")
+    assert again.decode_one(ex, forced_length=7) == sys_.decode_one(ex, forced_length=7)  # seeded build
+    with pytest.raises(RuntimeError, match="length-forced"):
+        sys_.decode_one(ex)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.latency.record import load_latency_records
 from bench.papers import all_tables, get_table, normalize_paper
 from bench.report import html as html_mod
 from bench.report import markdown as md
@@ -45,23 +46,27 @@ class ReportCheckError(AssertionError):
         )
 
 
-def render_table(paper: str, table: str, records: list[dict], budget: str | None = None) -> str:
-    """Markdown for one paper table joined with ``records`` (see :mod:`bench.report.views`)."""
+def render_table(
+    paper: str, table: str, records: list[dict], budget: str | None = None, latency_records: Sequence[dict] = ()
+) -> str:
+    """Markdown for one paper table joined with ``records`` and ``latency_records`` (:mod:`bench.report.views`)."""
     t = get_table(normalize_paper(paper), table)
-    return md.document([build_table_view(t, records, budget)])
+    return md.document([build_table_view(t, records, budget, latency_records)])
 
 
 def _sidecar(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _plan(records: list[dict], budget: str | None) -> tuple[dict[str, str], dict[str, tuple[Callable, dict]]]:
+def _plan(
+    records: list[dict], budget: str | None, latency_records: Sequence[dict] = ()
+) -> tuple[dict[str, str], dict[str, tuple[Callable, dict]]]:
     """Every text file (name -> content) and every PNG (name -> (drawer, data)) to produce."""
     texts: dict[str, str] = {}
     pngs: dict[str, tuple[Callable, dict]] = {}
     views: list[TableView] = []
     for t in all_tables():
-        view = build_table_view(t, records, budget)
+        view = build_table_view(t, records, budget, latency_records)
         views.append(view)
         texts[f"{table_key(t)}.md"] = md.document([view])
     protocol = build_protocol_view(records)
@@ -99,7 +104,7 @@ def render_all(
     """
     records = load_records(results_dir)
     out = Path(reports_dir)
-    texts, pngs = _plan(records, budget)
+    texts, pngs = _plan(records, budget, load_latency_records(results_dir))
     expected = set(texts) | set(pngs)
     existing = (
         {p.name for p in out.iterdir() if p.is_file() and OWNED.match(p.name)} if out.is_dir() else set()
@@ -163,11 +168,11 @@ def table_command(
     if not check and table is not None and paper is None:
         raise ValueError("--table needs --paper (e.g. --paper mist --table 1).")
     if not check and paper is not None:
-        recs = load_records(results_dir)
+        recs, lat = load_records(results_dir), load_latency_records(results_dir)
         if table is not None:
-            return render_table(paper, table, recs, budget)
+            return render_table(paper, table, recs, budget, lat)
         p = normalize_paper(paper)
-        return "\n".join(render_table(p, t.id, recs, budget) for t in all_tables() if t.paper == p)
+        return "\n".join(render_table(p, t.id, recs, budget, lat) for t in all_tables() if t.paper == p)
     if check:
         problems = render_all(results_dir, reports_dir, check=True, budget=budget)
         if problems:

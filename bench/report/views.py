@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.papers import Group, Row, Table, leading_number, load_paper
+from bench.report import speed
 
 #: Budget order tried when no budget is asked for: the most faithful run first (smoke never).
 DEFAULT_BUDGETS: tuple[str, ...] = ("paper", "cpu")
@@ -214,9 +215,16 @@ def table_key(table: Table) -> str:
     return f"{table.paper}-table{table.id}"
 
 
-def build_table_view(table: Table, records: Sequence[dict], budget: str | None) -> TableView:
-    """Join one paper table with the records; see the module docstring for the matching rule."""
+def build_table_view(
+    table: Table, records: Sequence[dict], budget: str | None, latency_records: Sequence[dict] = ()
+) -> TableView:
+    """Join one paper table with the records; see the module docstring for the matching rule.
+
+    A table with a speed column reads it from the newest matching latency record (:mod:`.speed`).
+    """
     paper = load_paper(table.paper)
+    source = speed.find_source(table, latency_records, budget)
+    speed_col = speed.speed_column(table)
     budgets = (budget,) if budget else DEFAULT_BUDGETS
     has_section = any(r.section for r in table.rows)
     header = (["Section"] if has_section else []) + ["Model", "System"]
@@ -253,7 +261,9 @@ def build_table_view(table: Table, records: Sequence[dict], budget: str | None) 
         first = next(iter(matches.values()), None)
         for g, c in table.columns():
             reported = row.reported.get(c.id, "")
-            if g.kind == "quality" and g.id in matches and c.metric:
+            if source is not None and source.record is not None and (g.id, c.id) == speed_col:
+                cells.append(speed.speed_cell(reported, row, source))
+            elif g.kind == "quality" and g.id in matches and c.metric:
                 cells.append(
                     _quality_cell(reported, matches[g.id], table.reported_recipe(row, g) or "", c.metric)
                 )
@@ -310,6 +320,8 @@ def build_table_view(table: Table, records: Sequence[dict], budget: str | None) 
                 + (f" split `{split}`" if split else "")
             )
         preamble.append("Our scoring: " + "; ".join(scoring) + ".")
+    if source is not None:
+        preamble.append(speed.speed_preamble(source))
     title = f"{paper.short} Table {table.id}: {table.title}"
     return TableView(
         key=table_key(table), title=title, preamble=preamble, header=header, rows=rows_out, notes=notes

@@ -8,6 +8,7 @@ NAT family: ``task.build_generator`` -> ``IterativeRefinementGenerator``; AR: ``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,27 +52,16 @@ class PassCounter:
 
 
 class FairseqDecoder:
-    """A verified checkpoint loaded with its task, dictionary and generator."""
+    """A model with its task, dictionary and generator (a verified checkpoint, or untrained weights)."""
 
-    def __init__(
-        self, cfg: FairseqConfig, checkpoint: Path, manifest: Manifest, dict_dir: Path, lines: Any
-    ) -> None:
+    def __init__(self, cfg: FairseqConfig, model: Any, task: Any, lines: Any) -> None:
         import torch
-
-        import_fairseq_quietly()
-        from fairseq import checkpoint_utils
 
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
-        self.cfg, self.lines = cfg, lines
-        overrides = {"data": str(dict_dir), "source_lang": "src", "target_lang": "tgt"}
-        state = load_verified_state(checkpoint, manifest, overrides)
-        models, self.model_cfg, self.task = checkpoint_utils.load_model_ensemble_and_task(
-            [str(checkpoint)], arg_overrides=overrides, state=state
-        )
-        del state
+        self.cfg, self.lines, self.task = cfg, lines, task
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.model = models[0].eval().to(self.device)
+        self.model = model.eval().to(self.device)
         self.src_dict = self.task.source_dictionary
         self.tgt_dict = self.task.target_dictionary
         self.prepend_bos = not cfg.is_ar  # translation_lev loads sources with a leading <s>
@@ -81,6 +71,25 @@ class FairseqDecoder:
         else:  # the generator calls model.forward_decoder once per refinement pass
             self.model.forward_decoder = self.counter.wrap(self.model.forward_decoder)
         self.generator = self.task.build_generator([self.model], generator_namespace(cfg))
+        self._forcer: Any = None
+        self._forced_generator: Any = None
+        self.last_target_tokens = 0  # target tokens (without <s>/</s>) of the last hypothesis decoded
+
+    @classmethod
+    def from_checkpoint(
+        cls, cfg: FairseqConfig, checkpoint: Path, manifest: Manifest, dict_dir: Path, lines: Any
+    ) -> FairseqDecoder:
+        """Load a checkpoint this harness wrote, after its sha256 check."""
+        import_fairseq_quietly()
+        from fairseq import checkpoint_utils
+
+        overrides = {"data": str(dict_dir), "source_lang": "src", "target_lang": "tgt"}
+        state = load_verified_state(checkpoint, manifest, overrides)
+        models, _model_cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+            [str(checkpoint)], arg_overrides=overrides, state=state
+        )
+        del state
+        return cls(cfg, models[0], task, lines)
 
     def _tensors(self, texts: Sequence[str]) -> list[Any]:
         import torch
@@ -93,9 +102,7 @@ class FairseqDecoder:
             out.append(ids)
         return out
 
-    def translate(self, texts: Sequence[str]) -> list[str]:
-        """One generator call over ``texts`` (one batch); output text in input order."""
-        import torch
+    def _sample(self, texts: Sequence[str]) -> Any:
         from fairseq import utils
         from fairseq.data import LanguagePairDataset
 
@@ -107,15 +114,49 @@ class FairseqDecoder:
             left_pad_source=bool(getattr(self.task.cfg, "left_pad_source", True)),
         )
         sample = ds.collater([ds[i] for i in range(len(src))])
-        sample = utils.move_to_cuda(sample) if self.device == "cuda" else sample
+        return utils.move_to_cuda(sample) if self.device == "cuda" else sample
+
+    def _run(self, generator: Any, sample: Any) -> list[str]:
+        import torch
+        from fairseq import utils
+
         self.counter.reset()
         with torch.no_grad():
-            hypos = self.task.inference_step(self.generator, [self.model], sample)
-        out = [""] * len(src)
+            hypos = self.task.inference_step(generator, [self.model], sample)
+        out = [""] * len(hypos)
+        d = self.tgt_dict
         for row, idx in enumerate(sample["id"].tolist()):
-            tokens = utils.strip_pad(hypos[row][0]["tokens"].int().cpu(), self.tgt_dict.pad())
-            out[idx] = self.lines.decode(self.tgt_dict.string(tokens))
+            tokens = utils.strip_pad(hypos[row][0]["tokens"].int().cpu(), d.pad())
+            self.last_target_tokens = int(sum(t not in (d.bos(), d.eos()) for t in tokens.tolist()))
+            out[idx] = self.lines.decode(d.string(tokens))
         return out
+
+    def translate(self, texts: Sequence[str]) -> list[str]:
+        """One generator call over ``texts`` (one batch); output text in input order."""
+        return self._run(self.generator, self._sample(texts))
+
+    def translate_forced(self, text: str, forced_length: int) -> str:
+        """One example decoded to exactly ``forced_length`` target positions (see :mod:`.forcing`).
+
+        Iterative systems run their preset's passes with early stopping off; the AR Transformer
+        runs beam search with ``min_len = max_len``.
+        """
+        from systems.fairseq_nat.forcing import LengthForcer, content_tokens
+
+        content = content_tokens(forced_length)
+        if self._forced_generator is None:
+            d = self.tgt_dict
+            self._forcer = LengthForcer(self.cfg.system, self.model, d.pad(), (d.bos(), d.pad(), d.eos(), d.unk()))
+            fixed = replace(self.cfg, force_max_iter=True)
+            self._forced_generator = self.task.build_generator([self.model], generator_namespace(fixed))
+        gen = self._forced_generator
+        if self.cfg.is_ar:  # exactly C tokens, then </s> (fairseq counts max_len without </s>)
+            gen.max_len_a, gen.max_len_b, gen.min_len = 0, content, content
+        self._forcer.target(content)
+        try:
+            return self._run(gen, self._sample([text]))[0]
+        finally:
+            self._forcer.target(None)
 
     @property
     def passes(self) -> int:

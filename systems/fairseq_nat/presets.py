@@ -120,6 +120,9 @@ class FairseqConfig:
     decode_batch_size: int = 64
     checkpoint: str = "best"  # best | last
     threads: int | None = None  # torch threads for training and decoding (None: torch's default)
+    # trained: fairseq-train as the recipe says | random: the recipe's architecture with untrained
+    # (seeded random) weights, built in-process without fairseq-train: for speed columns only
+    weights: str = "trained"
 
     @property
     def is_ar(self) -> bool:
@@ -229,6 +232,15 @@ def preset(system: str, budget: str) -> FairseqConfig:
     raise ValueError(f"Unknown budget '{budget}'. Choose one of: smoke, cpu, paper.")
 
 
+WEIGHTS = ("trained", "random")
+
+
 def apply_overrides(cfg: FairseqConfig, overrides: dict[str, Any]) -> FairseqConfig:
     """Replace fields by name; unknown names fail with the list of valid ones."""
-    return replace_fields(cfg, overrides, cfg.system)
+    out = replace_fields(cfg, overrides, cfg.system)
+    if out.weights not in WEIGHTS:
+        raise ValueError(
+            f"{cfg.system}: override weights={out.weights!r}; choose 'trained' (fairseq-train) or 'random' "
+            "(the recipe's architecture, untrained, for timing only)"
+        )
+    return out

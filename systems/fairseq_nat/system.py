@@ -41,7 +41,12 @@ class FairseqSystem:
     """One fairseq model: binarise (cached) -> fairseq-train (subprocess) -> in-process generation.
 
     ``last_iterations`` holds the decoder passes of the latest decode call (the meter reads it).
+    With ``weights=random`` the recipe's architecture is built untrained in-process instead
+    (:mod:`.untrained`), for speed columns; ``decode_one(example, forced_length=L)`` then times it
+    at the reference length (:mod:`.forcing`).
     """
+
+    supports_forced_length = True
 
     def __init__(self, cfg: FairseqConfig) -> None:
         self.cfg = cfg
@@ -52,7 +57,10 @@ class FairseqSystem:
         self.last_iterations = 0
         self.workdir: Path | None = None
 
-    needs_training = True
+    @property
+    def needs_training(self) -> bool:
+        """False for untrained WordPiece models: their dictionary is the BERT vocab, no data needed."""
+        return self.cfg.weights != "random" or self.cfg.vocab == "sentencepiece"
 
     # ------------------------------------------------------------------ describe
     def describe(self) -> SystemInfo:
@@ -69,6 +77,11 @@ class FairseqSystem:
                 f"--iter-decode-max-iter {cfg.max_iter} = at most {cfg.max_iter + 1} decoder passes"
                 + (" (forced)" if cfg.force_max_iter else " (adaptive early stop)")
             )
+        if cfg.weights == "random":
+            config["weights_note"] = (
+                "untrained: the recipe's architecture with seeded random weights, built without fairseq-train; "
+                "outputs are meaningless, for length-forced timing only"
+            )
         for key, val in (("train", self.train_result), ("data", self.data_info)):
             if val is not None:
                 config[key] = val
@@ -79,7 +92,7 @@ class FairseqSystem:
             family=cfg.family,  # type: ignore[arg-type]
             iterations=decoder_passes(cfg),
             citation=CITATIONS[cfg.system],
-            backbone="none (random init, fairseq)",
+            backbone="none (random init, fairseq)" + (", untrained" if cfg.weights == "random" else ""),
             budget=cfg.budget,
             config=config,
         )
@@ -106,6 +119,9 @@ class FairseqSystem:
             cfg = replace(cfg, fp16=False)
             self.deviations.append("fp16 off: no CUDA device (the recipe trains in fp16)")
         self.cfg = cfg
+        if cfg.weights == "random":
+            self._build_untrained(task, workdir)
+            return
         train = subset(task.train, cfg.train_examples, cfg.seed)
         dev = subset(task.dev, cfg.dev_examples, cfg.seed)
         if not train or not dev:
@@ -148,7 +164,7 @@ class FairseqSystem:
             path = save_dir / "checkpoint_last.pt"
         if not path.is_file():
             raise FileNotFoundError(f"No fairseq checkpoint {path}; run fit() first.")
-        self.decoder = FairseqDecoder(
+        self.decoder = FairseqDecoder.from_checkpoint(
             self.cfg, path, manifest, Path(workdir) / DICTS, self._lines(Path(workdir))
         )
         if self.train_result is not None:
@@ -156,6 +172,36 @@ class FairseqSystem:
                 "file": path.name,
                 "sha256": manifest.files[path.name]["sha256"],
             }
+
+    def _build_untrained(self, task: TaskInfo, workdir: Path) -> None:
+        """``weights=random``: the recipe's model, untrained, over the dictionary a trained run would use."""
+        from systems.fairseq_nat.decode import FairseqDecoder
+        from systems.fairseq_nat.untrained import build_untrained, write_wordpiece_dicts
+
+        cfg = self.cfg
+        dict_dir = workdir / DICTS
+        dict_dir.mkdir(exist_ok=True)
+        if cfg.vocab == "sentencepiece":  # the dictionary comes from the training data: binarise it
+            from systems.fairseq_nat.data import binarise, subset
+
+            train = subset(task.train, cfg.train_examples, cfg.seed)
+            dev = subset(task.dev, cfg.dev_examples, cfg.seed)
+            if not train or not dev:
+                raise ValueError(f"{cfg.system}: weights=random with vocab=sentencepiece needs train/dev splits.")
+            data = binarise(cfg, train, dev)
+            for name in ("dict.src.txt", "dict.tgt.txt"):
+                shutil.copyfile(data.bin_dir / name, dict_dir / name)
+            if data.spm_model is not None:
+                shutil.copyfile(data.spm_model, dict_dir / data.spm_model.name)
+            self.data_info = {"key": data.key, "vocab": data.vocab}
+        else:
+            write_wordpiece_dicts(dict_dir)
+            self.data_info = {"vocab": "wordpiece (bert-base-uncased vocab, no data needed)"}
+        model, fs_task = build_untrained(cfg, dict_dir)
+        self.train_result = None
+        self.deviations.append("weights=random: untrained model, no fairseq-train (timing only)")
+        self.workdir = workdir
+        self.decoder = FairseqDecoder(cfg, model, fs_task, self._lines(workdir))
 
     def _lines(self, workdir: Path) -> Any:
         from systems.fairseq_nat.vocab import SPM_MODEL, SentencePieceLines, WordPieceLines
@@ -165,9 +211,14 @@ class FairseqSystem:
         return WordPieceLines()
 
     # ------------------------------------------------------------------ decoding
-    def _need_model(self) -> Any:
+    def _need_model(self, forced: bool = False) -> Any:
         if self.decoder is None:
             raise RuntimeError(f"{self.cfg.system}: call fit() (or load(workdir)) before decoding.")
+        if self.cfg.weights == "random" and not forced:
+            raise RuntimeError(
+                f"{self.cfg.system} has weights=random (untrained): its free outputs are meaningless and their "
+                "lengths arbitrary. Time it length-forced (bench latency --length-forced) or drop weights=random."
+            )
         return self.decoder
 
     def decode(self, examples: Sequence[Example]) -> list[str]:
@@ -183,9 +234,14 @@ class FairseqSystem:
             self.last_iterations = dec.passes
         return out
 
-    def decode_one(self, example: Example) -> str:
-        dec = self._need_model()
-        text = dec.translate([example.source])[0]
+    def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+        """Batch size 1; ``forced_length`` (target positions incl. ``</s>``) forces the output length
+        and fixes the iteration count (:mod:`systems.fairseq_nat.forcing`), for length-forced timing."""
+        dec = self._need_model(forced=forced_length is not None)
+        if forced_length is None:
+            text = dec.translate([example.source])[0]
+        else:
+            text = dec.translate_forced(example.source, forced_length)
         self.last_iterations = dec.passes
         return text
 

@@ -32,6 +32,21 @@ VARIANTS: dict[str, tuple[str, bool, bool, bool]] = {
     "static_mix_minilm_l6": ("minilm-l6", False, False, True),
 }
 
+#: Architecture shapes (hidden, layers, heads, intermediate) by name and by the backbones that have them,
+#: so ``weights=random`` can build a paper-size encoder without its checkpoint (timing only).
+SHAPES: dict[str, dict[str, int]] = {
+    "bert-base": {"hidden": 768, "layers": 12, "heads": 12, "intermediate": 3072},
+    "minilm-l12-h384": {"hidden": 384, "layers": 12, "heads": 12, "intermediate": 1536},
+    "minilm-l6": {"hidden": 384, "layers": 6, "heads": 12, "intermediate": 1536},
+}
+BACKBONE_SHAPES = {
+    "bert-base-uncased": "bert-base",
+    "unilm1.2-base-uncased": "bert-base",
+    "minilm-l12-h384-uncased": "minilm-l12-h384",
+    "minilm-l6": "minilm-l6",
+}
+WEIGHTS = ("pretrained", "random")
+
 #: MIST README steps per task (⚠ quora's is a duplicated label, xsum's unverified; SYSTEMS.md §4.7)
 PAPER_STEPS = {"squad_qg": 30_005, "squad_qg_reversed": 30_005, "quora": 50_005, "xsum": 600_005}
 
@@ -80,8 +95,12 @@ class NARConfig:
     glat_anneal: bool = False
     glat_loss_on_unrevealed_only: bool = False
     glat_share_dropout_seed: bool = False
-    # tiny random backbone (smoke budget)
+    # tiny random backbone (smoke budget); also any random shape given by ``shape`` / ``weights=random``
     tiny: dict[str, int] = field(default_factory=dict)
+    # pretrained: the variant's backbone checkpoint | random: the variant's paper shape (or ``shape``) with
+    # random weights and 0 training updates, built without any download: speed columns only
+    weights: str = "pretrained"
+    shape: str | None = None  # a SHAPES name; None: the backbone's own shape
     # decoding (§4.8-4.9)
     decode: str = "single"  # single | mist_iter | mask_predict
     iterations: int = 1
@@ -163,10 +182,45 @@ def preset(variant: str, budget: str) -> NARConfig:
 
 
 def apply_overrides(cfg: NARConfig, overrides: dict[str, Any]) -> NARConfig:
-    """Replace fields by name; unknown keys are an error that lists the known ones."""
+    """Replace fields by name; unknown keys are an error that lists the known ones.
+
+    ``weights=random`` means "paper-size architecture, random weights, for timing only": the encoder
+    gets ``shape`` (default: the variant's backbone shape, e.g. 12x768 for bert/unilm, 12x384 for
+    MiniLM-L12), BERT init, and ``fit`` builds it with 0 updates on 8 examples (no download, no training).
+    """
     out = replace_fields(cfg, overrides, "NAR systems", frozen=("variant", "budget"))
+    if out.weights not in WEIGHTS:
+        raise ValueError(f"override weights={out.weights!r}: choose 'pretrained' or 'random' (timing only)")
+    if out.shape is not None and out.shape not in SHAPES:
+        raise ValueError(f"override shape={out.shape!r}: choose one of {', '.join(SHAPES)}")
+    if out.weights == "random":
+        out = _random_weights(out, overrides)
     if out.decode not in ("single", "mist_iter", "mask_predict"):
         raise ValueError(f"override decode='{out.decode}': choose single, mist_iter or mask_predict")
     if out.iterations < 1:
         raise ValueError(f"override iterations={out.iterations}: must be >= 1")
     return out
+
+
+def _random_weights(cfg: NARConfig, overrides: dict[str, Any]) -> NARConfig:
+    """``weights=random``: the shape to build (explicit ``tiny`` wins), random init, no training."""
+    if "steps" in overrides and overrides["steps"] != 0:
+        raise ValueError("weights=random trains nothing (timing only); drop the steps override")
+    variant_backbone = VARIANTS[cfg.variant][0]
+    shape = cfg.shape or BACKBONE_SHAPES.get(variant_backbone)
+    if shape is None and "tiny" not in overrides:
+        raise ValueError(
+            f"weights=random: no known shape for backbone '{variant_backbone}'; pass shape=<{'|'.join(SHAPES)}>"
+        )
+    tiny = dict(overrides["tiny"]) if "tiny" in overrides else dict(SHAPES[shape])  # type: ignore[index]
+    return replace(
+        cfg,
+        backbone=variant_backbone,
+        shape=shape if "tiny" not in overrides else cfg.shape,
+        random_init=True,
+        tiny=tiny,
+        steps=0,
+        train_examples=8,
+        init_from=None,
+        static_mix=False,
+    )

@@ -20,6 +20,14 @@ from systems.saved_run import CHECKPOINTS, VOCAB, open_run, write_run_files
 META = "nar_model.json"
 
 
+def _backbone_label(cfg: NARConfig) -> str:
+    """What the encoder is, as tables show it: ``random:bert-base shape(...)`` for timing-only builds."""
+    prefix = "random:" if cfg.random_init else ""
+    if cfg.weights == "random" and cfg.shape:
+        return f"{prefix}{cfg.shape} shape ({cfg.backbone} vocab, untrained; timing only)"
+    return prefix + (f"tiny({cfg.backbone} vocab)" if cfg.tiny else cfg.backbone)
+
+
 class NARSystem:
     """Encoder-only NAT (GLAT) or MIST over a BERT-layout backbone.
 
@@ -63,8 +71,7 @@ class NARSystem:
             family="semi-NAR" if iterative else "NAR",
             iterations=cfg.iterations if iterative else 1,
             citation=CITATION,
-            backbone=("random:" if cfg.random_init else "")
-            + (f"tiny({cfg.backbone} vocab)" if cfg.tiny else cfg.backbone),
+            backbone=_backbone_label(cfg),
             budget=cfg.budget,
             config=config,
         )

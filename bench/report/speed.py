@@ -1,0 +1,130 @@
+"""The speed view of a paper table: published speedup next to the one measured here, from a latency record.
+
+Why a separate source: a speedup is only meaningful against a baseline timed in the same process,
+so speed cells come from one ``bench latency --record`` measurement (results/latency/), not from
+separate runs. The record used is the newest for the table's task whose baseline is the table's
+1.0x row; its machine and mode (length-forced, random weights, batch 1) are named in the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench.papers import Row, Table, leading_number
+
+
+@dataclass(frozen=True)
+class SpeedSource:
+    """The latency record a table's speed column is read from (None fields: nothing matched)."""
+
+    task: str | None
+    baseline: str | None
+    record: dict | None
+
+
+def speed_column(table: Table) -> tuple[str, str] | None:
+    """(group id, column id) of the table's measured-speedup column, if it has one."""
+    for g in table.groups:
+        if g.kind == "latency":
+            for c in g.columns:
+                if c.metric == "speedup":
+                    return g.id, c.id
+    return None
+
+
+def baseline_system(table: Table) -> str | None:
+    """The system of the row printed as 1.0x (the paper's speed reference), if any."""
+    col = speed_column(table)
+    if col is None:
+        return None
+    for row in table.rows:
+        if leading_number(row.reported.get(col[1])) == 1.0 and row.system:
+            return row.system
+    return None
+
+
+def table_task(table: Table) -> str | None:
+    groups = table.quality_groups()
+    return groups[0].task if groups else None
+
+
+def find_source(table: Table, latency_records: Sequence[dict], budget: str | None) -> SpeedSource | None:
+    """The newest matching record (same task, same baseline; same budget when one is asked), or an empty source."""
+    if speed_column(table) is None:
+        return None
+    task, base = table_task(table), baseline_system(table)
+    found = [
+        r for r in latency_records
+        if r["spec"]["task"] == task and r.get("baseline") == base and base is not None
+        and (budget is None or r["spec"]["budget"] == budget)
+    ]
+    found.sort(key=lambda r: (r["created"], r["latency_id"]))
+    return SpeedSource(task, base, found[-1] if found else None)
+
+
+def _timed_as(rec: dict, system: str | None) -> tuple[str, dict] | None:
+    if system is None:
+        return None
+    if system in rec["systems"]:
+        return system, rec["systems"][system]
+    stand = rec.get("stand_ins", {}).get(system)
+    if stand:
+        return stand["timed_as"], rec["systems"][stand["timed_as"]]
+    return None
+
+
+def speed_cell(reported: str, row: Row, source: SpeedSource) -> str:
+    """``reported / measured× [CI]`` (or ``/ not measured``) for one row."""
+    rep = reported or "–"
+    rec = source.record
+    if rec is None:
+        return rep
+    hit = _timed_as(rec, row.system)
+    if hit is None:
+        return f"{rep} / not measured"
+    timed, entry = hit
+    invalid = "" if entry.get("valid", True) and rec.get("valid", True) else " INVALID"
+    alias = f" (timed as `{timed}`)" if timed != row.system else ""
+    if timed == source.baseline:
+        return f"{rep} / 1.00× (baseline){alias}{invalid}"
+    sp = entry.get("speedup")
+    if not sp:
+        return f"{rep} / no speedup{alias}{invalid}"
+    lo, hi = sp["mean_ci95"]
+    return f"{rep} / {sp['mean']:.2f}× [{lo:.2f}–{hi:.2f}]{alias}{invalid}"
+
+
+def speed_preamble(source: SpeedSource) -> str:
+    """One line naming where the measured speedups come from (machine, mode) — or that there are none."""
+    if source.record is None:
+        return (
+            f"Speed: published only; no latency record for task `{source.task}` with baseline "
+            f"`{source.baseline}` under `results/latency/` (measure with `bench latency --record`)."
+        )
+    rec, spec = source.record, source.record["spec"]
+    mode = ["length-forced" if spec["length_forced"] else "free-running lengths"]
+    if spec["weights"] == "random":
+        mode.append("random weights")
+    mode.append("batch 1")
+    fp = rec.get("fingerprint_before") or {}
+    machine = rec["device"]
+    threads = fp.get("torch_threads")
+    if threads:
+        machine += f", {threads} torch thread{'' if threads == 1 else 's'}"
+    stats = next(iter(rec["systems"].values()))["stats"]
+    verdict = rec.get("verdict") or ("VALID" if rec["valid"] else "INVALID")
+    line = (
+        f"Speed: published / measured here on {machine} ({', '.join(mode)}; budget `{spec['budget']}` sizes; "
+        f"{stats['n']} items per system in {rec['settings']['rounds']}+ interleaved rounds). Measured = mean "
+        f"latency of `{source.baseline}` ÷ the row's, paired-bootstrap 95% CI in brackets; record "
+        f"`results/latency/{rec['latency_id']}.json`, verdict {verdict}."
+    )
+    if not rec["valid"]:
+        line += " INVALID: " + "; ".join(rec.get("invalid_reasons") or ["no reason given"]) + "."
+    stand = rec.get("stand_ins") or {}
+    if stand:
+        line += " Rows timed as another system: " + "; ".join(
+            f"`{row}` as `{v['timed_as']}` ({v.get('basis', 'declared')})" for row, v in sorted(stand.items())
+        ) + "."
+    return line

@@ -1,0 +1,187 @@
+"""Latency records (results/latency/) and the speed view of MIST Tables 1-3.
+
+Records are synthetic or come from a real but trivial measurement; the paper-size systems are
+covered by a tiny-shape ``weights=random`` build (NAR here, fairseq in test_fairseq_nat.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.data.types import Example
+from bench.latency import measure
+from bench.latency.prepare import parse_stand_ins, parse_system_overrides, prepare
+from bench.latency.record import (
+    LatencyRecordError,
+    LatencySpec,
+    build_record,
+    load_latency_records,
+    validate_latency_record,
+    write_record,
+)
+from bench.papers import get_table
+from bench.report import render_all, render_table
+from bench.report.speed import baseline_system
+
+EXAMPLES = [Example(f"e{i}", f"source text number {i} " * 3, "what is it ?") for i in range(12)]
+
+
+class Sleepy:
+    """A deterministic stand-in system: a fixed amount of Python work per item."""
+
+    supports_forced_length = True
+
+    def __init__(self, loops: int) -> None:
+        self.loops = loops
+
+    def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+        total = 0
+        for i in range(self.loops):
+            total += i
+        return "x " * (forced_length or 1)
+
+
+def _record(created: str = "2026-01-02T03:04:05+00:00", baseline: str = "fairseq_transformer") -> dict:
+    rep = measure(
+        {baseline: Sleepy(20000), "fairseq_nat": Sleepy(2000), "encoder_bert": Sleepy(4000)}, EXAMPLES,
+        baseline=baseline, n=6, rounds=2, warmup_items=1, warmup_s=0.0, min_items=1, min_duration_s=0.0,
+        length_forced=True, progress=False, bootstrap_resamples=200,
+    )
+    spec = LatencySpec(task="squad_qg", split="test", budget="paper",
+                       systems=(baseline, "fairseq_nat", "encoder_bert"), baseline=baseline, n=6, rounds=2,
+                       length_forced=True, weights="random", overrides={"fairseq_nat": {"weights": "random"}},
+                       stand_ins={"mist_bert": "encoder_bert"})
+    return build_record(spec, rep, {}, {"mist_bert": "same shape"}, {"git_sha": "abc"}, created=created)
+
+
+@pytest.fixture(scope="module")
+def record() -> dict:
+    return _record()
+
+
+def test_record_round_trip_and_schema(record: dict, tmp_path: Path) -> None:
+    path = write_record(tmp_path, record)
+    assert path.parent == tmp_path / "latency" and path.name == record["latency_id"] + ".json"
+    assert record["latency_id"].startswith("squad_qg--test--paper--random--forced--20260102T030405--")
+    assert not list(path.parent.glob(".*.tmp"))  # atomic: no temp file left behind
+    (loaded,) = load_latency_records(tmp_path)
+    assert loaded == json.loads(json.dumps(record))
+    assert loaded["spec"]["stand_ins"] == {"mist_bert": "encoder_bert"}
+    assert loaded["stand_ins"]["mist_bert"] == {"timed_as": "encoder_bert", "basis": "same shape"}
+    nat = loaded["systems"]["fairseq_nat"]
+    assert nat["speedup"]["mean"] > 1.0 and nat["speedup"]["mean_ci95"][0] <= nat["speedup"]["mean"]
+    assert loaded["systems"]["fairseq_transformer"]["speedup"]["mean"] == pytest.approx(1.0)
+    assert "mode:length-forced" in loaded["signature"] and loaded["device"]
+    broken = copy.deepcopy(record)
+    broken["systems"]["fairseq_nat"]["speedup"]["mean_ci95"] = [1.0]
+    with pytest.raises(LatencyRecordError, match="mean_ci95"):
+        validate_latency_record(broken, "x.json")
+    broken = copy.deepcopy(record)
+    broken["stand_ins"]["mist_bert"]["timed_as"] = "nobody"
+    with pytest.raises(LatencyRecordError, match="stand_ins"):
+        validate_latency_record(broken, "x.json")
+
+
+def test_speed_view_table1(record: dict) -> None:
+    table = get_table("mist", "1")
+    assert baseline_system(table) == "fairseq_transformer"
+    md = render_table("mist", "1", [], None, [record])
+    assert md == render_table("mist", "1", [], None, [record])  # deterministic
+    rows = {line.split(" | ")[1]: line for line in md.splitlines() if line.startswith("| ")}
+    nat = record["systems"]["fairseq_nat"]["speedup"]
+    lo, hi = nat["mean_ci95"]
+    assert f"| 8.3× / {nat['mean']:.2f}× [{lo:.2f}–{hi:.2f}] |" in rows["NAT(Gu et al. 2017) ‡"]
+    assert "| 1.0× / 1.00× (baseline) |" in rows["Transformer(Vaswani et al. 2017) ‡"]
+    assert "(timed as `encoder_bert`)" in rows["MIST(BERT) †"]
+    assert "| 10 | 1.9× / not measured |" in rows["CMLM(Ghazvininejad et al. 2019) ‡"]
+    assert "| N/A / not measured |" in rows["MASS(Song et al. 2019) ‡"]
+    speed_line = next(line for line in md.splitlines() if line.startswith("- Speed:"))
+    assert record["device"] in speed_line and "length-forced, random weights, batch 1" in speed_line
+    assert record["latency_id"] in speed_line and "`mist_bert` as `encoder_bert`" in speed_line
+
+
+def test_speed_view_picks_newest_matching_record(record: dict) -> None:
+    newer = _record(created="2026-02-01T00:00:00+00:00")
+    other_base = copy.deepcopy(newer)
+    other_base["baseline"] = "fairseq_nat"
+    other_base["created"] = "2027-01-01T00:00:00+00:00"
+    other_task = copy.deepcopy(newer)
+    other_task["spec"]["task"] = "quora"
+    other_task["created"] = "2027-01-01T00:00:00+00:00"
+    md = render_table("mist", "1", [], None, [record, newer, other_base, other_task])
+    assert newer["latency_id"] in md and record["latency_id"] not in md
+    assert other_task["latency_id"] in render_table("mist", "3", [], None, [other_task])
+    assert "budget `cpu`" not in md and newer["latency_id"] not in render_table("mist", "1", [], "cpu", [newer])
+
+
+def test_no_latency_record_says_so() -> None:
+    md = render_table("mist", "2", [], None, [])
+    assert "Speed: published only; no latency record for task `xsum` with baseline `fairseq_transformer`" in md
+    assert "not measured" not in md  # cells keep the published value only
+
+
+def test_render_all_reads_results_latency(record: dict, tmp_path: Path) -> None:
+    write_record(tmp_path / "results", record)
+    render_all(tmp_path / "results", tmp_path / "reports")
+    assert record["latency_id"] in (tmp_path / "reports" / "mist-table1.md").read_text(encoding="utf-8")
+    assert render_all(tmp_path / "results", tmp_path / "reports", check=True) == []
+
+
+def test_parse_overrides_and_stand_ins() -> None:
+    names = ["fairseq_transformer", "encoder_bert"]
+    ov = parse_system_overrides(["weights=random", "encoder_bert.tiny={\"hidden\": 32}", "fairseq_transformer.beam=2"],
+                                names)
+    assert ov == {"fairseq_transformer": {"weights": "random", "beam": 2},
+                  "encoder_bert": {"weights": "random", "tiny": {"hidden": 32}}}
+    with pytest.raises(ValueError, match="not among the timed systems"):
+        parse_system_overrides(["mist_bert.weights=random"], names)
+    with pytest.raises(ValueError, match="key=value"):
+        parse_system_overrides(["weights"], names)
+    assert parse_stand_ins(["mist_bert=encoder_bert"], names) == {"mist_bert": "encoder_bert"}
+    with pytest.raises(ValueError, match="timed itself"):
+        parse_stand_ins(["encoder_bert=fairseq_transformer"], names)
+    with pytest.raises(ValueError, match="not among the timed systems"):
+        parse_stand_ins(["mist_bert=encoder_unilm"], names)
+
+
+def test_nar_weights_random_presets() -> None:
+    from systems.nar.presets import SHAPES, apply_overrides, preset
+
+    bert = apply_overrides(preset("mist_bert", "paper"), {"weights": "random"})
+    assert bert.tiny == SHAPES["bert-base"] and bert.random_init and bert.steps == 0 and bert.shape == "bert-base"
+    assert apply_overrides(preset("encoder_unilm", "paper"), {"weights": "random"}).tiny == SHAPES["bert-base"]
+    assert apply_overrides(preset("encoder_random", "paper"), {"weights": "random"}).tiny == SHAPES["bert-base"]
+    assert apply_overrides(preset("mist_minilm", "paper"), {"weights": "random"}).tiny == SHAPES["minilm-l12-h384"]
+    small = apply_overrides(preset("encoder_bert", "paper"), {"weights": "random", "shape": "minilm-l6"})
+    assert small.tiny == SHAPES["minilm-l6"]
+    with pytest.raises(ValueError, match="weights"):
+        apply_overrides(preset("encoder_bert", "paper"), {"weights": "bogus"})
+    with pytest.raises(ValueError, match="shape"):
+        apply_overrides(preset("encoder_bert", "paper"), {"weights": "random", "shape": "huge"})
+    with pytest.raises(ValueError, match="trains nothing"):
+        apply_overrides(preset("encoder_bert", "paper"), {"weights": "random", "steps": 10})
+
+
+TINY = {"hidden": 32, "layers": 2, "heads": 2, "intermediate": 64}
+
+
+def test_prepare_builds_untrained_and_checks_stand_ins(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    names = ["encoder_bert", "null"]
+    ov = parse_system_overrides(["encoder_bert.weights=random", f"encoder_bert.tiny={json.dumps(TINY)}"], names)
+    prep = prepare(names, "smoke", ov, "squad_qg", tmp_path, {"mist_bert": "encoder_bert"}, say=lambda _: None)
+    bert = prep.systems["encoder_bert"]
+    ex = EXAMPLES[0]
+    assert isinstance(bert.decode_one(ex, forced_length=5), str) and bert.last_iterations == 1
+    assert prep.stand_ins == {"mist_bert": "encoder_bert"} and "same family (NAR)" in prep.stand_in_basis["mist_bert"]
+    assert prep.infos["encoder_bert"].config["weights"] == "random"
+    # paper shapes by default: a 12x384 MiniLM timing cannot stand for the 12x768 MIST(BERT) row
+    with pytest.raises(ValueError, match="do not decode the same way.*tiny"):
+        prepare(["encoder_minilm"], "smoke", {"encoder_minilm": {"weights": "random"}}, "squad_qg",
+                tmp_path / "b", {"mist_bert": "encoder_minilm"}, say=lambda _: None)
+    with pytest.raises(ValueError, match="trains nothing"):
+        prepare(["encoder_bert"], "smoke", {"encoder_bert": {}}, "squad_qg", tmp_path / "c", say=lambda _: None)

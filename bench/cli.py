@@ -320,6 +320,26 @@ def reproduce(
     typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
 
 
+@app.command("rescore")
+def rescore_cmd(
+    run_ids: Annotated[list[str] | None, typer.Argument(help="Run ids (default: every record).")] = None,
+    results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
+    data_dir: DataDir = None,
+) -> None:
+    """Score stored outputs under the task's default recipes a record lacks (checked by sha256; no re-run)."""
+    from bench.rescore import RescoreError, rescore
+
+    paths = [results_dir / f"{r}.json" for r in run_ids] if run_ids else sorted(results_dir.glob("*.json"))
+    for path in paths:
+        if not path.is_file():
+            _fail(f"{path} not found; `ls {results_dir}` lists the recorded runs.")
+        try:
+            added = rescore(path, data_dir=data_dir, say=console.print)
+        except RescoreError as exc:
+            _fail(str(exc))
+        console.print(f"{path}: " + (f"added {', '.join(added)}" if added else "nothing missing"))
+
+
 @app.command("latency")
 def latency(
     task: Annotated[str, typer.Option(help="Task.")],

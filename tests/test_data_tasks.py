@@ -32,7 +32,7 @@ def test_registry_lists_the_four_tasks() -> None:
 
 
 def test_default_recipes() -> None:
-    assert TASKS.get("squad_qg").default_recipes == ("nqg", "unilm", "mist")
+    assert TASKS.get("squad_qg").default_recipes == ("nqg", "unilm", "mist", "unilm-tok")
     assert TASKS.get("quora").default_recipes == ("mist-quora",)
     assert TASKS.get("xsum").default_recipes == ("rouge155", "rouge-pltrdy", "rouge-score")
 

@@ -206,3 +206,22 @@ def test_malformed_yaml_names_file_and_row(tmp_path):
     )
     with pytest.raises(PaperDataError, match="unknown reason '@nope'"):
         parse_paper_file(bad, "mist")
+
+
+def test_every_quality_group_recipe_is_one_its_task_records() -> None:
+    """A table cell can only show a run scored under the cell's recipe: the recipe must be one the
+    task's runs are scored with by default (a quora group naming `mist` instead of `mist-quora`
+    would show "not run" forever)."""
+    from bench.data import TASKS
+
+    wrong = []
+    for table in all_tables():
+        for group in table.quality_groups():
+            if not group.task or group.task not in TASKS:  # e.g. gigaword: reported-only, no data here
+                continue
+            recorded = TASKS.get(group.task).default_recipes
+            for row in table.rows:
+                recipe = table.reported_recipe(row, group)
+                if recipe is not None and recipe not in recorded:
+                    wrong.append(f"{table.paper}:{table.id} {group.id}/{row.id}: {recipe} not in {recorded}")
+    assert not wrong, "\n".join(wrong)

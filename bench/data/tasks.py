@@ -132,7 +132,7 @@ SQUAD_QG = Task(
             sha256="4dcc96d39dc01cab6af6746ad084c17c29cb1f4e496cc1789f81727cbe7b2075",
         ),
     ),
-    default_recipes=("nqg", "unilm", "mist"),
+    default_recipes=("nqg", "unilm", "mist", "unilm-tok"),  # unilm-tok: the ERNIE-GEN tables
     **_MIST_LENS,
     description=(
         "Answer-aware question generation on SQuAD v1.1, Du et al. (2017) article-level split. "

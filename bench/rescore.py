@@ -1,0 +1,66 @@
+"""Score a finished run's stored outputs under recipes it was not scored with, without re-running it.
+
+A task's default recipe set can grow (a new paper table needs another protocol); the outputs a
+record points to are the evidence, so scoring them again is exact as long as they and the test
+split are the ones the run used. Both are checked by sha256 before anything is written, and the
+record is replaced atomically with the old scores kept.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Any
+
+from bench.atomic import write_json_atomic
+from bench.runs import REPO_ROOT, Reporter, _limited, load_record, sha256_text
+
+
+class RescoreError(ValueError):
+    """A record whose outputs or test split no longer match what it says it scored."""
+
+
+def missing_recipes(record: dict[str, Any]) -> list[str]:
+    """The task's default recipes the record has no scores for."""
+    from bench.data import TASKS
+    from bench.scoring import applicable_recipes
+
+    task = TASKS.get(record["spec"]["task"])
+    return [r for r in task.default_recipes
+            if r in applicable_recipes(task.name) and r not in (record.get("scores") or {})]
+
+
+def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) -> list[str]:
+    """Add the missing default recipes' scores to the record at ``path``; returns the recipes added."""
+    from bench.data import load_split
+    from bench.scoring import ScoringSession, score_split
+
+    path = Path(path)
+    record = load_record(path)
+    if record.get("status") != "complete":
+        raise RescoreError(f"{path}: status is {record.get('status')!r}; only complete runs can be rescored.")
+    todo = missing_recipes(record)
+    if not todo:
+        return []
+    out_path = REPO_ROOT / record["outputs"]["path"]
+    if not out_path.is_file():
+        raise RescoreError(f"{path}: its outputs {out_path} are missing; restore them (git) or re-run the spec.")
+    text = out_path.read_text(encoding="utf-8")
+    if sha256_text(text) != record["outputs"]["sha256"]:
+        raise RescoreError(f"{out_path}: sha256 differs from the one in {path}; the outputs were edited. "
+                           "Restore them (git checkout) or re-run the spec.")
+    spec, data = record["spec"], record["data"]
+    split = load_split(spec["task"], spec["split"], data_dir=data_dir)
+    split = _limited(split, data["n_examples"] if data.get("partial") else None)
+    if split.sha256 != data["split_sha256"]:
+        raise RescoreError(f"{path}: the {spec['task']}/{spec['split']} split now hashes to {split.sha256[:12]}…, "
+                           f"not the {data['split_sha256'][:12]}… it was scored on; rescoring would mix data versions.")
+    outputs = text.splitlines()
+    with ScoringSession() as session:
+        for recipe in todo:
+            say(f"[rescore] {record['run_id']}: {recipe}")
+            record["scores"][recipe] = score_split(recipe, outputs, split, session=session).to_json()
+    stamp = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    record.setdefault("rescored", []).append({"at": stamp, "recipes": todo})
+    write_json_atomic(path, record)
+    return todo

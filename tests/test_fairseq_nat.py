@@ -224,3 +224,20 @@ def test_random_weights_length_forced(name: str, tmp_path: Path) -> None:
     assert again.decode_one(ex, forced_length=7) == sys_.decode_one(ex, forced_length=7)  # seeded build
     with pytest.raises(RuntimeError, match="length-forced"):
         sys_.decode_one(ex)
+
+
+@pytest.mark.slow
+def test_decode_only_overrides_reuse_the_finished_run(trained: Any, toy_task: TaskInfo) -> None:
+    """The harness gives decode-only overrides the plain run's workdir; fit there must skip training."""
+    from bench.runs import RunSpec, training_spec
+    from systems.fairseq_nat.system import fairseq_transformer
+
+    _, work = trained("fairseq_transformer")
+    shorter = fairseq_transformer("smoke", {"seed": 1, "threads": 1, "beam": 2, "max_len_b": 12})
+    spec = RunSpec("fairseq_transformer", "quora", overrides={"beam": 2, "max_len_b": 12})
+    assert training_spec(spec, shorter) == RunSpec("fairseq_transformer", "quora")
+    assert training_spec(RunSpec("fairseq_transformer", "quora", overrides={"lr": 1e-3}), shorter).overrides
+    shorter.fit(toy_task, work)
+    assert shorter.describe().config["train"]["updates"] == 20
+    outs = shorter.decode(list(toy_task.dev[:4]))
+    assert all(len(o.split()) <= 12 for o in outs)

@@ -47,6 +47,12 @@ class FairseqSystem:
     """
 
     supports_forced_length = True
+    #: generator settings only: `bench run --set iterations=4` (or a shorter max_len_b) decodes the plain
+    #: run's checkpoint instead of training again (bench.runs.training_spec)
+    decode_only_overrides = (
+        "iterations", "iteration_convention", "force_max_iter", "eos_penalty", "length_beam", "beam", "lenpen",
+        "no_repeat_ngram_size", "max_len_a", "max_len_b", "decode_batch_size", "checkpoint",
+    )
 
     def __init__(self, cfg: FairseqConfig) -> None:
         self.cfg = cfg

@@ -117,3 +117,26 @@ def test_sentencepiece_lines(tmp_path: Path) -> None:
     sp = SentencePieceLines.train(texts, tmp_path / "spm", vocab_size=60)
     (enc,) = sp.encode(["What is the best way to learn music ?"], max_len=None)
     assert sp.decode(enc) == "what is the best way to learn music ?"
+
+
+def test_checkpoint_deleted_by_fairseq_while_recording_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fairseq's --keep-interval-updates deletes old checkpoints while the harness hashes the new ones
+    (a real cpu run crashed on this): a file that vanishes between listing and hashing is simply gone."""
+    import systems.fairseq_nat.checkpoints as ck
+
+    old = _write(tmp_path / "checkpoint_1_200.pt", b"old")
+    _write(tmp_path / "checkpoint_1_400.pt", b"new")
+    real = ck.sha256_file
+
+    def vanishing(p: Path) -> str:
+        if p.name == old.name:
+            old.unlink()
+            raise FileNotFoundError(p)
+        return real(p)
+
+    monkeypatch.setattr(ck, "sha256_file", vanishing)
+    m = Manifest(tmp_path)
+    assert m.record_new() == ["checkpoint_1_400.pt"]
+    assert set(Manifest(tmp_path).files) == {"checkpoint_1_400.pt"}

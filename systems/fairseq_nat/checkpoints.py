@@ -66,12 +66,17 @@ class Manifest:
         for p in sorted(self.save_dir.glob("checkpoint*.pt")):
             if not CHECKPOINT_RE.match(p.name):
                 continue
+            try:  # fairseq runs beside us: --keep-interval-updates may delete a file we just listed
+                st = p.stat()
+                old = self.files.get(p.name)
+                if old and old["size"] == st.st_size and old["mtime_ns"] == st.st_mtime_ns:
+                    present.add(p.name)
+                    continue
+                entry = {"sha256": sha256_file(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            except FileNotFoundError:
+                continue  # gone: treated like any removed checkpoint below
             present.add(p.name)
-            st = p.stat()
-            old = self.files.get(p.name)
-            if old and old["size"] == st.st_size and old["mtime_ns"] == st.st_mtime_ns:
-                continue
-            self.files[p.name] = {"sha256": sha256_file(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            self.files[p.name] = entry
             changed.append(p.name)
         for gone in set(self.files) - present:  # fairseq's --keep-interval-updates removed it
             del self.files[gone]

@@ -33,7 +33,7 @@ def environment_fingerprint(include_torch: bool = True) -> dict[str, Any]:
         "cpu_affinity": _affinity(),
         "cpu_mhz": _cpu_mhz(),
         "cpu_governor": _read_first("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-        "loadavg": _loadavg(),
+        "loadavg": loadavg(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "machine": platform.machine(),
@@ -97,7 +97,8 @@ def _cpu_mhz() -> float | None:
     return None
 
 
-def _loadavg() -> list[float] | None:
+def loadavg() -> list[float] | None:
+    """1/5/15-minute load average (None where the OS has none): wall times on a busy box read higher."""
     try:
         return [round(x, 2) for x in os.getloadavg()]
     except OSError:

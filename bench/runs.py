@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import os
 import subprocess
 import time
 from collections.abc import Callable, Mapping
@@ -76,14 +75,6 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             out[key.strip()] = raw
     return out
-
-
-def _loadavg_now() -> list[float] | None:
-    """Load average when the run ends: with the start value it tells whether wall times were taken on a busy box."""
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
 
 
 def harness_info() -> dict[str, Any]:
@@ -173,7 +164,7 @@ def execute(
         return existing
 
     from bench.data import TASKS, load_split
-    from bench.fingerprint import environment_fingerprint
+    from bench.fingerprint import environment_fingerprint, loadavg
     from bench.scoring import ScoringSession, applicable_recipes, score_split
     from systems import SYSTEMS
     from systems.base import TaskInfo, check_budget
@@ -245,7 +236,7 @@ def execute(
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "spec": spec.to_json(),
         "harness": harness,
-        "environment": {**env_before, "loadavg_end": _loadavg_now()},
+        "environment": {**env_before, "loadavg_end": loadavg()},
         "system": system.describe().to_json(),
         "data": {
             "split_sha256": test_split.sha256,

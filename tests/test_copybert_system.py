@@ -120,5 +120,8 @@ def test_fit_decode_resume(tmp_path: Path) -> None:
     assert again.train_result["resumed_from"] == 4
     assert again.decode(tests) == out
     loaded = cs.copybert_selfcopy("smoke", {**over, "init_from": str(tmp_path / "run")})
+    assert not loaded.needs_training and again.needs_training
     loaded.fit(task, tmp_path / "other")
     assert loaded.decode(tests) == out
+    assert loaded.describe().config["loaded_from"]["workdir"] == str(tmp_path / "run")
+    assert "loaded_from" not in again.describe().config

@@ -40,6 +40,13 @@ class CopyBERTSystem:
         self.train_result: dict[str, Any] | None = None
         self.head_missing: list[str] = []
         self.backbone_name = cfg.backbone
+        self.loaded_from: dict[str, Any] | None = None
+
+    @property
+    def needs_training(self) -> bool:
+        """False when decoding another run's model (``init_from``): the harness then skips loading
+        the training split, which such a run never reads."""
+        return not self.cfg.init_from
 
     # ------------------------------------------------------------------ describe
     def describe(self) -> SystemInfo:
@@ -53,6 +60,8 @@ class CopyBERTSystem:
             config["mlm_head_missing"] = self.head_missing
         if self.train_result is not None:
             config["train"] = self.train_result
+        if self.loaded_from is not None:
+            config["loaded_from"] = self.loaded_from
         return SystemInfo(
             name=cfg.variant,
             family="AR",
@@ -218,6 +227,11 @@ class CopyBERTSystem:
         self.tok = run.tokenizer()
         self.layout = self._layout(self.tok)
         self.model = run.load(self._wrap)
+        self.loaded_from = {
+            "workdir": str(run.workdir),
+            "checkpoint": run.checkpoint,
+            "trained_as": run.meta["config"]["variant"],
+        }
         return self
 
     # ------------------------------------------------------------------ decoding

@@ -211,6 +211,21 @@ def test_match_needs_exact_overrides_and_newest_wins(records):
     assert [r[col] for r in rows if r[2] == "1"] == ["16.09 / 10.00 (cpu) / −6.09"] * 2
 
 
+def test_whole_split_run_beats_a_newer_partial_one(records):
+    full = copy.deepcopy(next(r for r in records if r["run_id"] == MIST_RUN))
+    probe = copy.deepcopy(full)
+    probe.update(run_id="z-probe", created="2099-01-01T00:00:00+00:00")
+    probe["data"] = {**probe["data"], "partial": True, "n_examples": 300}
+    probe["scores"]["mist"]["metrics"]["bleu4"] = 99.0
+    text = render_table("mist", "1", [full, probe], "cpu")
+    header, rows = _grid(text)
+    assert rows["NAR|MIST(MiniLM) †"][header.index("BLEU-4")] == "12.98(+1.43) / 10.00 (cpu) / −2.98"
+    assert "whole-split run preferred over newer partial ones (2 matching runs)" in text
+    # alone, the partial run is shown, and labelled partial
+    _, rows = _grid(render_table("mist", "1", [probe], "cpu"))
+    assert rows["NAR|MIST(MiniLM) †"][header.index("BLEU-4")] == "12.98(+1.43) / 99.00 (cpu, partial) / +86.02"
+
+
 def test_protocol_sensitivity_spread(rendered):
     tables = parse_tables((rendered / "protocol-sensitivity.md").read_text(encoding="utf-8"))
     header, rows = tables[0]

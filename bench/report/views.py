@@ -67,12 +67,22 @@ def fmt_iterations(x: Any) -> str:
 
 
 # --- matching -----------------------------------------------------------------------------------
+def _is_partial(rec: dict) -> bool:
+    return bool((rec.get("data") or {}).get("partial"))
+
+
 def _created_key(rec: dict) -> tuple[str, str]:
     return (str(rec.get("created", "")), rec["run_id"])
 
 
+def _preference_key(rec: dict) -> tuple[bool, str, str]:
+    """A run over the whole split beats one over a ``--limit`` subset (a quick decode-only probe of a
+    recorded model must not hide its full result); among equals the newest wins."""
+    return (not _is_partial(rec), *_created_key(rec))
+
+
 def find_matches(records: Sequence[dict], table: Table, row: Row, group: Group, budget: str) -> list[dict]:
-    """Records that reproduce ``row`` in ``group`` at ``budget``, newest first."""
+    """Records that reproduce ``row`` in ``group`` at ``budget``: whole-split runs first, newest first."""
     system = row.system_for(budget)
     task, split = table.task_split(row, group)
     recipe = table.reported_recipe(row, group)
@@ -88,7 +98,7 @@ def find_matches(records: Sequence[dict], table: Table, row: Row, group: Group, 
         and dict(r["spec"].get("overrides") or {}) == dict(row.overrides)
         and recipe in r["scores"]
     ]
-    return sorted(found, key=_created_key, reverse=True)
+    return sorted(found, key=_preference_key, reverse=True)
 
 
 @dataclass
@@ -96,6 +106,7 @@ class _Match:
     record: dict
     budget: str
     n_matches: int
+    newest: bool = True  # False when a newer --limit run was passed over for this whole-split one
     note: int = 0  # footnote number
 
 
@@ -105,14 +116,14 @@ def _best_match(
     for b in budgets:
         found = find_matches(records, table, row, group, b)
         if found:
-            return _Match(found[0], b, len(found))
+            newest = max(found, key=_created_key)
+            return _Match(found[0], b, len(found), newest=found[0] is newest)
     return None
 
 
 # --- cells --------------------------------------------------------------------------------------
 def _budget_label(m: _Match) -> str:
-    partial = bool((m.record.get("data") or {}).get("partial"))
-    return f"({m.budget}, partial)" if partial else f"({m.budget})"
+    return f"({m.budget}, partial)" if _is_partial(m.record) else f"({m.budget})"
 
 
 def _quality_cell(reported: str, m: _Match, recipe: str, metric: str) -> str:
@@ -183,7 +194,11 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
             lat_text += f"; INVALID: {', '.join(lat.get('invalid_reasons') or ['no reason given'])}"
         parts.append(lat_text)
     if m.n_matches > 1:
-        parts.append(f"newest of {m.n_matches} matching runs")
+        parts.append(
+            f"newest of {m.n_matches} matching runs"
+            if m.newest
+            else f"whole-split run preferred over newer partial ones ({m.n_matches} matching runs)"
+        )
     return "; ".join(parts)
 
 

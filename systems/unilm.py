@@ -13,12 +13,13 @@ import json
 import math
 import random
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.data.types import Example
 from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.presets import replace_fields
 
 CITATION = "Dong et al., Unified Language Model Pre-training for NLU and NLG, NeurIPS 2019"
 
@@ -163,12 +164,8 @@ def presets(variant: str) -> dict[str, UniLMConfig]:
 
 
 def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> UniLMConfig:
-    cfg = presets(variant)[check_budget(budget)]
-    known = {f.name for f in fields(UniLMConfig)}
-    bad = sorted(set(overrides) - known)
-    if bad:
-        raise ValueError(f"Unknown UniLM override(s) {bad}; known: {sorted(known)}")
-    return replace(cfg, **dict(overrides))
+    """The preset of ``variant`` at ``budget`` with ``overrides`` (an unknown key lists the known ones)."""
+    return replace_fields(presets(variant)[check_budget(budget)], dict(overrides), f"UniLM {variant}")
 
 
 # --------------------------------------------------------------------------- model

@@ -160,9 +160,10 @@ def test_presets_and_overrides() -> None:
     assert make_config("v1", "paper", {}).type_vocab_size == 6
     cpu = make_config("v1", "cpu", {"steps": 5})
     assert cpu.backbone == "minilm-l6" and cpu.steps == 5
-    with pytest.raises(ValueError, match="Unknown UniLM override"):
+    with pytest.raises(ValueError, match=r"Unknown override\(s\) \['stepz'\] for UniLM v1"):
         make_config("v1", "smoke", {"stepz": 1})
-    with pytest.raises(ValueError, match="Unknown UniLM override"):  # removed: the harness's --limit does it
+    unknown = r"Unknown override\(s\) .* for UniLM v1; known: .*steps"
+    with pytest.raises(ValueError, match=unknown):  # removed: the harness's --limit does it
         make_config("v1", "cpu", {"decode_subset": 100})
     info = unilm_s2sft("smoke", {}).describe()
     assert info.family == "AR" and info.name == "unilm_s2sft"

@@ -226,6 +226,37 @@ def test_whole_split_run_beats_a_newer_partial_one(records):
     assert rows["NAR|MIST(MiniLM) †"][header.index("BLEU-4")] == "12.98(+1.43) / 99.00 (cpu, partial) / +86.02"
 
 
+def test_a_column_compares_runs_over_the_same_examples(records):
+    """Table 6 decodes 3 iterations on a --limit subset: its single-pass rows must then show the
+    single-pass run on that subset, while Table 1 keeps the whole-split single-pass run."""
+    full = copy.deepcopy(next(r for r in records if r["run_id"] == MIST_RUN))
+
+    def subset(rec: dict, run_id: str, bleu4: float, **overrides: object) -> dict:
+        out = copy.deepcopy(rec)
+        out.update(run_id=run_id, created="2025-03-01T00:00:00+00:00")  # older than the whole-split run
+        out["spec"] = {**out["spec"], "limit": 300, "overrides": dict(overrides)}
+        out["data"] = {**out["data"], "partial": True, "n_examples": 300}
+        out["scores"]["mist"]["metrics"]["bleu4"] = bleu4
+        return out
+
+    single = subset(full, "s-single", 9.0)
+    iter3 = subset(full, "s-iter3", 9.5, decode="mist_iter", iterations=3)
+    runs = [full, single, iter3]
+    [(header, rows)] = parse_tables(render_table("mist", "6", runs, "cpu"))
+    col = header.index("SQuAD1.1 (BLEU-4)")
+    cells = {(r[0], r[2]): r[col] for r in rows}
+    assert cells[("MIST", "1")] == cells[("Mask-Predict", "1")] == "16.09 / 9.00 (cpu, partial) / −7.09"
+    assert cells[("MIST", "3")] == "18.12 / 9.50 (cpu, partial) / −8.62"
+    assert "the one over the examples every row of this column has" in render_table("mist", "6", runs, "cpu")
+    header, rows1 = _grid(render_table("mist", "1", runs, "cpu"))
+    assert rows1["NAR|MIST(MiniLM) †"][header.index("BLEU-4")] == "12.98(+1.43) / 10.00 (cpu) / −2.98"
+    # no subset shared by every row: each row shows its own best run
+    [(header, rows)] = parse_tables(render_table("mist", "6", [full, iter3], "cpu"))
+    cells = {(r[0], r[2]): r[col] for r in rows}
+    assert cells[("MIST", "1")] == "16.09 / 10.00 (cpu) / −6.09"
+    assert cells[("MIST", "3")] == "18.12 / 9.50 (cpu, partial) / −8.62"
+
+
 def test_protocol_sensitivity_spread(rendered):
     tables = parse_tables((rendered / "protocol-sensitivity.md").read_text(encoding="utf-8"))
     header, rows = tables[0]

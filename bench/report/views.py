@@ -5,8 +5,10 @@ numbers, so both renderers only format a :class:`TableView` built here.
 
 Matching a record to a row (per quality column group): same system (the row's cpu substitute at
 the cpu/smoke budgets), task, split, budget, *exactly* the row's overrides, and the row's recipe
-(the one behind the published number) among the record's ``scores``. Several matches: the newest
-``created`` wins (then the larger run_id), and the note says how many matched.
+(the one behind the published number) among the record's ``scores``. Several matches: a column
+compares like with like (the runs over the examples every row of the group shares, see
+:func:`group_matches`), then the whole split beats a ``--limit`` subset, then the newest ``created``
+wins (then the larger run_id); the note says how many matched and why this one.
 """
 
 from __future__ import annotations
@@ -71,14 +73,19 @@ def _is_partial(rec: dict) -> bool:
     return bool((rec.get("data") or {}).get("partial"))
 
 
+def _examples(rec: dict) -> tuple[bool, int]:
+    """Which test examples a record scored, ordered by preference: the whole split, else the most."""
+    return (not _is_partial(rec), int((rec.get("data") or {}).get("n_examples") or 0))
+
+
 def _created_key(rec: dict) -> tuple[str, str]:
     return (str(rec.get("created", "")), rec["run_id"])
 
 
-def _preference_key(rec: dict) -> tuple[bool, str, str]:
+def _preference_key(rec: dict) -> tuple[tuple[bool, int], str, str]:
     """A run over the whole split beats one over a ``--limit`` subset (a quick decode-only probe of a
     recorded model must not hide its full result); among equals the newest wins."""
-    return (not _is_partial(rec), *_created_key(rec))
+    return (_examples(rec), *_created_key(rec))
 
 
 def find_matches(records: Sequence[dict], table: Table, row: Row, group: Group, budget: str) -> list[dict]:
@@ -106,19 +113,47 @@ class _Match:
     record: dict
     budget: str
     n_matches: int
-    newest: bool = True  # False when a newer --limit run was passed over for this whole-split one
+    why: str = ""  # how it was chosen among several matching runs, for the footnote
     note: int = 0  # footnote number
 
 
-def _best_match(
-    records: Sequence[dict], table: Table, row: Row, group: Group, budgets: Sequence[str]
-) -> _Match | None:
-    for b in budgets:
-        found = find_matches(records, table, row, group, b)
-        if found:
-            newest = max(found, key=_created_key)
-            return _Match(found[0], b, len(found), newest=found[0] is newest)
-    return None
+def shown_rows(table: Table, group: Group) -> list[Row]:
+    """The rows that show cells in ``group``: those the paper reports a number for."""
+    return [r for r in table.rows if any(r.reported.get(c.id) for c in group.columns)]
+
+
+def group_matches(
+    records: Sequence[dict], table: Table, group: Group, budgets: Sequence[str]
+) -> dict[str, _Match]:
+    """The run shown in ``group`` for each row (by row id) that has one.
+
+    A column compares like with like: when every row with a run has one over the same examples
+    (the whole split, or the same ``--limit`` subset), those runs are shown, the whole split first,
+    else the largest shared subset. MIST Table 6, say, decodes 3/6 iterations on a subset, so its
+    single-pass rows then show the single-pass run on that subset, not the whole-split one. Without a
+    shared subset each row shows its own best run (whole split first, then newest)."""
+    found: dict[str, tuple[str, list[dict]]] = {}
+    for row in shown_rows(table, group):
+        for b in budgets:
+            runs = find_matches(records, table, row, group, b)
+            if runs:
+                found[row.id] = (b, runs)
+                break
+    shared = set.intersection(*({_examples(r) for r in runs} for _, runs in found.values())) if found else set()
+    common = max(shared) if shared else None
+    out: dict[str, _Match] = {}
+    for row_id, (b, runs) in found.items():
+        pick = next(r for r in runs if common is None or _examples(r) == common)
+        why = ""
+        if len(runs) > 1:
+            if pick is max(runs, key=_created_key):
+                why = f"newest of {len(runs)} matching runs"
+            elif common is not None and len(found) > 1 and _is_partial(pick):
+                why = f"of {len(runs)} matching runs, the one over the examples every row of this column has"
+            else:
+                why = f"whole-split run preferred over newer partial ones ({len(runs)} matching runs)"
+        out[row_id] = _Match(pick, b, len(runs), why=why)
+    return out
 
 
 # --- cells --------------------------------------------------------------------------------------
@@ -193,12 +228,8 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
         if not lat.get("valid", True):
             lat_text += f"; INVALID: {', '.join(lat.get('invalid_reasons') or ['no reason given'])}"
         parts.append(lat_text)
-    if m.n_matches > 1:
-        parts.append(
-            f"newest of {m.n_matches} matching runs"
-            if m.newest
-            else f"whole-split run preferred over newer partial ones ({m.n_matches} matching runs)"
-        )
+    if m.why:
+        parts.append(m.why)
     return "; ".join(parts)
 
 
@@ -249,6 +280,7 @@ def build_table_view(
     recipe_rows: dict[tuple[str, str | None, str | None], list[str]] = {}
     row_notes: list[str] = []
     rows_out: list[list[str]] = []
+    by_group = {g.id: group_matches(records, table, g, budgets) for g in table.quality_groups()}
     for row in table.rows:
         matches: dict[str, _Match] = {}
         statuses: list[tuple[str, str]] = []
@@ -261,7 +293,7 @@ def build_table_view(
                 key = (g.recipe or "", table.reported_recipe(row, g), row.quoted_from or None)
                 if row.label not in recipe_rows.setdefault(key, []):
                     recipe_rows[key].append(row.label)
-            m = _best_match(records, table, row, g, budgets)
+            m = by_group[g.id].get(row.id)
             if m:
                 run_notes.append(_run_note(m, table, row, g))
                 m.note = len(run_notes)
@@ -459,7 +491,7 @@ def matched_value(
     records: Sequence[dict], table: Table, row: Row, group: Group, metric: str, budgets: Sequence[str]
 ) -> tuple[float, str] | None:
     """(value, budget) of the run matched to a row in a group, for plots; None when not run."""
-    m = _best_match(records, table, row, group, budgets)
+    m = group_matches(records, table, group, budgets).get(row.id)
     if m is None:
         return None
     value = m.record["scores"][table.reported_recipe(row, group) or ""]["metrics"].get(metric)

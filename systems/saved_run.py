@@ -50,6 +50,10 @@ class SavedRun:
         """Name of the folder the weights come from (``best`` or ``step-<N>``), for provenance."""
         return self.weights.parent.name
 
+    def provenance(self, trained_as: str) -> dict[str, str]:
+        """What a decode-only run records as ``config.loaded_from``: whose weights, from which folder."""
+        return {"workdir": str(self.workdir), "checkpoint": self.checkpoint, "trained_as": trained_as}
+
     def tokenizer(self) -> Any:
         """The run's WordPiece tokenizer, rebuilt from its ``vocab.txt`` with its casing."""
         from systems.backbone import WordPieceTokenizer

@@ -224,6 +224,15 @@ def test_whole_split_run_beats_a_newer_partial_one(records):
     # alone, the partial run is shown, and labelled partial
     _, rows = _grid(render_table("mist", "1", [probe], "cpu"))
     assert rows["NAR|MIST(MiniLM) †"][header.index("BLEU-4")] == "12.98(+1.43) / 99.00 (cpu, partial) / +86.02"
+    # two partial runs: the one over more examples, and the footnote says so (not "whole-split")
+    bigger = copy.deepcopy(probe)
+    bigger.update(run_id="a-bigger", created="2025-01-01T00:00:00+00:00")
+    bigger["data"]["n_examples"] = 2000
+    bigger["scores"]["mist"]["metrics"]["bleu4"] = 11.0
+    text = render_table("mist", "1", [probe, bigger], "cpu")
+    _, rows = _grid(text)
+    assert rows["NAR|MIST(MiniLM) †"][header.index("BLEU-4")] == "12.98(+1.43) / 11.00 (cpu, partial) / −1.98"
+    assert "of 2 matching runs, the one over the most examples" in text and "whole-split" not in text
 
 
 def test_a_column_compares_runs_over_the_same_examples(records):

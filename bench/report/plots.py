@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.papers import get_table, leading_number
-from bench.report.views import DEFAULT_BUDGETS, matched_value, reported_points
+from bench.report.views import DEFAULT_BUDGETS, matched_values, reported_points
 
 #: task -> (paper, table, quality group, metric) whose published points are overlaid.
 PARETO_TASKS: dict[str, tuple[str, str, str, str]] = {
@@ -115,12 +115,13 @@ def iterations_data(records: Sequence[dict], budget: str | None) -> dict[str, An
     for g in table.quality_groups():
         col = g.columns[0]
         series: dict[str, list[dict]] = {}
+        got_by_row = matched_values(records, table, g, col.metric, budgets) if col.metric else {}
         for row in table.rows:
             it = leading_number(row.reported.get("iter"))
             val = leading_number(row.reported.get(col.id))
             if it is not None and val is not None:
                 series.setdefault(f"{row.label} (paper)", []).append({"x": _r(it), "y": _r(val)})
-            got = matched_value(records, table, row, g, col.metric or "", budgets) if col.metric else None
+            got = got_by_row.get(row.id)
             if it is not None and got is not None:
                 series.setdefault(f"{row.label} ({got[1]})", []).append({"x": _r(it), "y": _r(got[0])})
         panels.append(

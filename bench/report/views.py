@@ -117,9 +117,9 @@ class _Match:
     note: int = 0  # footnote number
 
 
-def shown_rows(table: Table, group: Group) -> list[Row]:
-    """The rows that show cells in ``group``: those the paper reports a number for."""
-    return [r for r in table.rows if any(r.reported.get(c.id) for c in group.columns)]
+def shows_in(row: Row, group: Group) -> bool:
+    """Whether ``row`` has cells in ``group``: the paper reports a number for it there."""
+    return any(row.reported.get(c.id) for c in group.columns)
 
 
 def group_matches(
@@ -133,7 +133,7 @@ def group_matches(
     single-pass rows then show the single-pass run on that subset, not the whole-split one. Without a
     shared subset each row shows its own best run (whole split first, then newest)."""
     found: dict[str, tuple[str, list[dict]]] = {}
-    for row in shown_rows(table, group):
+    for row in (r for r in table.rows if shows_in(r, group)):
         for b in budgets:
             runs = find_matches(records, table, row, group, b)
             if runs:
@@ -144,16 +144,22 @@ def group_matches(
     out: dict[str, _Match] = {}
     for row_id, (b, runs) in found.items():
         pick = next(r for r in runs if common is None or _examples(r) == common)
-        why = ""
-        if len(runs) > 1:
-            if pick is max(runs, key=_created_key):
-                why = f"newest of {len(runs)} matching runs"
-            elif common is not None and len(found) > 1 and _is_partial(pick):
-                why = f"of {len(runs)} matching runs, the one over the examples every row of this column has"
-            else:
-                why = f"whole-split run preferred over newer partial ones ({len(runs)} matching runs)"
-        out[row_id] = _Match(pick, b, len(runs), why=why)
+        out[row_id] = _Match(pick, b, len(runs), why=_why(pick, runs, shared=common is not None and len(found) > 1))
     return out
+
+
+def _why(pick: dict, runs: Sequence[dict], shared: bool) -> str:
+    """The footnote's reason for showing ``pick`` of several matching ``runs`` (empty for one run)."""
+    n = len(runs)
+    if n == 1:
+        return ""
+    if pick is max(runs, key=_created_key):
+        return f"newest of {n} matching runs"
+    if not _is_partial(pick):
+        return f"whole-split run preferred over newer partial ones ({n} matching runs)"
+    if shared:
+        return f"of {n} matching runs, the one over the examples every row of this column has"
+    return f"of {n} matching runs, the one over the most examples"
 
 
 # --- cells --------------------------------------------------------------------------------------
@@ -286,7 +292,7 @@ def build_table_view(
         statuses: list[tuple[str, str]] = []
         marked = False
         for g in table.quality_groups():
-            if not any(row.reported.get(c.id) for c in g.columns):
+            if not shows_in(row, g):
                 continue
             if table.recipe_differs(row, g):
                 marked = True
@@ -487,12 +493,15 @@ def reported_points(table: Table, group_id: str, metric: str) -> list[tuple[str,
     return out
 
 
-def matched_value(
-    records: Sequence[dict], table: Table, row: Row, group: Group, metric: str, budgets: Sequence[str]
-) -> tuple[float, str] | None:
-    """(value, budget) of the run matched to a row in a group, for plots; None when not run."""
-    m = group_matches(records, table, group, budgets).get(row.id)
-    if m is None:
-        return None
-    value = m.record["scores"][table.reported_recipe(row, group) or ""]["metrics"].get(metric)
-    return (float(value), m.budget) if value is not None else None
+def matched_values(
+    records: Sequence[dict], table: Table, group: Group, metric: str, budgets: Sequence[str]
+) -> dict[str, tuple[float, str]]:
+    """Row id -> (value, budget) of the run each row shows in a group, for plots (rows not run are absent)."""
+    rows = {r.id: r for r in table.rows}
+    out: dict[str, tuple[float, str]] = {}
+    for row_id, m in group_matches(records, table, group, budgets).items():
+        recipe = table.reported_recipe(rows[row_id], group) or ""
+        value = m.record["scores"][recipe]["metrics"].get(metric)
+        if value is not None:
+            out[row_id] = (float(value), m.budget)
+    return out

@@ -227,11 +227,7 @@ class CopyBERTSystem:
         self.tok = run.tokenizer()
         self.layout = self._layout(self.tok)
         self.model = run.load(self._wrap)
-        self.loaded_from = {
-            "workdir": str(run.workdir),
-            "checkpoint": run.checkpoint,
-            "trained_as": run.meta["config"]["variant"],
-        }
+        self.loaded_from = run.provenance(run.meta["config"]["variant"])
         return self
 
     # ------------------------------------------------------------------ decoding

@@ -250,7 +250,7 @@ class NARSystem:
         self.model = run.load(NATModel)
         self.encoder = Encoder(run.tokenizer(), meta["max_source_len"], meta["max_target_len"], self.cfg.test_extra)
         self.size = TrainSize(**meta["size"])
-        self.loaded_from = {"workdir": str(run.workdir), "checkpoint": run.checkpoint, "trained_as": meta["variant"]}
+        self.loaded_from = run.provenance(meta["variant"])
         return self
 
     # ------------------------------------------------------------------ decoding

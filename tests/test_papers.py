@@ -159,6 +159,15 @@ def test_runnable_rows_erniegen_both_splits_and_recipes():
     assert not any(s.system == "erniegen_large" for s in specs)
 
 
+def test_copybert_cpu_runs_all_five_variants_spanbert_on_minilm():
+    """Issue #5 asks for a cpu run of every variant, SpanBERT's on the MiniLM-L6 stand-in."""
+    cpu = [s.system for s in runnable_rows("copybert", "1", "cpu") if s.system.startswith("copybert")]
+    assert cpu == ["copybert_nocopy", "copybert_normalcopy", "copybert_selfcopy", "copybert_twohop",
+                   "copybert_spanbert_selfcopy"]
+    assert runnable_rows("copybert", "1", "paper") == []  # bert-large / SpanBERT-large are not offline
+    assert "determinism check" in get_table("copybert", "1").row("spanbert_selfcopy").note
+
+
 def test_runnable_rows_unavailable_and_overrides():
     assert runnable_rows("mist", "2", "cpu") == []  # no XSum training data
     assert [s.system for s in runnable_rows("mist", "1", "paper")] == [

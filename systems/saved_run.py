@@ -54,11 +54,12 @@ class SavedRun:
         """What a decode-only run records as ``config.loaded_from``: whose weights, from which folder."""
         return {"workdir": str(self.workdir), "checkpoint": self.checkpoint, "trained_as": trained_as}
 
-    def tokenizer(self) -> Any:
-        """The run's WordPiece tokenizer, rebuilt from its ``vocab.txt`` with its casing."""
+    def tokenizer(self, extra_special: Sequence[str] = ()) -> Any:
+        """The run's WordPiece tokenizer, rebuilt from its ``vocab.txt`` with its casing
+        (``extra_special``: tokens the family added to the vocabulary, kept whole)."""
         from systems.backbone import WordPieceTokenizer
 
-        return WordPieceTokenizer(self.workdir / VOCAB, lowercase=self.meta["lowercase"])
+        return WordPieceTokenizer(self.workdir / VOCAB, lowercase=self.meta["lowercase"], extra_special=extra_special)
 
     def load(self, wrap: Callable[[Any], M]) -> M:
         """``wrap(backbone)`` over the run's backbone config, with the run's weights loaded, in eval mode."""

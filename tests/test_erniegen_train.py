@@ -103,6 +103,18 @@ def test_system_smoke(tmp_path) -> None:  # noqa: ANN001
     again = erniegen_base("smoke", {"steps": 6, "batch_size": 4, "train_examples": 40})
     again.fit(_task(40), tmp_path / "run")
     assert again.decode(exs) == outs
+    # init_from: another system decodes this run's model without training (same outputs, provenance kept)
+    loaded = erniegen_base("smoke", {"init_from": str(tmp_path / "run")})
+    assert not loaded.needs_training and again.needs_training
+    loaded.fit(_task(40), tmp_path / "other")
+    assert loaded.decode(exs) == outs
+    assert loaded.describe().config["loaded_from"]["workdir"] == str(tmp_path / "run")
+    assert "loaded_from" not in again.describe().config
+    assert not (tmp_path / "other" / "checkpoints").exists()
+    with pytest.raises(ValueError, match="tgt_type_id=3"):
+        erniegen_base("smoke", {"init_from": str(tmp_path / "run"), "tgt_type_id": 1}).fit(_task(4), tmp_path / "x")
+    with pytest.raises(FileNotFoundError, match="erniegen_model.json not found"):
+        erniegen_base("smoke", {"init_from": str(tmp_path / "other")}).fit(_task(4), tmp_path / "y")
     assert erniegen_large("cpu", {}).describe().backbone.startswith("minilm-l6 + added [ATTN]")
     with pytest.raises(ValueError, match="Unknown override"):
         erniegen_base("smoke", {"nope": 1})

@@ -49,6 +49,7 @@ class ErnieGenConfig:
     decode_batch_size: int = 32
     # tiny random backbone (smoke budget): hidden / layers / heads / intermediate
     tiny: dict[str, int] = field(default_factory=dict)
+    init_from: str | None = None  # decode a model trained by another run (its workdir)
 
 
 #: variant -> (checkpoint name under $BENCH_CHECKPOINTS after conversion, lr, dropout) [P Table 1]

@@ -14,7 +14,7 @@ from bench.data.types import Example
 from systems.base import SystemInfo, TaskInfo, check_budget
 from systems.erniegen.presets import CITATION, ErnieGenConfig, apply_overrides, preset
 from systems.presets import seeded_subset
-from systems.saved_run import write_run_files
+from systems.saved_run import open_run, write_run_files
 
 ATTN = "[ATTN]"
 META = "erniegen_model.json"
@@ -29,6 +29,13 @@ class ErnieGenSystem:
         self.encoder: Any = None
         self.train_result: dict[str, Any] | None = None
         self.backbone_note = ""
+        self.loaded_from: dict[str, Any] | None = None
+
+    @property
+    def needs_training(self) -> bool:
+        """False when decoding another run's model (``init_from``): the harness then skips loading
+        the training split, which such a run never reads."""
+        return not self.cfg.init_from
 
     # ------------------------------------------------------------------ describe
     def describe(self) -> SystemInfo:
@@ -36,6 +43,8 @@ class ErnieGenSystem:
         config = {k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")}
         if self.train_result is not None:
             config["train"] = self.train_result
+        if self.loaded_from is not None:
+            config["loaded_from"] = self.loaded_from
         if cfg.budget == "paper":
             backbone = f"{cfg.backbone} (ERNIE-GEN Paddle checkpoint converted with systems.erniegen.paddle)"
         elif cfg.budget == "cpu":
@@ -106,13 +115,17 @@ class ErnieGenSystem:
         cfg = self.cfg
         workdir = Path(workdir)
         workdir.mkdir(parents=True, exist_ok=True)
+        if cfg.init_from:
+            self.load(Path(cfg.init_from))
+            return
         model, tok = self._build()
         self.encoder = enc = self._encoder(tok, model.backbone.config.max_position)
         train = seeded_subset(task.train, cfg.train_examples, cfg.seed)
         pairs = enc.pairs(train)
         steps = cfg.steps if cfg.steps is not None else max(1, int(cfg.epochs * len(pairs)) // cfg.batch_size)
         meta = {"variant": cfg.variant, "budget": cfg.budget, "task": task.name, "steps": steps,
-                "n_pairs": len(pairs), "backbone_config": model.backbone.config.to_hf(), "note": self.backbone_note}
+                "n_pairs": len(pairs), "backbone_config": model.backbone.config.to_hf(), "note": self.backbone_note,
+                "lowercase": tok.lowercase, "tgt_type_id": cfg.tgt_type_id}
         write_run_files(workdir, META, tok, meta)
         v, pad, eps = model.backbone.config.vocab_size, tok.pad_id, cfg.label_smoothing
 
@@ -131,6 +144,30 @@ class ErnieGenSystem:
         )
         self.train_result = {**result.to_json(), "losses": result.losses[-5:], "n_pairs": len(pairs)}
         self.model = model.eval()
+
+    # ------------------------------------------------------------------ loading
+    def load(self, workdir: Path) -> ErnieGenSystem:
+        """Rebuild a finished run's model from its workdir (its last checkpoint) for decoding.
+
+        The decoding settings (beam, length penalty, lengths) are this system's; the model's
+        shape (vocabulary with [ATTN], target segment id) is the saved run's.
+        """
+        from systems.erniegen.model import ErnieGen
+
+        run = open_run(Path(workdir), META, "ERNIE-GEN", keys=("variant", "tgt_type_id"))
+        type_id = run.meta["tgt_type_id"]
+        if type_id != self.cfg.tgt_type_id:
+            raise ValueError(
+                f"{run.workdir / META}: the model was trained with tgt_type_id={type_id}; "
+                f"decode it with --set tgt_type_id={type_id}"
+            )
+        tok = run.tokenizer(extra_special=[ATTN])
+        if ATTN not in tok.vocab:
+            raise ValueError(f"{run.workdir}/vocab.txt has no {ATTN} token: not an ERNIE-GEN run's vocabulary")
+        self.model = run.load(lambda bb: ErnieGen(bb, attn_id=tok.vocab[ATTN], tgt_type_id=type_id))
+        self.encoder = self._encoder(tok, self.model.backbone.config.max_position)
+        self.loaded_from = run.provenance(run.meta["variant"])
+        return self
 
     # ------------------------------------------------------------------ decoding
     def _decode_pairs(self, srcs: list[tuple[tuple[int, ...], tuple[int, ...]]]) -> list[str]:
@@ -152,7 +189,7 @@ class ErnieGenSystem:
 
     def _require_model(self) -> None:
         if self.model is None:
-            raise RuntimeError(f"{self.cfg.variant}: call fit(task, workdir) before decoding")
+            raise RuntimeError(f"{self.cfg.variant}: call fit(task, workdir) (or set init_from) before decoding")
 
     def decode(self, examples: Sequence[Example]) -> list[str]:
         self._require_model()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -26,6 +27,11 @@ data_app = typer.Typer(help="Build, verify and inspect task splits.", no_args_is
 app.add_typer(data_app, name="data")
 console = Console()
 err_console = Console(stderr=True)
+
+
+def _say(to: Console) -> Callable[[str], None]:
+    """Print a harness message verbatim: its "[fit]"-style tags are text, not rich markup."""
+    return lambda msg: to.print(msg, markup=False)
 
 DataDir = Annotated[
     Path | None,
@@ -161,7 +167,7 @@ def run(
         spec = RunSpec(system=system, task=task, split=split, budget=budget,
                        overrides=parse_overrides(set_), seed=seed, limit=limit)
         record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
-                         latency_items=latency_n, say=console.print)
+                         latency_items=latency_n, say=_say(console), progress=console)
     except (RegistryError, DataError, ValueError) as exc:
         _fail(str(exc))
     _print_scores(record)
@@ -316,7 +322,7 @@ def reproduce(
     for row in rows:
         spec = RunSpec(system=row.system, task=row.task, split=row.split, budget=budget,
                        overrides=dict(row.overrides))
-        execute(spec, results_dir=results_dir, data_dir=data_dir, say=console.print)
+        execute(spec, results_dir=results_dir, data_dir=data_dir, say=_say(console), progress=console)
     typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
 
 
@@ -334,7 +340,7 @@ def rescore_cmd(
         if not path.is_file():
             _fail(f"{path} not found; `ls {results_dir}` lists the recorded runs.")
         try:
-            added = rescore(path, data_dir=data_dir, say=console.print)
+            added = rescore(path, data_dir=data_dir, say=_say(console))
         except RescoreError as exc:
             _fail(str(exc))
         console.print(f"{path}: " + (f"added {', '.join(added)}" if added else "nothing missing"))
@@ -394,7 +400,7 @@ def latency(
         stand_ins = parse_stand_ins(stand_in, names)
         sp = load_split(task, split, data_dir=data_dir)
         with tempfile.TemporaryDirectory(prefix="bench-latency-") as work:
-            prep = prepare(names, budget, overrides, task, Path(work), stand_ins, data_dir, say=err_console.print)
+            prep = prepare(names, budget, overrides, task, Path(work), stand_ins, data_dir, say=_say(err_console))
             rep = measure(prep.systems, list(sp.examples), baseline=baseline, n=n, rounds=rounds,
                           length_forced=length_forced, seed=seed, min_items=min_items, console=err_console)
     except (RegistryError, DataError, LengthForcedUnsupported, ValueError, ImportError) as exc:

@@ -19,6 +19,7 @@ from typing import Any
 
 from bench import __version__
 from bench.atomic import write_json_atomic, write_text_atomic
+from bench.decode_journal import decode_in_chunks
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SMOKE_EVAL_LIMIT = 200  # smoke runs decode the first 200 test examples: a pipeline check, not a score
@@ -94,6 +95,20 @@ def harness_info() -> dict[str, Any]:
     return {"version": __version__, "git_sha": sha, "dirty": dirty}
 
 
+def code_state(harness: Mapping[str, Any]) -> dict[str, Any]:
+    """The harness commit, plus a hash of the uncommitted diff when the tree is dirty: what a
+    resumed decode must share with the session that started it."""
+    state = {"git_sha": harness.get("git_sha"), "dirty": harness.get("dirty")}
+    if harness.get("dirty"):
+        try:
+            diff = subprocess.run(["git", "diff", "HEAD", "--no-color"], cwd=REPO_ROOT, capture_output=True,
+                                  check=True).stdout
+            state["diff_sha256"] = hashlib.sha256(diff).hexdigest()
+        except (OSError, subprocess.CalledProcessError):
+            state["diff_sha256"] = None
+    return state
+
+
 def record_path(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> Path:
     return Path(results_dir) / f"{spec.run_id}.json"
 
@@ -156,8 +171,13 @@ def execute(
     force: bool = False,
     latency_items: int = 0,
     say: Reporter = print,
+    progress: Any = None,
 ) -> dict[str, Any]:
-    """Train (or resume), decode, score and optionally time one spec; write and return its record."""
+    """Train (or resume), decode, score and optionally time one spec; write and return its record.
+
+    Decoding is journaled in chunks (:mod:`bench.decode_journal`): a killed run, started again,
+    decodes only what it had not. ``progress``: a rich Console for the decode bar (None: none).
+    """
     existing = completed_record(spec, results_dir)
     if existing is not None and not force:
         say(f"[skip] {spec.run_id} is complete ({record_path(spec, results_dir)}); use --force to re-run.")
@@ -197,12 +217,15 @@ def execute(
     system.fit(info, workdir)
     timings["fit_s"] = time.perf_counter() - t0
 
-    t0 = time.perf_counter()
     say(f"[decode] {len(test_split)} examples of {spec.task}/{spec.split}")
-    outputs = system.decode(list(test_split.examples))
-    if len(outputs) != len(test_split):
-        raise RuntimeError(f"{spec.system}.decode returned {len(outputs)} outputs for {len(test_split)} examples.")
-    timings["decode_s"] = time.perf_counter() - t0
+    journal = workdir / "decode" / f"{spec.run_id}.jsonl"
+    key = {"run_id": spec.run_id, "split_sha256": test_split.sha256, "harness": code_state(harness)}
+    try:
+        decoded = decode_in_chunks(system.decode, list(test_split.examples), journal, key, progress=progress, say=say)
+    except RuntimeError as exc:
+        raise RuntimeError(f"{spec.system}: {exc}") from exc
+    outputs = decoded.outputs
+    timings["decode_s"] = decoded.seconds  # every session's chunks, when a killed decode was resumed
     out_text = outputs_to_text(outputs)
     out_path = outputs_path(spec, results_dir)
     write_text_atomic(out_path, out_text)
@@ -248,6 +271,7 @@ def execute(
             "path": _display_path(out_path),
             "sha256": sha256_text(out_text),
             "n": len(outputs),
+            **({"resumed": decoded.resumed} if decoded.resumed else {}),
         },
         "model": {"training_run_id": trained_by.run_id, "workdir": _display_path(workdir)},
         "scores": scores,
@@ -255,6 +279,9 @@ def execute(
         "timings": {k: round(v, 3) for k, v in timings.items()},
     }
     write_json_atomic(record_path(spec, results_dir), record)
+    journal.unlink(missing_ok=True)  # the outputs and the record are written: the journal has done its job
+    if not any(journal.parent.iterdir()):
+        journal.parent.rmdir()
     say(f"[done] {record_path(spec, results_dir)}")
     return record
 

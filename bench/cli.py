@@ -255,22 +255,41 @@ def compare(
     task: Annotated[str, typer.Option(help="Task.")],
     split: Annotated[str, typer.Option(help="Split.")] = "test",
     recipe: Annotated[str | None, typer.Option(help="Recipe (default: the task's first).")] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Only the first N examples: outputs of runs made with `bench run --limit N`.")
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Paired significance (bootstrap and approximate randomisation) between two outputs."""
     from bench import scoring
     from bench.data import TASKS, load_split
+    from bench.runs import first_examples
 
-    sp = load_split(task, split, data_dir=data_dir)
+    if limit is not None and limit < 1:
+        _fail(f"--limit {limit}: must be a positive number of examples")
+    sp = first_examples(load_split(task, split, data_dir=data_dir), limit)
     name = recipe or TASKS.get(task).default_recipes[0]
+    label = f"{task}/{split}" + (f" (first {len(sp):,})" if sp.partial else "")
     try:
-        a = scoring.read_hypotheses(hyp_a, expected=len(sp), ref_label=f"{task}/{split}")
-        b = scoring.read_hypotheses(hyp_b, expected=len(sp), ref_label=f"{task}/{split}")
+        a = scoring.read_hypotheses(hyp_a, expected=len(sp), ref_label=label)
+        b = scoring.read_hypotheses(hyp_b, expected=len(sp), ref_label=label)
         with scoring.ScoringSession() as session:
             result = scoring.compare(name, a, b, sp, session=session)
     except (scoring.ScoringError, ValueError) as exc:
-        _fail(str(exc))
+        msg = str(exc)
+        lines = _line_count(hyp_a)
+        if limit is None and lines is not None and 0 < lines < len(sp):
+            msg += f"\nIf these are the outputs of `bench run ... --limit {lines}` runs, add --limit {lines}."
+        _fail(msg)
     console.print_json(json.dumps(result))
+
+
+def _line_count(path: Path) -> int | None:
+    try:
+        with Path(path).open("rb") as fh:
+            return sum(1 for _ in fh)
+    except OSError:
+        return None
 
 
 @app.command("table")

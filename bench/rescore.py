@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.atomic import write_json_atomic
-from bench.runs import REPO_ROOT, Reporter, _limited, load_record, sha256_text
+from bench.runs import REPO_ROOT, Reporter, first_examples, load_record, sha256_text
 
 
 class RescoreError(ValueError):
@@ -51,7 +51,7 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
                            "Restore them (git checkout) or re-run the spec.")
     spec, data = record["spec"], record["data"]
     split = load_split(spec["task"], spec["split"], data_dir=data_dir)
-    split = _limited(split, data["n_examples"] if data.get("partial") else None)
+    split = first_examples(split, data["n_examples"] if data.get("partial") else None)
     if split.sha256 != data["split_sha256"]:
         raise RescoreError(f"{path}: the {spec['task']}/{spec['split']} split now hashes to {split.sha256[:12]}…, "
                            f"not the {data['split_sha256'][:12]}… it was scored on; rescoring would mix data versions.")

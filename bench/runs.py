@@ -199,7 +199,7 @@ def execute(
 
     _seed_everything(spec.seed)
     system = factory(spec.budget, {**dict(spec.overrides), "seed": spec.seed})
-    test_split = _limited(load_split(spec.task, spec.split, data_dir=data_dir), eval_limit(spec, system))
+    test_split = first_examples(load_split(spec.task, spec.split, data_dir=data_dir), eval_limit(spec, system))
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -305,7 +305,7 @@ def eval_limit(spec: RunSpec, system: Any) -> int | None:
     return getattr(system, "eval_limit", None)
 
 
-def _limited(split: Any, limit: int | None) -> Any:
+def first_examples(split: Any, limit: int | None) -> Any:
     """The first ``limit`` examples as a partial split with its own hash and a note saying so."""
     if limit is None or limit >= len(split):
         return split

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -33,6 +33,9 @@ def _say(to: Console) -> Callable[[str], None]:
     """Print a harness message verbatim: its "[fit]"-style tags are text, not rich markup."""
     return lambda msg: to.print(msg, markup=False)
 
+LimitOpt = Annotated[
+    int | None, typer.Option(help="Only the first N examples of the split: outputs of `bench run --limit N`.")
+]
 DataDir = Annotated[
     Path | None,
     typer.Option("--data-dir", help="Raw data directory (default: $BENCH_DATA, then ../shared/data)."),
@@ -197,6 +200,7 @@ def score(
     key: Annotated[Path | None, typer.Option(help="Grouping-key file for QG recipes.")] = None,
     all_recipes: Annotated[bool, typer.Option("--all-recipes", help="Protocol-sensitivity table.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    limit: LimitOpt = None,
     data_dir: DataDir = None,
 ) -> None:
     """Score an external output file under one recipe, or under every applicable recipe."""
@@ -211,10 +215,8 @@ def score(
             else:
                 if task is None:
                     _fail("Give --task (and --split) or --ref.")
-                from bench.data import load_split
-
-                sp = load_split(task, split, data_dir=data_dir)
-                hyps = scoring.read_hypotheses(hyp, expected=len(sp), ref_label=f"{task}/{split}")
+                sp = _reference_split(task, split, limit, data_dir)
+                hyps = _read_outputs(hyp, sp, limit)
                 names = scoring.applicable_recipes(task) if all_recipes or recipe is None else [recipe]
                 results = [scoring.score_split(r, hyps, sp, session=session) for r in names]
     except (scoring.ScoringError, KeyError, ValueError) as exc:
@@ -255,33 +257,49 @@ def compare(
     task: Annotated[str, typer.Option(help="Task.")],
     split: Annotated[str, typer.Option(help="Split.")] = "test",
     recipe: Annotated[str | None, typer.Option(help="Recipe (default: the task's first).")] = None,
-    limit: Annotated[
-        int | None, typer.Option(help="Only the first N examples: outputs of runs made with `bench run --limit N`.")
-    ] = None,
+    limit: LimitOpt = None,
     data_dir: DataDir = None,
 ) -> None:
     """Paired significance (bootstrap and approximate randomisation) between two outputs."""
     from bench import scoring
-    from bench.data import TASKS, load_split
-    from bench.runs import first_examples
+    from bench.data import TASKS
 
-    if limit is not None and limit < 1:
-        _fail(f"--limit {limit}: must be a positive number of examples")
-    sp = first_examples(load_split(task, split, data_dir=data_dir), limit)
     name = recipe or TASKS.get(task).default_recipes[0]
-    label = f"{task}/{split}" + (f" (first {len(sp):,})" if sp.partial else "")
     try:
-        a = scoring.read_hypotheses(hyp_a, expected=len(sp), ref_label=label)
-        b = scoring.read_hypotheses(hyp_b, expected=len(sp), ref_label=label)
+        sp = _reference_split(task, split, limit, data_dir)
+        a, b = (_read_outputs(h, sp, limit) for h in (hyp_a, hyp_b))
         with scoring.ScoringSession() as session:
             result = scoring.compare(name, a, b, sp, session=session)
     except (scoring.ScoringError, ValueError) as exc:
-        msg = str(exc)
-        lines = _line_count(hyp_a)
-        if limit is None and lines is not None and 0 < lines < len(sp):
-            msg += f"\nIf these are the outputs of `bench run ... --limit {lines}` runs, add --limit {lines}."
-        _fail(msg)
+        _fail(str(exc))
     console.print_json(json.dumps(result))
+
+
+def _reference_split(task: str, split: str, limit: int | None, data_dir: Path | None) -> Any:
+    """The split whose references score an output file; with ``limit``, its first N examples
+    exactly as `bench run --limit N` decoded them."""
+    from bench.data import load_split
+    from bench.runs import first_examples
+
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit {limit}: must be a positive number of examples")
+    return first_examples(load_split(task, split, data_dir=data_dir), limit)
+
+
+def _read_outputs(path: Path, sp: Any, limit: int | None) -> list[str]:
+    """One output per reference; a short file gets the hint that it may be a `--limit N` run's."""
+    from bench import scoring
+
+    label = f"{sp.task}/{sp.name}" + (f" (first {len(sp):,})" if sp.partial else "")
+    try:
+        return scoring.read_hypotheses(path, expected=len(sp), ref_label=label)
+    except scoring.ScoringError as exc:
+        lines = _line_count(path)
+        if limit is None and lines is not None and 0 < lines < len(sp):
+            raise scoring.ScoringInputError(
+                f"{exc}\nIf it holds the outputs of a `bench run ... --limit {lines}` run, add --limit {lines}."
+            ) from exc
+        raise
 
 
 def _line_count(path: Path) -> int | None:

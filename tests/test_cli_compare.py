@@ -1,4 +1,4 @@
-"""`bench compare` on the outputs of `--limit N` runs: the first N references, and a hint when forgotten."""
+"""`bench compare` and `bench score` on outputs of `--limit N` runs: the first N references, a hint if forgotten."""
 
 from __future__ import annotations
 
@@ -37,3 +37,9 @@ def test_compare_limited_outputs(tmp_path: Path) -> None:
     assert bleu["a"] > bleu["b"] and bleu["delta"] < 0  # the whole source beats its first three words
 
     assert CliRunner().invoke(app, [*args, "--limit", "0"]).exit_code != 0
+
+    score = ["score", "--hyp", str(a), "--task", "quora", "--recipe", "mist-quora", "--data-dir", str(DATA), "--json"]
+    assert "add --limit 40" in " ".join(CliRunner().invoke(app, score).output.split())
+    scored = CliRunner().invoke(app, [*score, "--limit", "40"])
+    assert scored.exit_code == 0, scored.output
+    assert json.loads(scored.output)[0]["metrics"]["bleu4"] == pytest.approx(bleu["a"])

@@ -196,7 +196,7 @@ class CopyBERTSystem:
             save_every=cfg.save_every,
             seed=cfg.seed,
             log_every=10,
-            progress=False,
+            progress=cfg.budget != "smoke",  # a bar for real runs; tests stay quiet
         )
         result = Trainer(tcfg, workdir, on_step=on_step).fit(
             model, feats, lambda items, rng: collate(items), lambda m, batch: m(**batch)

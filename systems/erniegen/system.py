@@ -137,7 +137,7 @@ class ErnieGenSystem:
         tcfg = TrainConfig(
             steps=steps, batch_size=cfg.batch_size, lr=cfg.lr, warmup=cfg.warmup, schedule="paddle",
             optimizer="adamw", weight_decay=cfg.weight_decay, eps=1e-8, max_grad_norm=cfg.max_grad_norm,
-            save_every=cfg.save_every, seed=cfg.seed, log_every=10, progress=False,
+            save_every=cfg.save_every, seed=cfg.seed, log_every=10, progress=cfg.budget != "smoke",
         )
         result = Trainer(tcfg, workdir).fit(
             model, pairs, lambda items, rng: collate(items, rng, pad, cfg.noise_prob, v), loss_fn

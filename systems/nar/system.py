@@ -195,7 +195,7 @@ class NARSystem:
             mixed_precision=cfg.mixed_precision,
             seed=cfg.seed,
             log_every=10,
-            progress=False,
+            progress=cfg.budget != "smoke",  # a bar for real runs; tests stay quiet
         )
         result = Trainer(tcfg, workdir, on_step=on_step).fit(
             model, pairs, lambda items, rng: collate(items, rng, enc.pad), loss_fn

@@ -198,7 +198,7 @@ class _progress:
         self.prog = None
 
     def __enter__(self) -> _progress:
-        if self.enabled:
+        if self.enabled and self.start < self.total:  # a finished run that is resumed trains nothing
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self.prog = Progress(

@@ -33,6 +33,7 @@ def _say(to: Console) -> Callable[[str], None]:
     """Print a harness message verbatim: its "[fit]"-style tags are text, not rich markup."""
     return lambda msg: to.print(msg, markup=False)
 
+
 LimitOpt = Annotated[
     int | None, typer.Option(help="Only the first N examples of the split: outputs of `bench run --limit N`.")
 ]

@@ -45,13 +45,14 @@ def decode_in_chunks(
     key: Mapping[str, Any],
     *,
     chunk: int = CHUNK,
+    who: str = "decode",
     progress: Any = None,
     say: Callable[[str], None] = print,
 ) -> Decoded:
     """``decode`` over ``examples`` chunk by chunk, journaled in ``journal`` under ``key``.
 
-    ``progress``: a rich Console to draw a bar on (None: no bar). The caller removes the journal
-    once the outputs are safely written.
+    ``who``: the decoder's name for errors. ``progress``: a rich Console to draw a bar on (None: no
+    bar). The caller removes the journal once the outputs are safely written.
     """
     order = sorted(range(len(examples)), key=lambda i: len(examples[i].source))
     header = {"journal": JOURNAL_VERSION, **key, "n": len(examples)}
@@ -68,7 +69,7 @@ def decode_in_chunks(
             outs = list(decode([examples[i] for i in idx]))
             took = time.perf_counter() - t0
             if len(outs) != len(idx):
-                raise RuntimeError(f"decode returned {len(outs)} outputs for a chunk of {len(idx)} examples.")
+                raise RuntimeError(f"{who} returned {len(outs)} outputs for a chunk of {len(idx)} examples.")
             entry = {"pos": start, "ids": [examples[i].id for i in idx], "outputs": outs, "seconds": took}
             fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
             fh.flush()

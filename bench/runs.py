@@ -220,10 +220,8 @@ def execute(
     say(f"[decode] {len(test_split)} examples of {spec.task}/{spec.split}")
     journal = workdir / "decode" / f"{spec.run_id}.jsonl"
     key = {"run_id": spec.run_id, "split_sha256": test_split.sha256, "harness": code_state(harness)}
-    try:
-        decoded = decode_in_chunks(system.decode, list(test_split.examples), journal, key, progress=progress, say=say)
-    except RuntimeError as exc:
-        raise RuntimeError(f"{spec.system}: {exc}") from exc
+    decoded = decode_in_chunks(system.decode, list(test_split.examples), journal, key,
+                               who=f"{spec.system}.decode", progress=progress, say=say)
     outputs = decoded.outputs
     timings["decode_s"] = decoded.seconds  # every session's chunks, when a killed decode was resumed
     out_text = outputs_to_text(outputs)

@@ -157,12 +157,18 @@ def run(
     limit: Annotated[int | None, typer.Option(help="Decode only the first N examples (smoke: 200).")] = None,
     latency_n: Annotated[int, typer.Option(help="Also time N items at batch size 1 (0 = skip).")] = 0,
     results_dir: Annotated[Path, typer.Option(help="Where records are written.")] = Path("results"),
+    threads: Annotated[int | None, typer.Option(help="Torch threads for this run (recorded in the environment). "
+                                                "On 2 cores, two runs at --threads 1 train 1.09x more updates "
+                                                "per hour than one at 2 (benchmarks/bench_threads.py).")] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Train (or load) -> decode -> score -> (time) -> record one run."""
     from bench.data import DataError, default_eval_split
     from bench.registry import RegistryError
     from bench.runs import RunSpec, execute, parse_overrides
+
+    if threads is not None:
+        _set_threads(threads)
 
     try:
         if split is None:
@@ -175,6 +181,19 @@ def run(
     except (RegistryError, DataError, ValueError) as exc:
         _fail(str(exc))
     _print_scores(record)
+
+
+def _set_threads(n: int) -> None:
+    """Pin torch (and the OpenMP/MKL pools of anything started later, e.g. fairseq-train) to ``n`` threads."""
+    import os
+
+    if n < 1:
+        _fail(f"--threads {n}: give a positive number of threads.")
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(n)
+    import torch
+
+    torch.set_num_threads(n)
 
 
 def _print_scores(record: dict) -> None:
@@ -370,7 +389,8 @@ def rescore_cmd(
     results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
     data_dir: DataDir = None,
 ) -> None:
-    """Score stored outputs under the task's default recipes a record lacks (checked by sha256; no re-run)."""
+    """Score stored outputs under the task's default recipes a record lacks, and add missing output
+    statistics (outputs and test split checked by sha256; no re-run)."""
     from bench.rescore import RescoreError, rescore
 
     paths = [results_dir / f"{r}.json" for r in run_ids] if run_ids else sorted(results_dir.glob("*.json"))
@@ -408,6 +428,8 @@ def latency(
     record: Annotated[bool, typer.Option(help="Write results/latency/<id>.json (read by `bench table`).")] = False,
     results_dir: Annotated[Path, typer.Option(help="Where --record writes.")] = Path("results"),
     seed: Annotated[int, typer.Option(help="Seed of the item order and the bootstrap.")] = 0,
+    precision: Annotated[str, typer.Option(help="fp32 | bf16 | auto: one decode precision for every system "
+                                           "(autocast), shown in the signature when not fp32.")] = "fp32",
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     data_dir: DataDir = None,
 ) -> None:
@@ -440,7 +462,8 @@ def latency(
         with tempfile.TemporaryDirectory(prefix="bench-latency-") as work:
             prep = prepare(names, budget, overrides, task, Path(work), stand_ins, data_dir, say=_say(err_console))
             rep = measure(prep.systems, list(sp.examples), baseline=baseline, n=n, rounds=rounds,
-                          length_forced=length_forced, seed=seed, min_items=min_items, console=err_console)
+                          length_forced=length_forced, seed=seed, min_items=min_items, console=err_console,
+                          precision=precision)
     except (RegistryError, DataError, LengthForcedUnsupported, ValueError, ImportError) as exc:
         _fail(str(exc))
     if as_json:

@@ -128,6 +128,7 @@ def _torch_info() -> dict[str, Any]:
         "torch_interop_threads": torch.get_num_interop_threads(),
         "torch_default_dtype": str(torch.get_default_dtype()).replace("torch.", ""),
         "torch_matmul_precision": torch.get_float32_matmul_precision(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # AVX2 | AVX512 | ...: bf16 speed differs
         "torch_deterministic": torch.are_deterministic_algorithms_enabled(),
         "torch_cuda": torch.version.cuda,
         "gpu": None,

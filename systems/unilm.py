@@ -56,7 +56,11 @@ class UniLMConfig:
     optimizer: str = "bertadam"
     schedule: str = "bert"
     weight_decay: float = 0.01
-    mixed_precision: str = "no"
+    # speed policy (bench.precision)
+    precision: str = "fp32"  # auto | fp32 | bf16 | fp16
+    compile: bool = False
+    bucket_pool: int = 0  # > 1: length-bucketed training batches
+    pad_multiple: int = 1  # training batches padded to a multiple of this
     save_every: int = 0
     seed: int = 42
     beam_size: int = 1
@@ -68,6 +72,10 @@ class UniLMConfig:
     decode_batch_size: int = 16
     threads: int | None = None  # torch intra-op threads during fit/decode (None: leave as is)
     progress: bool = True
+
+
+#: the cpu budget's speed policy (benchmarks/bench_training.py measures it; README "Training speed")
+CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool": 32, "pad_multiple": 8}
 
 
 def presets(variant: str) -> dict[str, UniLMConfig]:
@@ -111,6 +119,8 @@ def presets(variant: str) -> dict[str, UniLMConfig]:
         schedule="bert" if v1 else "linear",
         decode_max_len=20,
         decode_batch_size=64,
+        save_every=100,  # a checkpoint (and a dev-loss point on the curve) every 100 updates
+        **CPU_SPEED,
     )
     if v1:  # unilm-v1 README QG command (§2.4/§2.5); source is the task's "answer [SEP] paragraph"
         paper = UniLMConfig(
@@ -152,7 +162,7 @@ def presets(variant: str) -> dict[str, UniLMConfig]:
             warmup=500,
             optimizer="adamw",
             schedule="linear",
-            mixed_precision="fp16",
+            precision="fp16",
             beam_size=5,
             length_penalty=0.0,
             no_repeat_ngram=3,
@@ -283,9 +293,10 @@ class V1Collator:
     def __call__(self, items: list[tuple[list[int], list[int]]], rng: random.Random) -> dict[str, Any]:
         torch = _torch()
         from systems.backbone import unilm_mask
+        from systems.training.batching import pad_length
 
         exs = [self.example(a, b, rng) for a, b in items]
-        width = max(len(e["ids"]) for e in exs)
+        width = pad_length(max(len(e["ids"]) for e in exs), self.cfg.pad_multiple)
         npred = max(len(e["pos"]) for e in exs)
         return {
             "input_ids": _pad([e["ids"] for e in exs], width),
@@ -309,6 +320,8 @@ class S2SFTCollator:
 
     def __call__(self, items: list[tuple[list[int], list[int]]], rng: random.Random) -> dict[str, Any]:
         torch = _torch()
+        from systems.training.batching import pad_length
+
         cfg = self.cfg
         srcs, tgts, tgt_in, pseudo = [], [], [], []
         for a, b in items:
@@ -321,7 +334,8 @@ class S2SFTCollator:
             tgt_in.append(tin)
             pseudo.append(ps)
         bsz = len(items)
-        s_max, t_max = max(map(len, srcs)), max(map(len, tgts))
+        s_max = pad_length(max(map(len, srcs)), cfg.pad_multiple)
+        t_max = pad_length(max(map(len, tgts)), cfg.pad_multiple)
         s_len = torch.tensor([len(s) for s in srcs])
         t_len = torch.tensor([len(t) for t in tgts])
         ids = torch.cat([_pad(srcs, s_max), _pad(tgt_in, t_max), _pad(pseudo, t_max)], 1)
@@ -474,6 +488,9 @@ class UniLMSystem:
         self._use_cache = True
 
     def describe(self) -> SystemInfo:
+        config = _jsonable(asdict(self.cfg))
+        if self.fit_result:  # what training ran with (effective precision, compile, threads, buckets)
+            config["train"] = {k: v for k, v in self.fit_result.items() if k != "losses"}
         return SystemInfo(
             name=self.name,
             family="AR",
@@ -481,7 +498,7 @@ class UniLMSystem:
             citation=CITATION,
             backbone=self.cfg.backbone,
             budget=self.budget,
-            config=_jsonable(asdict(self.cfg)),
+            config=config,
         )
 
     # ---- model construction
@@ -547,7 +564,7 @@ class UniLMSystem:
             self._fit(task, workdir)
 
     def _fit(self, task: TaskInfo, workdir: Path) -> None:
-        from systems.training import TrainConfig, Trainer
+        from systems.training import DEV_CURVE_EXAMPLES, TrainConfig, Trainer
 
         cfg = self.cfg
         workdir = Path(workdir)
@@ -569,13 +586,22 @@ class UniLMSystem:
             schedule=cfg.schedule,
             optimizer=cfg.optimizer,
             weight_decay=cfg.weight_decay,
-            mixed_precision=cfg.mixed_precision,
+            precision=cfg.precision,
+            compile=cfg.compile,
+            bucket_pool=cfg.bucket_pool,
             save_every=cfg.save_every,
             seed=cfg.seed,
             progress=cfg.progress,
             log_every=max(1, steps // 20),
         )
-        result = Trainer(tcfg, workdir).fit(self.model, pairs, self._collator(), lambda m, b: m(b))
+        result = Trainer(tcfg, workdir).fit(
+            self.model,
+            pairs,
+            self._collator(),
+            lambda m, b: m(b),
+            lengths=[len(a) + len(b) for a, b in pairs],
+            dev=self._encode_pairs(list(task.dev)[:DEV_CURVE_EXAMPLES]) if task.dev else None,
+        )
         self.fit_result = {**result.to_json(), "n_train": len(pairs), "train_steps": steps}
         (workdir / "fit.json").write_text(json.dumps(self.fit_result, indent=1))
 

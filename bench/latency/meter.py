@@ -121,6 +121,7 @@ def measure(
     length_forced: bool = False,
     device: str | None = None,
     canary_tolerance: float = 0.25,
+    precision: str = "fp32",
     cuda_events: bool = True,
     cuda_event_tolerance: float = 0.05,
     bootstrap_resamples: int = 2000,
@@ -140,7 +141,11 @@ def measure(
     via ``decode_one(example, forced_length=L)``, for speed columns of untrained models.
     A system with ``latency_probe = True`` (the null system) is timed like the others but is
     exempt from ``min_duration_s``: its items take microseconds and it exists to show overhead.
+    ``precision`` (fp32 | bf16 | auto, resolved on this machine) is one setting for every system
+    of the comparison, applied with autocast around every decode, and part of the signature.
     """
+    from bench.precision import autocast, resolve_precision
+
     names = list(systems)
     _validate(systems, examples, baseline, n, rounds, reference_outputs, length_forced)
     wall0 = time.perf_counter()
@@ -150,6 +155,7 @@ def measure(
         n=n, rounds=rounds, warmup_items=warmup_items, warmup_s=warmup_s, min_items=min_items,
         min_duration_s=min_duration_s, max_duration_s=max_duration_s, max_items=max_items, seed=seed,
         length_forced=length_forced, device=device, sync=sync.name, canary_tolerance=canary_tolerance,
+        precision=resolve_precision(precision, device).effective,
     )
     fp_before = environment_fingerprint()
     forced = [len(ex.target.split()) for ex in examples] if length_forced else None
@@ -161,7 +167,8 @@ def measure(
     notes: list[str] = []
     warm: dict[str, tuple[int, float]] = {}
 
-    with MeterProgress(enabled=progress, console=console) as bar:
+    decode_precision = autocast(resolve_precision(precision, device), device)
+    with MeterProgress(enabled=progress, console=console) as bar, decode_precision:
         for nm in names:
             warm[nm] = _warm_up(runners[nm], plan, warmup_items, warmup_s, bar)
         sizes = round_sizes(n, rounds)
@@ -342,7 +349,8 @@ def _describe(system: Any) -> dict[str, Any]:
         "iterations": getattr(info, "iterations", None),
         "backbone": getattr(info, "backbone", None),
         "dtype": config.get("dtype", "float32"),
-        "compile": config.get("compile", False),
+        # a config's "compile" is the training policy (bench.precision); decoding is eager
+        "compile": bool(config.get("decode_compile", False)),
     }
 
 

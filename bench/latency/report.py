@@ -33,6 +33,7 @@ class Settings:
     device: str
     sync: str
     canary_tolerance: float
+    precision: str = "fp32"  # what every system decoded in (autocast), the same for all of them
 
 
 @dataclass
@@ -178,6 +179,7 @@ def latency_signature(
         f"torch:{torch_short}",
         f"threads:{threads}",
         f"mode:{'length-forced' if settings.length_forced else 'free'}",
+        *([f"prec:{settings.precision}"] if settings.precision != "fp32" else []),
         f"v:{LATENCY_VERSION}",
     ]
     return "|".join(parts)

@@ -9,12 +9,14 @@ import torch
 from torch import Tensor
 
 from systems.copybert.features import Feature
+from systems.training.batching import pad_length
 
 
-def collate(feats: Sequence[Feature], prefixes: Sequence[Sequence[int]] | None = None) -> dict[str, Tensor]:
-    """Pad to the longest sequence: ``input_ids``, stored ``seg``, fed ``types`` and ``lengths``.
-
-    ``prefixes`` (decoding) replaces each feature's question with generated tokens.
+def collate(
+    feats: Sequence[Feature], prefixes: Sequence[Sequence[int]] | None = None, multiple: int = 1
+) -> dict[str, Tensor]:
+    """Pad to the longest sequence (rounded up to ``multiple``): ``input_ids``, stored ``seg``, fed
+    ``types`` and ``lengths``. ``prefixes`` (decoding) replaces each feature's question with generated tokens.
     """
     from systems.copybert.layout import answer_types
 
@@ -23,7 +25,7 @@ def collate(feats: Sequence[Feature], prefixes: Sequence[Sequence[int]] | None =
         q = tuple(prefixes[n]) if prefixes is not None else f.question
         seqs.append(f.context + q)
         segs.append([0] * (len(f.context) - 1) + [1] * (1 + len(q)))
-    width = max(len(s) for s in seqs)
+    width = pad_length(max(len(s) for s in seqs), multiple)
     ids = torch.zeros(len(seqs), width, dtype=torch.long)
     seg = torch.zeros(len(seqs), width, dtype=torch.long)
     for n, (s, g) in enumerate(zip(seqs, segs, strict=True)):

@@ -57,7 +57,11 @@ class CopyBERTConfig:
     max_grad_norm: float = 1.0
     optimizer: str = "bertadam"
     schedule: str = "bert"
-    mixed_precision: str = "no"
+    # speed policy (bench.precision); the reference trained in fp32
+    precision: str = "fp32"  # auto | fp32 | bf16 | fp16
+    compile: bool = False
+    bucket_pool: int = 0  # > 1: length-bucketed training batches
+    pad_multiple: int = 1  # training batches padded to a multiple of this
     seed: int = 42
     train_examples: int | None = None  # None: the whole training split
     dev_examples: int | None = None  # dev-loss early stopping on this many dev examples (None: all)
@@ -75,6 +79,10 @@ class CopyBERTConfig:
     tiny: dict[str, int] = field(default_factory=dict)
     lowercase: bool | None = None  # None: from the checkpoint (cased for the paper backbones)
     init_from: str | None = None  # decode a model trained by another run (its workdir)
+
+
+#: the cpu budget's speed policy (benchmarks/bench_training.py measures it; README "Training speed")
+CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool": 32, "pad_multiple": 8}
 
 
 def preset(variant: str, budget: str) -> CopyBERTConfig:
@@ -101,6 +109,7 @@ def preset(variant: str, budget: str) -> CopyBERTConfig:
             eval_every=200,
             save_every=100,
             decode_cache=True,
+            **CPU_SPEED,
         )
     if budget == "smoke":
         return replace(

@@ -172,6 +172,8 @@ class CopyBERTSystem:
         def evaluate(done: int) -> None:
             loss = dev_loss(model, dev, cfg.dev_batch_size)
             model.train()
+            with (workdir / "dev_log.jsonl").open("a") as fh:  # the record's training curve
+                fh.write(json.dumps({"step": done, "dev_loss": loss}) + "\n")
             if best["dev_loss"] is None or loss < best["dev_loss"]:
                 best.update(step=done, dev_loss=loss)
                 best_dir.mkdir(exist_ok=True)
@@ -192,14 +194,20 @@ class CopyBERTSystem:
             optimizer=cfg.optimizer,
             weight_decay=cfg.weight_decay,
             max_grad_norm=cfg.max_grad_norm,
-            mixed_precision=cfg.mixed_precision,
+            precision=cfg.precision,
+            compile=cfg.compile,
+            bucket_pool=cfg.bucket_pool,
             save_every=cfg.save_every,
             seed=cfg.seed,
             log_every=10,
             progress=cfg.budget != "smoke",  # a bar for real runs; tests stay quiet
         )
         result = Trainer(tcfg, workdir, on_step=on_step).fit(
-            model, feats, lambda items, rng: collate(items), lambda m, batch: m(**batch)
+            model,
+            feats,
+            lambda items, rng: collate(items, multiple=cfg.pad_multiple),
+            lambda m, batch: m(**batch),
+            lengths=[len(f.context) + len(f.question) for f in feats],
         )
         if best_file.is_file():  # dev-loss early stopping: keep the best checkpoint (reference)
             load_model(model, str(best_dir / "model.safetensors"))

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from bench.data.types import Example
+from systems.training.batching import pad_length
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,9 @@ class Encoder:
         return self.tok.decode(ids)
 
 
-def pad_rows(rows: Sequence[Sequence[int]], pad: int) -> tuple[Tensor, Tensor]:
+def pad_rows(rows: Sequence[Sequence[int]], pad: int, multiple: int = 1) -> tuple[Tensor, Tensor]:
     lens = torch.tensor([len(r) for r in rows], dtype=torch.long)
-    out = torch.full((len(rows), int(lens.max())), pad, dtype=torch.long)
+    out = torch.full((len(rows), pad_length(int(lens.max()), multiple)), pad, dtype=torch.long)
     for i, r in enumerate(rows):
         out[i, : len(r)] = torch.tensor(r, dtype=torch.long)
     return out, lens
@@ -87,11 +88,14 @@ def add_noise(tgt: Tensor, tgt_len: Tensor, prob: float, vocab_size: int, gen: t
     return torch.where(hit, rand, tgt)
 
 
-def collate(items: list[Pair], rng: random.Random, pad: int, noise_prob: float, vocab_size: int) -> dict[str, Tensor]:
-    """Padded tensors; ``tgt_in`` is the noised context target, ``labels`` the clean one."""
-    src, src_len = pad_rows([p.src for p in items], pad)
-    types, _ = pad_rows([p.src_types for p in items], 0)
-    tgt, tgt_len = pad_rows([p.tgt for p in items], pad)
+def collate(
+    items: list[Pair], rng: random.Random, pad: int, noise_prob: float, vocab_size: int, multiple: int = 1
+) -> dict[str, Tensor]:
+    """Padded tensors (widths rounded up to ``multiple``); ``tgt_in`` is the noised context target,
+    ``labels`` the clean one."""
+    src, src_len = pad_rows([p.src for p in items], pad, multiple)
+    types, _ = pad_rows([p.src_types for p in items], 0, multiple)
+    tgt, tgt_len = pad_rows([p.tgt for p in items], pad, multiple)
     gen = torch.Generator().manual_seed(rng.getrandbits(62))
     return {
         "src": src,

@@ -43,11 +43,14 @@ class ErnieGen(nn.Module):
         tgt_ids: Tensor,
         tgt_len: Tensor,
         query_ids: Tensor | None = None,
+        rows: Tensor | None = None,
     ) -> Tensor:
         """Query-stream logits ``[B, T, V]``; row i predicts target token i (row 0 is unscored).
 
         ``tgt_ids`` is the (noised) context-stream target starting with BOS ``[CLS]``;
-        ``query_ids`` defaults to ``[ATTN]`` everywhere (tests perturb it).
+        ``query_ids`` defaults to ``[ATTN]`` everywhere (tests perturb it). ``rows`` (a ``[B, T]``
+        mask) returns the logits of those query rows only, ``[N, V]``: the head is most of a step's
+        work, and padded or unscored rows need none of it.
         """
         b, s = src_ids.shape
         t = tgt_ids.shape[1]
@@ -69,7 +72,7 @@ class ErnieGen(nn.Module):
             x_next, k, v, _ = layer(x, bias_c, None, False)  # k, v come from the layer input x
             a, _, _, _ = layer(a, bias_q, (k, v), False)
             x = x_next
-        return self.head(a)
+        return self.head(a if rows is None else a[rows])
 
     # ------------------------------------------------------------------ inference (cached infilling)
     def encode_source(

@@ -42,6 +42,11 @@ class ErnieGenConfig:
     train_examples: int | None = None  # None: the whole training split
     seed: int = 42
     save_every: int = 2000  # checkpoint period, so a killed run resumes (final step always saved)
+    # speed policy (bench.precision)
+    precision: str = "fp32"  # auto | fp32 | bf16 | fp16
+    compile: bool = False
+    bucket_pool: int = 0  # > 1: length-bucketed training batches
+    pad_multiple: int = 1  # training batches padded to a multiple of this
     # decoding (§3.6): Table 4 is beam 1; the released configs use beam 5
     beam_size: int = 1
     length_penalty: float = 1.0
@@ -70,6 +75,11 @@ CPU = {
     "train_examples": 4800,
     "decode_batch_size": 64,
     "save_every": 100,
+    # speed policy (benchmarks/bench_training.py measures it; README "Training speed")
+    "precision": "auto",
+    "compile": True,
+    "bucket_pool": 32,
+    "pad_multiple": 8,
 }
 SMOKE = {
     "lr": 1e-3,

@@ -110,7 +110,7 @@ class ErnieGenSystem:
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
         from systems.erniegen.data import collate, scored
-        from systems.training import TrainConfig, Trainer, paddle_smoothed_loss
+        from systems.training import DEV_CURVE_EXAMPLES, TrainConfig, Trainer, paddle_smoothed_loss
 
         cfg = self.cfg
         workdir = Path(workdir)
@@ -130,17 +130,24 @@ class ErnieGenSystem:
         v, pad, eps = model.backbone.config.vocab_size, tok.pad_id, cfg.label_smoothing
 
         def loss_fn(m: Any, batch: dict[str, Any]) -> Any:
-            logits = m(batch["src"], batch["src_types"], batch["src_len"], batch["tgt_in"], batch["tgt_len"])
             mask, labels = scored(batch["labels"], batch["tgt_len"])
-            return paddle_smoothed_loss(logits[mask], labels[mask], eps)
+            # the 30k-word head runs on the scored query rows only
+            logits = m(batch["src"], batch["src_types"], batch["src_len"], batch["tgt_in"], batch["tgt_len"], rows=mask)
+            return paddle_smoothed_loss(logits, labels[mask], eps)
 
         tcfg = TrainConfig(
             steps=steps, batch_size=cfg.batch_size, lr=cfg.lr, warmup=cfg.warmup, schedule="paddle",
             optimizer="adamw", weight_decay=cfg.weight_decay, eps=1e-8, max_grad_norm=cfg.max_grad_norm,
             save_every=cfg.save_every, seed=cfg.seed, log_every=10, progress=cfg.budget != "smoke",
+            precision=cfg.precision, compile=cfg.compile, bucket_pool=cfg.bucket_pool,
         )
         result = Trainer(tcfg, workdir).fit(
-            model, pairs, lambda items, rng: collate(items, rng, pad, cfg.noise_prob, v), loss_fn
+            model,
+            pairs,
+            lambda items, rng: collate(items, rng, pad, cfg.noise_prob, v, cfg.pad_multiple),
+            loss_fn,
+            lengths=[len(p.src) + len(p.tgt) for p in pairs],
+            dev=enc.pairs(list(task.dev)[:DEV_CURVE_EXAMPLES]),
         )
         self.train_result = {**result.to_json(), "losses": result.losses[-5:], "n_pairs": len(pairs)}
         self.model = model.eval()

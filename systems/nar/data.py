@@ -10,6 +10,7 @@ import torch
 from torch import Tensor
 
 from bench.data.types import Example
+from systems.training.batching import pad_length
 
 
 @dataclass(frozen=True)
@@ -59,20 +60,20 @@ class Encoder:
         return " ".join(" ".join(toks).replace(" ##", "").replace("[SEP]", "").split())
 
 
-def pad_batch(rows: Sequence[Sequence[int]], pad: int) -> tuple[Tensor, Tensor]:
-    """(ids [B, max_len] padded with ``pad``, lengths [B])."""
+def pad_batch(rows: Sequence[Sequence[int]], pad: int, multiple: int = 1) -> tuple[Tensor, Tensor]:
+    """(ids [B, max_len rounded up to ``multiple``] padded with ``pad``, lengths [B])."""
     lengths = torch.tensor([len(r) for r in rows], dtype=torch.long)
-    out = torch.full((len(rows), int(lengths.max())), pad, dtype=torch.long)
+    out = torch.full((len(rows), pad_length(int(lengths.max()), multiple)), pad, dtype=torch.long)
     for i, r in enumerate(rows):
         out[i, : len(r)] = torch.tensor(r, dtype=torch.long)
     return out, lengths
 
 
-def collate(pairs: list[Pair], rng: random.Random, pad: int) -> dict[str, Tensor]:
+def collate(pairs: list[Pair], rng: random.Random, pad: int, multiple: int = 1) -> dict[str, Tensor]:
     """A training batch; GLAT's slot scores and a dropout seed come from the trainer's seeded ``rng``
     so a resumed run draws exactly what an uninterrupted one would."""
-    src, src_len = pad_batch([p.src for p in pairs], pad)
-    tgt, tgt_len = pad_batch([p.tgt for p in pairs], pad)
+    src, src_len = pad_batch([p.src for p in pairs], pad, multiple)
+    tgt, tgt_len = pad_batch([p.tgt for p in pairs], pad, multiple)
     scores = torch.tensor([[rng.random() for _ in range(tgt.shape[1])] for _ in pairs], dtype=torch.float)
     seed = torch.tensor(rng.randrange(2**31))
     return {

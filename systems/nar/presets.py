@@ -82,7 +82,11 @@ class NARConfig:
     beta: float = 1.0
     seed: int = 42
     save_every: int = 5000
-    mixed_precision: str = "no"  # paper: "fp16" (apex O2 in the code); the trainer uses it on GPU only
+    # speed policy (bench.precision): paper "fp16" (apex O2 in the code) runs on GPU only
+    precision: str = "fp32"  # auto | fp32 | bf16 | fp16
+    compile: bool = False
+    bucket_pool: int = 0  # > 1: length-bucketed training batches
+    pad_multiple: int = 1  # training batches padded to a multiple of this
     # sizing (None: filled per task from the budget table)
     steps: int | None = None
     batch_size: int | None = None
@@ -136,6 +140,8 @@ CPU_SIZES = {
     "quora": TrainSize(steps=300, batch_size=32, max_source_len=48, max_target_len=32, train_examples=9600),
     "xsum": TrainSize(steps=200, batch_size=8, max_source_len=256, max_target_len=48, train_examples=1600),
 }
+#: the cpu budgets' speed policy (benchmarks/bench_training.py measures it; README "Training speed")
+CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool": 32, "pad_multiple": 8}
 SMOKE_SIZE = TrainSize(steps=40, batch_size=8, max_source_len=64, max_target_len=24, train_examples=256)
 TINY = {"hidden": 32, "layers": 2, "heads": 2, "intermediate": 64}
 
@@ -175,9 +181,9 @@ def preset(variant: str, budget: str) -> NARConfig:
         # keep their backbone (override `backbone` with a local path) under the cpu schedule
         bb = "minilm-l6" if random_init else backbone
         # ~250 updates instead of 30k: a higher lr so the short schedule moves the weights (stated deviation)
-        return replace(cfg, backbone=bb, lr=1e-4, warmup=25, save_every=50)
+        return replace(cfg, backbone=bb, lr=1e-4, warmup=25, save_every=50, **CPU_SPEED)
     if budget == "paper":
-        return replace(cfg, mixed_precision="fp16")
+        return replace(cfg, precision="fp16")
     raise ValueError(f"Unknown budget '{budget}'. Choose one of: smoke, cpu, paper.")
 
 

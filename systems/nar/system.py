@@ -89,6 +89,7 @@ class NARSystem:
         self.size = size
         model, tok, bb_info = self._build_model()
         from systems.nar.data import Encoder
+        from systems.training import DEV_CURVE_EXAMPLES
 
         self.encoder = Encoder(tok, size.max_source_len, size.max_target_len, self.cfg.test_extra)
         train = seeded_subset(task.train, size.train_examples, self.cfg.seed)
@@ -96,7 +97,8 @@ class NARSystem:
         if self.cfg.static_mix:
             pairs = pairs + self._mixed_pairs(task, workdir, train)
         self._write_meta(workdir, model, tok, bb_info, task.name)
-        self.train_result = self._train(model, pairs, size, workdir)
+        dev = self.encoder.pairs(list(task.dev)[:DEV_CURVE_EXAMPLES])
+        self.train_result = self._train(model, pairs, size, workdir, dev)
         self.model = model.eval()
 
     def _build_model(self):  # noqa: ANN202
@@ -149,7 +151,9 @@ class NARSystem:
         }
         write_run_files(workdir, META, tok, meta)
 
-    def _train(self, model: Any, pairs: list[Any], size: TrainSize, workdir: Path) -> dict[str, Any]:
+    def _train(
+        self, model: Any, pairs: list[Any], size: TrainSize, workdir: Path, dev: list[Any] | None = None
+    ) -> dict[str, Any]:
         from systems.nar.data import collate
         from systems.nar.glat import GlatConfig
         from systems.nar.train import Specials, StepConfig, loss_terms
@@ -192,13 +196,20 @@ class NARSystem:
             weight_decay=cfg.weight_decay,
             max_grad_norm=cfg.max_grad_norm,
             save_every=cfg.save_every,
-            mixed_precision=cfg.mixed_precision,
+            precision=cfg.precision,
+            compile=cfg.compile,
+            bucket_pool=cfg.bucket_pool,
             seed=cfg.seed,
             log_every=10,
             progress=cfg.budget != "smoke",  # a bar for real runs; tests stay quiet
         )
         result = Trainer(tcfg, workdir, on_step=on_step).fit(
-            model, pairs, lambda items, rng: collate(items, rng, enc.pad), loss_fn
+            model,
+            pairs,
+            lambda items, rng: collate(items, rng, enc.pad, cfg.pad_multiple),
+            loss_fn,
+            lengths=[len(p.src) + len(p.tgt) for p in pairs],
+            dev=dev,
         )
         return {**result.to_json(), "losses": result.losses[-5:], "n_pairs": len(pairs)}
 

@@ -3,9 +3,10 @@
 from systems.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from systems.training.losses import fairseq_smoothed_loss, nll_loss, paddle_smoothed_loss, unilm_smoothed_loss
 from systems.training.optim import BertAdam, Schedule, build_optimizer, build_scheduler, param_groups
-from systems.training.trainer import TrainConfig, Trainer, TrainResult, example_indices
+from systems.training.trainer import DEV_CURVE_EXAMPLES, TrainConfig, Trainer, TrainResult, example_indices
 
 __all__ = [
+    "DEV_CURVE_EXAMPLES",
     "BertAdam",
     "Schedule",
     "TrainConfig",

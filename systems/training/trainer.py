@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -19,10 +20,14 @@ from typing import Any, TypeVar
 import torch
 from torch import Tensor, nn
 
+from bench.precision import autocast, compiled, resolve_precision
+from systems.training.batching import BatchOrder
 from systems.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from systems.training.optim import build_optimizer, build_scheduler
 
 T = TypeVar("T")
+#: dev examples a family scores at each checkpoint for the record's training curve (the first ones)
+DEV_CURVE_EXAMPLES = 256
 Collate = Callable[[list[Any], random.Random], Any]
 LossFn = Callable[[nn.Module, Any], Tensor]
 
@@ -41,7 +46,9 @@ class TrainConfig:
     weight_decay: float = 0.01
     eps: float | None = None
     max_grad_norm: float = 1.0
-    mixed_precision: str = "no"  # no | bf16 | fp16 (fp16 on GPU only)
+    precision: str = "fp32"  # auto | fp32 | bf16 | fp16 (GPU); see bench.precision
+    compile: bool = False  # torch.compile the model's blocks and heads while training
+    bucket_pool: int = 0  # > 1: length-bucketed batches, sorted within pools of this many batches
     save_every: int = 0  # 0: only the final checkpoint
     keep_checkpoints: int = 2
     seed: int = 42
@@ -61,31 +68,23 @@ class TrainResult:
     examples_per_s: float
     resumed_from: int = 0
     losses: list[tuple[int, float]] = field(default_factory=list)
+    precision: str = "fp32"  # what ran (the config says what was asked for)
+    compiled: bool = False
+    threads: int = 1
+    bucketed: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def example_indices(n: int, seed: int, micro_index: int, micro: int, world: int, rank: int) -> list[int]:
-    """Indices of the examples of global micro-batch ``micro_index`` on ``rank``.
+    """Indices of the examples of global micro-batch ``micro_index`` on ``rank`` (no bucketing).
 
     The stream is an endless sequence of seeded permutations (epoch e uses seed+e), cut into
     global micro-batches of ``world*micro`` (incomplete tails dropped), so it depends on nothing
     but its arguments and a resumed run reads exactly what an uninterrupted one would.
     """
-    span = world * micro
-    usable = (n // span) * span
-    if usable == 0:
-        raise ValueError(f"{n} training examples cannot fill one global micro-batch of {span}")
-    start = micro_index * span + rank * micro
-    out, perm_epoch, perm = [], -1, None
-    for pos in range(start, start + micro):
-        epoch, off = divmod(pos, usable)
-        if epoch != perm_epoch:
-            perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
-            perm_epoch = epoch
-        out.append(perm[off])
-    return out
+    return BatchOrder(n, seed, world * micro).indices(micro_index, micro, rank)
 
 
 class Trainer:
@@ -94,14 +93,32 @@ class Trainer:
     def __init__(self, cfg: TrainConfig, workdir: Path, on_step: Callable[[int, float], None] | None = None):
         self.cfg, self.workdir, self.on_step = cfg, Path(workdir), on_step
 
-    def fit(self, model: nn.Module, dataset: Sequence[Any], collate: Collate, loss_fn: LossFn) -> TrainResult:
+    def fit(
+        self,
+        model: nn.Module,
+        dataset: Sequence[Any],
+        collate: Collate,
+        loss_fn: LossFn,
+        lengths: Sequence[int] | None = None,
+        dev: Sequence[Any] | None = None,
+    ) -> TrainResult:
+        """Train; ``lengths`` (one per example, e.g. source + target tokens) enables length buckets
+        when ``cfg.bucket_pool > 1``; ``dev`` examples are scored with ``loss_fn`` at every
+        checkpoint (``dev_log.jsonl``), so the record shows whether the run had converged."""
         from accelerate import Accelerator
         from accelerate.utils import set_seed
 
         cfg = self.cfg
-        mp = cfg.mixed_precision if torch.cuda.is_available() or cfg.mixed_precision == "bf16" else "no"
-        # cpu=True without a GPU: accelerate only detects multi-CPU (gloo) DDP in that mode
-        acc = Accelerator(mixed_precision=mp, cpu=not torch.cuda.is_available())
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        prec = resolve_precision(cfg.precision, device)
+        if prec.notice:
+            print(f"[bench] {prec.notice}", file=sys.stderr)
+        # Precision is applied here, not by accelerate: its state is a per-process singleton, so one
+        # process (a benchmark, a test) could not train fp32 and then bf16. bf16 needs only autocast;
+        # fp16 (CUDA) adds a grad scaler. cpu=True without a GPU: accelerate only detects multi-CPU
+        # (gloo) DDP in that mode.
+        acc = Accelerator(cpu=not torch.cuda.is_available())
+        scaler = torch.amp.GradScaler("cuda") if prec.effective == "fp16" else None
         set_seed(cfg.seed)
         world, rank = acc.num_processes, acc.process_index
         micro, rem = divmod(cfg.batch_size, world * cfg.grad_accum)
@@ -113,6 +130,7 @@ class Trainer:
             cfg.optimizer, model, cfg.lr, cfg.weight_decay, cfg.eps, max_grad_norm=cfg.max_grad_norm
         )
         scheduler = build_scheduler(optimizer, cfg.schedule, cfg.steps, cfg.warmup_steps)
+        order = BatchOrder(len(dataset), cfg.seed, world * micro, lengths, cfg.bucket_pool)
         # the scheduler is stepped by hand: accelerate would step it once per process
         model, optimizer = acc.prepare(model, optimizer)
         ckpt_root = self.workdir / "checkpoints"
@@ -122,35 +140,58 @@ class Trainer:
         if last is not None:
             start = load_checkpoint(last, acc.unwrap_model(model), optimizer, scheduler)["step"]
         log = self.workdir / "train_log.jsonl"
-        result = TrainResult(steps=start, examples=0, seconds=0.0, examples_per_s=0.0, resumed_from=start)
+        result = TrainResult(
+            steps=start,
+            examples=0,
+            seconds=0.0,
+            examples_per_s=0.0,
+            resumed_from=start,
+            precision=prec.effective,
+            compiled=cfg.compile,
+            threads=torch.get_num_threads(),
+            bucketed=order.bucketed,
+        )
         bar = _progress(cfg.progress and acc.is_main_process, cfg.steps, start)
         t0 = time.perf_counter()
+        elapsed_at: list[tuple[int, float]] = []  # (step, seconds since start): benchmarks read step times
         model.train()
-        with bar:
+        with bar, compiled(acc.unwrap_model(model), cfg.compile and start < cfg.steps):
             for step in range(start, cfg.steps):
                 total = 0.0
                 for a in range(cfg.grad_accum):
                     g = step * cfg.grad_accum + a
-                    idx = example_indices(len(dataset), cfg.seed, g, micro, world, rank)
+                    idx = order.indices(g, micro, rank)
                     rng = random.Random(cfg.seed * 1_000_003 + g * 7919 + rank)
                     batch = _to_device(collate([dataset[i] for i in idx], rng), acc.device)
                     sync = acc.no_sync(model) if a < cfg.grad_accum - 1 else contextlib.nullcontext()
-                    with sync, acc.autocast():
-                        loss = loss_fn(model, batch) / cfg.grad_accum
-                        acc.backward(loss)
+                    with sync:
+                        with autocast(prec, device):
+                            loss = loss_fn(model, batch) / cfg.grad_accum
+                        if scaler is not None:
+                            scaler.scale(loss).backward()
+                        else:
+                            acc.backward(loss)
                     total += float(loss.detach())
+                if scaler is not None:
+                    scaler.unscale_(optimizer)
                 if cfg.optimizer != "bertadam" and cfg.max_grad_norm > 0:
                     acc.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-                elif mp == "fp16":
-                    acc.unscale_gradients()
-                optimizer.step()
-                if not acc.optimizer_step_was_skipped:
+                if scaler is not None:
+                    scale = scaler.get_scale()
+                    scaler.step(optimizer)
+                    scaler.update()
+                    skipped = scaler.get_scale() < scale  # inf/nan gradients: the update was skipped
+                else:
+                    optimizer.step()
+                    skipped = False
+                if not skipped:
                     scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
                 done = step + 1
                 lr = scheduler.get_last_lr()[0]
                 result.examples += cfg.batch_size
                 elapsed = time.perf_counter() - t0
+                elapsed_at.append((done, round(elapsed, 4)))
                 bar.update(done, total, lr, result.examples / max(elapsed, 1e-9))
                 if done % cfg.log_every == 0 or done == cfg.steps:
                     result.losses.append((done, total))
@@ -158,6 +199,10 @@ class Trainer:
                         with log.open("a") as fh:
                             fh.write(json.dumps({"step": done, "loss": total, "lr": lr, "elapsed_s": elapsed}) + "\n")
                 if (cfg.save_every and done % cfg.save_every == 0) or done == cfg.steps:
+                    if dev and acc.is_main_process:
+                        dev_loss = evaluate(acc.unwrap_model(model), dev, collate, loss_fn, micro, cfg.seed, acc.device)
+                        with (self.workdir / "dev_log.jsonl").open("a") as fh:
+                            fh.write(json.dumps({"step": done, "dev_loss": dev_loss}) + "\n")
                     acc.wait_for_everyone()
                     if acc.is_main_process:
                         save_checkpoint(
@@ -175,9 +220,29 @@ class Trainer:
                 result.steps = done
         result.seconds = time.perf_counter() - t0
         result.examples_per_s = result.examples / max(result.seconds, 1e-9)
+        if acc.is_main_process and elapsed_at:
+            (self.workdir / "step_times.json").write_text(json.dumps(elapsed_at))
         model.eval()
         self.accelerator = acc
         return result
+
+
+def evaluate(
+    model: nn.Module, dev: Sequence[Any], collate: Collate, loss_fn: LossFn, micro: int, seed: int, device: Any
+) -> float:
+    """Mean ``loss_fn`` over ``dev`` in eval mode, in fixed batches with fixed collate randomness,
+    inside a forked RNG so training (and its exact resume) never sees that it ran."""
+    was_training = model.training
+    model.eval()
+    total, n = 0.0, 0
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        for start in range(0, len(dev), micro):
+            items = list(dev[start : start + micro])
+            batch = _to_device(collate(items, random.Random(seed * 31 + start)), device)
+            total += float(loss_fn(model, batch)) * len(items)
+            n += len(items)
+    model.train(was_training)
+    return round(total / max(n, 1), 6)
 
 
 def _to_device(batch: Any, device: torch.device) -> Any:

@@ -1,4 +1,5 @@
-"""Score a finished run's stored outputs under recipes it was not scored with, without re-running it.
+"""Score a finished run's stored outputs under recipes it was not scored with, without re-running it
+(and add the output statistics, :mod:`bench.output_stats`, to records written before they existed).
 
 A task's default recipe set can grow (a new paper table needs another protocol); the outputs a
 record points to are the evidence, so scoring them again is exact as long as they and the test
@@ -31,7 +32,8 @@ def missing_recipes(record: dict[str, Any]) -> list[str]:
 
 
 def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) -> list[str]:
-    """Add the missing default recipes' scores to the record at ``path``; returns the recipes added."""
+    """Add the missing default recipes' scores (and missing output statistics) to the record at ``path``;
+    returns what was added (recipe names, and ``output_stats``)."""
     from bench.data import load_split
     from bench.scoring import ScoringSession, score_split
 
@@ -40,7 +42,8 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
     if record.get("status") != "complete":
         raise RescoreError(f"{path}: status is {record.get('status')!r}; only complete runs can be rescored.")
     todo = missing_recipes(record)
-    if not todo:
+    needs_stats = not record.get("output_stats")
+    if not todo and not needs_stats:
         return []
     out_path = REPO_ROOT / record["outputs"]["path"]
     if not out_path.is_file():
@@ -56,11 +59,24 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
         raise RescoreError(f"{path}: the {spec['task']}/{spec['split']} split now hashes to {split.sha256[:12]}…, "
                            f"not the {data['split_sha256'][:12]}… it was scored on; rescoring would mix data versions.")
     outputs = text.splitlines()
-    with ScoringSession() as session:
-        for recipe in todo:
-            say(f"[rescore] {record['run_id']}: {recipe}")
-            record["scores"][recipe] = score_split(recipe, outputs, split, session=session).to_json()
+    if len(outputs) != len(split):
+        raise RescoreError(
+            f"{out_path}: {len(outputs)} lines for {len(split)} examples of {spec['task']}/{spec['split']}."
+        )
+    added = list(todo)
+    if todo:
+        with ScoringSession() as session:
+            for recipe in todo:
+                say(f"[rescore] {record['run_id']}: {recipe}")
+                record["scores"][recipe] = score_split(recipe, outputs, split, session=session).to_json()
+    if needs_stats:
+        from bench.output_stats import output_stats
+
+        say(f"[rescore] {record['run_id']}: output statistics")
+        record["output_stats"] = output_stats(outputs, [ex.target for ex in split.examples])
+        added.append("output_stats")
     stamp = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    record.setdefault("rescored", []).append({"at": stamp, "recipes": todo})
+    entry = {"at": stamp, "recipes": todo, **({"added": added} if needs_stats else {})}
+    record.setdefault("rescored", []).append(entry)
     write_json_atomic(path, record)
-    return todo
+    return added

@@ -183,8 +183,10 @@ def execute(
         say(f"[skip] {spec.run_id} is complete ({record_path(spec, results_dir)}); use --force to re-run.")
         return existing
 
+    from bench.curves import training_curve
     from bench.data import TASKS, load_split
     from bench.fingerprint import environment_fingerprint, loadavg
+    from bench.output_stats import degeneracy, output_stats
     from bench.scoring import ScoringSession, applicable_recipes, score_split
     from systems import SYSTEMS
     from systems.base import TaskInfo, check_budget
@@ -227,6 +229,7 @@ def execute(
     out_text = outputs_to_text(outputs)
     out_path = outputs_path(spec, results_dir)
     write_text_atomic(out_path, out_text)
+    stats = output_stats(outputs, [ex.target for ex in test_split.examples])
 
     t0 = time.perf_counter()
     recipes = [r for r in task.default_recipes if r in applicable_recipes(spec.task)]
@@ -272,6 +275,8 @@ def execute(
             **({"resumed": decoded.resumed} if decoded.resumed else {}),
         },
         "model": {"training_run_id": trained_by.run_id, "workdir": _display_path(workdir)},
+        "output_stats": stats,
+        "training_curve": training_curve(workdir),
         "scores": scores,
         "latency": latency,
         "timings": {k: round(v, 3) for k, v in timings.items()},
@@ -281,6 +286,8 @@ def execute(
     if not any(journal.parent.iterdir()):
         journal.parent.rmdir()
     say(f"[done] {record_path(spec, results_dir)}")
+    for reason in degeneracy(stats):
+        say(f"[warning] degenerate outputs: {reason}. The scores are recorded but are not evidence of learning.")
     return record
 
 

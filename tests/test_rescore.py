@@ -51,3 +51,15 @@ def test_rescore_refuses_edited_outputs(record_path: Path) -> None:
             rescore(record_path)
     finally:
         out.write_text(original, encoding="utf-8")
+
+
+def test_rescore_adds_output_statistics_equal_to_a_fresh_run_s(record_path: Path) -> None:
+    from bench.rescore import rescore
+
+    full = json.loads(record_path.read_text())
+    stats = full["output_stats"]  # written by execute: copy_source on Quora copies the question
+    assert stats["n"] == 40 and stats["distinct_ratio"] > 0.9 and full["training_curve"] is None
+    record_path.write_text(json.dumps({k: v for k, v in full.items() if k != "output_stats"}))
+    assert rescore(record_path, say=lambda _m: None)[-1] == "output_stats"  # (after any recipe an earlier test removed)
+    assert json.loads(record_path.read_text())["output_stats"] == stats
+    record_path.write_text(json.dumps(full))

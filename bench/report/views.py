@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.output_stats import degeneracy
+from bench.output_stats import summary as output_summary
 from bench.papers import Group, Row, Table, leading_number, load_paper
 from bench.report import speed
 
@@ -167,6 +169,14 @@ def _budget_label(m: _Match) -> str:
     return f"({m.budget}, partial)" if _is_partial(m.record) else f"({m.budget})"
 
 
+DEGENERATE_MARK = "⚠ degenerate"
+
+
+def _degenerate_flag(rec: dict) -> str:
+    """A visible flag after a run's number when its outputs are degenerate (bench.output_stats)."""
+    return f" {DEGENERATE_MARK}" if degeneracy(rec.get("output_stats")) else ""
+
+
 def _quality_cell(reported: str, m: _Match, recipe: str, metric: str) -> str:
     value = m.record["scores"][recipe]["metrics"].get(metric)
     rep = reported or "–"
@@ -174,7 +184,7 @@ def _quality_cell(reported: str, m: _Match, recipe: str, metric: str) -> str:
         return f"{rep} / no {metric} {_budget_label(m)}"
     ref = leading_number(reported)
     delta = fmt_delta(value - ref) if ref is not None else "n/a"
-    return f"{rep} / {fmt_num(value)} {_budget_label(m)} / {delta}"
+    return f"{rep} / {fmt_num(value)} {_budget_label(m)}{_degenerate_flag(m.record)} / {delta}"
 
 
 def _latency_cell(reported: str, m: _Match, metric: str) -> str:
@@ -221,6 +231,13 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
         where += f", PARTIAL split ({data.get('note') or 'subset of the official split'})"
     parts.append(where)
     parts.append(f"quality `{rec['scores'][recipe]['signature']}`")
+    stats = rec.get("output_stats")
+    if stats and stats.get("n"):
+        reasons = degeneracy(stats)
+        lead = "outputs"
+        if reasons:
+            lead = f"{DEGENERATE_MARK.upper()} ({'; '.join(reasons)}): not evidence of learning. Outputs"
+        parts.append(f"{lead}: {output_summary(stats)}")
     lat = rec.get("latency")
     if lat:
         lat_text = f"latency `{lat['signature']}`"
@@ -331,6 +348,12 @@ def build_table_view(
         rows_out.append(cells)
 
     notes = [f"[{i}] run {text}" for i, text in enumerate(run_notes, 1)]
+    if any(DEGENERATE_MARK.upper() in text for text in run_notes):
+        notes.append(
+            f"{DEGENERATE_MARK}: the run's most frequent output is more than 2 % of its outputs, or its outputs are "
+            "less than half as distinct as the references on the same examples; its number is shown but is not "
+            "evidence that the system learned (figures in the run's note)."
+        )
     for (ours, theirs, quoted), labels in sorted(
         recipe_rows.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))
     ):
@@ -427,6 +450,13 @@ def build_protocol_view(records: Sequence[dict]) -> TableView:
     )
 
 
+def _distinct_cell(rec: dict) -> str:
+    stats = rec.get("output_stats")
+    if not stats or not stats.get("n"):
+        return ""
+    return f"{stats['distinct_ratio']:.1%} (refs {stats['reference_distinct_ratio']:.1%}){_degenerate_flag(rec)}"
+
+
 def build_runs_view(records: Sequence[dict]) -> TableView:
     """One line per recorded run: identity, size, speed and where it ran."""
     header = [
@@ -437,6 +467,7 @@ def build_runs_view(records: Sequence[dict]) -> TableView:
         "Task/split",
         "Budget",
         "Examples",
+        "Distinct outputs",
         "Speedup",
         "p50 ms",
         "Device",
@@ -459,6 +490,7 @@ def build_runs_view(records: Sequence[dict]) -> TableView:
                 f"{s['task']}/{s['split']}",
                 s["budget"],
                 ("" if n is None else str(n)) + (" (partial)" if data.get("partial") else ""),
+                _distinct_cell(rec),
                 f"{fmt_num(lat['speedup_mean'])}×" if lat.get("speedup_mean") is not None else "",
                 fmt_num(stats["p50_ms"]) if isinstance(stats.get("p50_ms"), (int, float)) else "",
                 str(lat.get("device", "")),

@@ -383,6 +383,46 @@ def reproduce(
     typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
 
 
+@app.command("calibrate")
+def calibrate_cmd(
+    system: Annotated[str, typer.Option(help="Registered system name.")],
+    task: Annotated[str, typer.Option(help="Task name.")],
+    lr: Annotated[str, typer.Option(help="Comma-separated learning rates, e.g. 1e-4,3e-4,1e-3.")],
+    steps: Annotated[str, typer.Option(help="Comma-separated numbers of updates, e.g. 300,600,1200.")],
+    budget: Annotated[str, typer.Option(help="Budget whose preset the sweep starts from.")] = "cpu",
+    dev: Annotated[int, typer.Option(help="Score on the first N examples of the dev split.")] = 500,
+    recipe: Annotated[str | None, typer.Option(help="Recipe (default: the task's first).")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="Other overrides for every point.")] = [],  # noqa: B006
+    seed: Annotated[int, typer.Option(help="Seed of every point.")] = 42,
+    threads: Annotated[int | None, typer.Option(help="Torch threads (see `bench run --threads`).")] = None,
+    results_dir: Annotated[Path, typer.Option(help="Records go to RESULTS_DIR/calibration/.")] = Path("results"),
+    data_dir: DataDir = None,
+) -> None:
+    """Sweep learning rate x updates on a dev subset; writes results/calibration/ (plot: `bench table`)."""
+    from bench.calibrate import calibrate
+    from bench.data import DataError
+    from bench.registry import RegistryError
+    from bench.runs import parse_overrides
+
+    if threads is not None:
+        _set_threads(threads)
+    try:
+        lrs = [float(x) for x in lr.split(",") if x.strip()]
+        updates = [int(x) for x in steps.split(",") if x.strip()]
+    except ValueError:
+        _fail(f"--lr {lr!r} / --steps {steps!r}: give comma-separated numbers, e.g. --lr 1e-4,3e-4 --steps 300,600")
+    try:
+        summary = calibrate(system, task, lrs, updates, budget=budget, dev=dev, recipe=recipe,
+                            overrides=parse_overrides(set_), seed=seed, results_dir=results_dir,
+                            data_dir=data_dir, say=_say(console), progress=console)
+    except (RegistryError, DataError, ValueError) as exc:
+        _fail(str(exc))
+    for pt in summary["points"]:
+        flag = "  degenerate" if pt["degenerate"] else ""
+        console.print(f"lr {pt['lr']:<8g} updates {pt['updates']:>6}  {summary['metric']} {pt['score']:.2f}  "
+                      f"distinct {pt['distinct_ratio']:.1%}{flag}")
+
+
 @app.command("rescore")
 def rescore_cmd(
     run_ids: Annotated[list[str] | None, typer.Argument(help="Run ids (default: every record).")] = None,

@@ -127,11 +127,13 @@ def training_spec(spec: RunSpec, system: Any) -> RunSpec:
 
     A system lists in ``decode_only_overrides`` the settings that change decoding but not training
     (e.g. the NAR family's ``decode``/``iterations``), so `bench run --set decode=mist_iter` reuses
-    the checkpoint of the plain run instead of training a second, identical model.
+    the checkpoint of the plain run instead of training a second, identical model. Training never
+    reads the evaluated split, so the spec is the test split's: a calibration point decoded on dev
+    and the test run of the same settings share one trained model.
     """
     decode_only = set(getattr(system, "decode_only_overrides", ()))
     kept = {k: v for k, v in spec.overrides.items() if k not in decode_only}
-    return replace(spec, overrides=kept, limit=None)
+    return replace(spec, overrides=kept, limit=None, split="test")
 
 
 def load_record(path: Path) -> dict[str, Any]:

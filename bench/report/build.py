@@ -31,7 +31,7 @@ from bench.report.views import (
 #: Names render_all owns in reports/; anything else there is left alone (and never flagged).
 OWNED = re.compile(
     r"^([a-z]+-table\w+\.md|pareto-[\w.-]+\.(png|json)|mist-table6-iterations\.(png|json)"
-    r"|index\.html|protocol-sensitivity\.md)$"
+    r"|calibration-[\w.-]+\.(png|json)|index\.html|protocol-sensitivity\.md)$"
 )
 
 
@@ -59,7 +59,10 @@ def _sidecar(data: dict[str, Any]) -> str:
 
 
 def _plan(
-    records: list[dict], budget: str | None, latency_records: Sequence[dict] = ()
+    records: list[dict],
+    budget: str | None,
+    latency_records: Sequence[dict] = (),
+    calibrations: Sequence[dict] = (),
 ) -> tuple[dict[str, str], dict[str, tuple[Callable, dict]]]:
     """Every text file (name -> content) and every PNG (name -> (drawer, data)) to produce."""
     texts: dict[str, str] = {}
@@ -82,6 +85,12 @@ def _plan(
     texts["mist-table6-iterations.json"] = _sidecar(it)
     pngs["mist-table6-iterations.png"] = (plots.draw_iterations, it)
     images.append(("mist-table6-iterations.png", "MIST Table 6: iterative decoding"))
+    for cal in calibrations:
+        name = f"calibration-{cal['system']}--{cal['task']}--{cal['budget']}"
+        data = plots.calibration_data(cal)
+        texts[f"{name}.json"] = _sidecar(data)
+        pngs[f"{name}.png"] = (plots.draw_calibration, data)
+        images.append((f"{name}.png", data["title"]))
     texts["index.html"] = html_mod.page(views + [protocol, runs], images)
     return texts, pngs
 
@@ -104,7 +113,9 @@ def render_all(
     """
     records = load_records(results_dir)
     out = Path(reports_dir)
-    texts, pngs = _plan(records, budget, load_latency_records(results_dir))
+    from bench.calibrate import load_summaries
+
+    texts, pngs = _plan(records, budget, load_latency_records(results_dir), load_summaries(results_dir))
     expected = set(texts) | set(pngs)
     existing = (
         {p.name for p in out.iterdir() if p.is_file() and OWNED.match(p.name)} if out.is_dir() else set()

@@ -209,3 +209,49 @@ def draw_iterations(data: dict[str, Any], path: Path) -> None:
         fig.tight_layout()
         fig.savefig(path, format="png", metadata={"Software": None})
         plt.close(fig)
+
+
+def calibration_data(summary: dict[str, Any]) -> dict[str, Any]:
+    """One sweep (bench.calibrate) as lines of dev score vs updates, one per learning rate."""
+    series: dict[float, list[dict[str, Any]]] = {}
+    for pt in summary["points"]:
+        if pt["score"] is not None:
+            series.setdefault(pt["lr"], []).append(
+                {"x": pt["updates"], "y": _r(pt["score"]), "degenerate": bool(pt["degenerate"])}
+            )
+    return {
+        "title": f"{summary['system']} on {summary['task']} ({summary['budget']}): calibration",
+        "x_label": "updates",
+        "y_label": f"dev {summary['metric']} ({summary['recipe']}, first {summary['dev_examples']} {summary['split']})",
+        "series": [
+            {"name": f"lr {lr:g}", "points": sorted(pts, key=lambda p: p["x"])} for lr, pts in sorted(series.items())
+        ],
+        "pick": summary.get("pick"),
+    }
+
+
+def draw_calibration(data: dict[str, Any], path: Path) -> None:
+    """Learning curves of a sweep; hollow markers are degenerate points, the star is the pick."""
+    plt = _pyplot()
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(5.0, 3.6))
+        for s in data["series"]:
+            xs, ys = [p["x"] for p in s["points"]], [p["y"] for p in s["points"]]
+            (line,) = ax.plot(xs, ys, marker="o", label=s["name"])
+            bad = [p for p in s["points"] if p["degenerate"]]
+            if bad:
+                ax.scatter([p["x"] for p in bad], [p["y"] for p in bad], s=60, facecolors="white",
+                           edgecolors=line.get_color(), zorder=3)
+        pick = data.get("pick")
+        if pick:
+            for s in data["series"]:
+                if s["name"] == f"lr {pick['lr']:g}":
+                    y = next(p["y"] for p in s["points"] if p["x"] == pick["updates"])
+                    ax.scatter([pick["updates"]], [y], marker="*", s=160, color="black", zorder=4, label="pick")
+        ax.set_title(data["title"])
+        ax.set_xlabel(data["x_label"])
+        ax.set_ylabel(data["y_label"], fontsize=7)
+        ax.legend(fontsize=6)
+        fig.tight_layout()
+        fig.savefig(path, format="png", metadata={"Software": None})
+        plt.close(fig)

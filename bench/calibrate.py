@@ -1,0 +1,167 @@
+"""``bench calibrate``: a learning-rate × updates sweep on a fixed dev subset, as data and as a plot.
+
+A ``cpu`` preset is a choice (how many updates, which learning rate) that decides whether a
+reduced-budget model learns at all; it must be read off measured learning curves, not
+estimated. Each grid point is an ordinary run (``bench.runs.execute``: resumable, recorded with
+its spec, fingerprint, output statistics and training curve) of the system on the first ``dev``
+examples of the task's dev split, written under ``results/calibration/``. The sweep itself is a
+summary record ``results/calibration/<system>--<task>--<budget>.json`` listing every point
+(lr, updates, dev score, distinct ratio, degenerate or not, training time) and the point this
+sweep picks: the best dev score among non-degenerate points. ``bench table`` draws each summary
+as ``reports/calibration-<system>--<task>--<budget>.png`` (dev score vs updates, one line per lr).
+
+Budgets still fix updates, batch and examples, never wall time: a preset chosen from a sweep
+names the summary that justifies it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.atomic import write_json_atomic
+from bench.runs import Reporter, RunSpec, execute
+
+CALIBRATION_DIR = "calibration"
+SCHEMA = 1
+
+
+def steps_key(system: str) -> str:
+    """The override that sets the number of updates (fairseq's recipes call it ``max_update``)."""
+    return "max_update" if system.startswith("fairseq_") else "steps"
+
+
+def dev_split(task: str) -> str:
+    from bench.data import TASKS
+
+    splits = TASKS.get(task).splits
+    for name in ("dev", "validation", "validation-available"):
+        if name in splits:
+            return name
+    raise ValueError(f"task {task!r} has no dev split to calibrate on (splits: {', '.join(splits)})")
+
+
+def summary_path(results_dir: Path, system: str, task: str, budget: str) -> Path:
+    return Path(results_dir) / CALIBRATION_DIR / f"{system}--{task}--{budget}.json"
+
+
+def calibrate(
+    system: str,
+    task: str,
+    lrs: Sequence[float],
+    steps: Sequence[int],
+    *,
+    budget: str = "cpu",
+    dev: int = 500,
+    recipe: str | None = None,
+    metric: str = "bleu4",
+    overrides: dict[str, Any] | None = None,
+    seed: int = 42,
+    results_dir: Path = Path("results"),
+    data_dir: Path | None = None,
+    say: Reporter = print,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Run (or reuse) every grid point and write the sweep's summary record; returns it."""
+    from bench.data import TASKS
+    from bench.output_stats import degeneracy
+
+    if not lrs or not steps:
+        raise ValueError("calibrate needs at least one learning rate and one number of updates")
+    task_info = TASKS.get(task)
+    recipe = recipe or task_info.default_recipes[0]
+    split = dev_split(task)
+    out_dir = Path(results_dir) / CALIBRATION_DIR
+    key = steps_key(system)
+    points = []
+    for lr, n in itertools.product(lrs, steps):
+        spec = RunSpec(
+            system=system,
+            task=task,
+            split=split,
+            budget=budget,
+            overrides={**(overrides or {}), "lr": lr, key: n},
+            seed=seed,
+            limit=dev,
+        )
+        say(f"[calibrate] lr {lr:g}, {n} updates: {spec.run_id}")
+        rec = execute(spec, results_dir=out_dir, data_dir=data_dir, say=say, progress=progress)
+        score = rec["scores"].get(recipe, {}).get("metrics", {}).get(metric)
+        stats = rec.get("output_stats") or {}
+        curve = rec.get("training_curve") or {}
+        points.append(
+            {
+                "lr": lr,
+                "updates": n,
+                "run_id": rec["run_id"],
+                "score": score,
+                "distinct_ratio": stats.get("distinct_ratio"),
+                "most_frequent_share": stats.get("most_frequent_share"),
+                "degenerate": bool(degeneracy(stats)),
+                "fit_s": (rec.get("timings") or {}).get("fit_s"),
+                "final_train_loss": (curve.get("train_loss") or [[None, None]])[-1][1],
+                "final_dev_loss": (curve.get("dev_loss") or [[None, None]])[-1][1],
+            }
+        )
+    summary = {
+        "schema": SCHEMA,
+        "kind": "calibration",
+        "system": system,
+        "task": task,
+        "split": split,
+        "budget": budget,
+        "dev_examples": dev,
+        "seed": seed,
+        "recipe": recipe,
+        "metric": metric,
+        "overrides": overrides or {},
+        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "points": sorted(points, key=lambda p: (p["lr"], p["updates"])),
+    }
+    summary["pick"] = _pick(summary["points"])
+    path = summary_path(Path(results_dir), system, task, budget)
+    merged = _merge(path, summary)
+    write_json_atomic(path, merged)
+    best = merged["pick"]
+    chosen = f"pick lr {best['lr']:g}, {best['updates']} updates" if best else "no healthy point"
+    say(f"[calibrate] {path}: {chosen}")
+    return merged
+
+
+def _merge(path: Path, new: dict[str, Any]) -> dict[str, Any]:
+    """Points from an earlier sweep of the same system/task/budget/dev set are kept (a grid grows)."""
+    if not path.is_file():
+        return new
+    old = json.loads(path.read_text(encoding="utf-8"))
+    same = all(old.get(k) == new[k] for k in ("split", "dev_examples", "seed", "recipe", "metric", "overrides"))
+    if not same:
+        return new
+    points = {p["run_id"]: p for p in old.get("points", [])}
+    points.update({p["run_id"]: p for p in new["points"]})
+    merged = dict(new, points=sorted(points.values(), key=lambda p: (p["lr"], p["updates"])))
+    merged["pick"] = _pick(merged["points"])
+    return merged
+
+
+def _pick(points: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The best dev score among non-degenerate points (fewer updates on a tie)."""
+    healthy = [p for p in points if not p["degenerate"] and p["score"] is not None]
+    if not healthy:
+        return None
+    best = max(healthy, key=lambda p: (p["score"], -p["updates"]))
+    return {"lr": best["lr"], "updates": best["updates"], "run_id": best["run_id"], "score": best["score"]}
+
+
+def load_summaries(results_dir: Path | str) -> list[dict[str, Any]]:
+    """Every sweep summary under ``results/calibration/`` (grid-point records are not summaries)."""
+    root = Path(results_dir) / CALIBRATION_DIR
+    out = []
+    for path in sorted(root.glob("*.json")) if root.is_dir() else []:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("kind") == "calibration":
+            out.append(data)
+    return out

@@ -1,0 +1,73 @@
+"""`bench calibrate`: grid points are ordinary records, the summary picks a healthy point, tables draw it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
+
+
+def _point(lr: float, updates: int, score: float, degenerate: bool) -> dict:
+    return {"lr": lr, "updates": updates, "run_id": f"r-{lr}-{updates}", "score": score, "degenerate": degenerate}
+
+
+def test_pick_is_the_best_healthy_point() -> None:
+    from bench.calibrate import _pick
+
+    points = [
+        _point(1e-4, 300, 4.0, False),
+        _point(1e-3, 300, 9.0, True),
+        _point(5e-4, 600, 6.5, False),
+        _point(5e-4, 300, 6.5, False),
+    ]
+    assert _pick(points) == {"lr": 5e-4, "updates": 300, "run_id": "r-0.0005-300", "score": 6.5}  # tie: fewer updates
+    assert _pick([_point(1e-3, 300, 9.0, True)]) is None
+
+
+def test_a_dev_point_and_the_test_run_share_one_trained_model() -> None:
+    from bench.runs import RunSpec, training_spec, workdir_for
+
+    class System:
+        decode_only_overrides = ()
+
+    dev = RunSpec("encoder_minilm_l6", "quora", split="dev", budget="cpu", overrides={"lr": 5e-4}, limit=500)
+    test = RunSpec("encoder_minilm_l6", "quora", split="test", budget="cpu", overrides={"lr": 5e-4})
+    assert dev.run_id != test.run_id
+    assert workdir_for(training_spec(dev, System())) == workdir_for(training_spec(test, System()))
+
+
+def test_smoke_sweep_records_points_and_draws_the_curve(tmp_path: Path) -> None:
+    if not DATA.is_dir():
+        pytest.skip(f"data dir {DATA} not found")
+    import torch
+
+    from bench.calibrate import calibrate, load_summaries
+    from bench.report import render_all
+
+    torch.set_num_threads(1)
+    quiet = lambda _m: None  # noqa: E731
+    kw = dict(budget="smoke", dev=16, results_dir=tmp_path / "results", say=quiet)
+    summary = calibrate("encoder_minilm_l6", "quora", [1e-3], [4, 8], **kw)
+    assert [(p["lr"], p["updates"]) for p in summary["points"]] == [(1e-3, 4), (1e-3, 8)]
+    assert summary["split"] == "dev" and summary["recipe"] == "mist-quora" and summary["kind"] == "calibration"
+    for p in summary["points"]:
+        rec = json.loads((tmp_path / "results" / "calibration" / f"{p['run_id']}.json").read_text())
+        assert rec["spec"]["overrides"] == {"lr": 1e-3, "steps": p["updates"]} and rec["spec"]["limit"] == 16
+        assert rec["training_curve"]["train_loss"][-1][0] == p["updates"]
+        assert p["degenerate"] == bool(
+            p["distinct_ratio"] < 0.5 * rec["output_stats"]["reference_distinct_ratio"]
+            or p["most_frequent_share"] > 0.02
+        )
+    # a second sweep over a larger grid keeps the first points (they are complete, so not re-run)
+    grown = calibrate("encoder_minilm_l6", "quora", [1e-3, 2e-3], [4], **kw)
+    assert [(p["lr"], p["updates"]) for p in grown["points"]] == [(1e-3, 4), (1e-3, 8), (2e-3, 4)]
+    assert [s["system"] for s in load_summaries(tmp_path / "results")] == ["encoder_minilm_l6"]
+    render_all(tmp_path / "results", tmp_path / "reports")
+    sidecar = json.loads((tmp_path / "reports" / "calibration-encoder_minilm_l6--quora--smoke.json").read_text())
+    assert [s["name"] for s in sidecar["series"]] == ["lr 0.001", "lr 0.002"]
+    assert (tmp_path / "reports" / "calibration-encoder_minilm_l6--quora--smoke.png").stat().st_size > 1000
+    assert render_all(tmp_path / "results", tmp_path / "reports", check=True) == []

@@ -151,3 +151,9 @@ def test_factories_describe_without_fairseq() -> None:
     assert info.config["fairseq_train_args"][info.config["fairseq_train_args"].index("--seed") + 1] == "3"
     assert fs.fairseq_nat("smoke").describe().iterations == 1
     assert fs.fairseq_transformer("paper").describe().family == "AR"
+
+
+def test_cpu_decoding_stops_near_the_trained_target_length() -> None:
+    """The recipe's --max-len-b 200 made a weak cpu model babble to 200 tokens on Quora."""
+    cfg = preset("fairseq_transformer", "cpu")
+    assert cfg.max_len_b <= cfg.max_target_len + 8 and preset("fairseq_transformer", "paper").max_len_b == 200

@@ -132,7 +132,37 @@ def test_golden_mist_table1_cpu(records):
     ]
     assert rows["AR|Transformer(Vaswani et al. 2017) ‡"][-1] == "not run"
     assert rows["NAR|BANG(Qi et al. 2020a) ‡"][-1].startswith("cannot run here: BANG checkpoint")
-    assert len(rows) == 18
+    context = rows["|Copy the source (harness reference, not in the paper)"]
+    assert context[-1] == "not run: `bench run --system copy_source --task squad_qg --budget cpu`"
+    assert len(rows) == 19
+
+
+def test_reference_baseline_row_shows_the_run_over_the_column_s_examples(records):
+    """A copy-the-source run appears under the paper's rows, on the examples the column's runs used."""
+    base = next(r for r in records if r["run_id"] == MIST_RUN)  # whole split, bleu4 10.00
+
+    def copy_run(run_id: str, bleu4: float, n: int | None) -> dict:
+        out = copy.deepcopy(base)
+        out.update(run_id=run_id)
+        out["spec"] = {**out["spec"], "system": "copy_source", "overrides": {}, "limit": n}
+        out["data"] = {**out["data"], "partial": n is not None, "n_examples": n or base["data"]["n_examples"]}
+        out["scores"]["mist"]["metrics"]["bleu4"] = bleu4
+        return out
+
+    runs = [base, copy_run("copy-whole", 4.25, None), copy_run("copy-300", 7.0, 300)]
+    header, rows = _grid(render_table("mist", "1", runs, "cpu"))
+    row = rows["|Copy the source (harness reference, not in the paper)"]
+    assert row[header.index("BLEU-4")] == "– / 4.25" and row[-1] == "reference; run [2]"
+    text = render_table("mist", "1", runs, "cpu")
+    assert "`copy-whole`: reference baseline `copy_source`, no training; task `squad_qg`, split `test`" in text
+    # a column whose only run is over 300 examples gets the baseline over the same 300 (or nothing)
+    partial = copy.deepcopy(base)
+    partial["spec"] = {**partial["spec"], "limit": 300}
+    partial["data"] = {**partial["data"], "partial": True, "n_examples": 300}
+    header, rows = _grid(render_table("mist", "1", [partial, runs[1]], "cpu"))
+    assert rows["|Copy the source (harness reference, not in the paper)"][header.index("BLEU-4")] == ""
+    header, rows = _grid(render_table("mist", "1", [partial, *runs[1:]], "cpu"))
+    assert rows["|Copy the source (harness reference, not in the paper)"][header.index("BLEU-4")] == "– / 7.00"
 
 
 def test_golden_mist_table1_footnotes(records):

@@ -280,6 +280,86 @@ def _system_cell(row: Row, budget: str | None) -> str:
     return main
 
 
+#: the harness's reference baselines shown under every table that has a column on these tasks
+CONTEXT_SYSTEMS: dict[str, tuple[str, str]] = {
+    "quora": ("copy_source", "Copy the source"),
+    "squad_qg": ("copy_source", "Copy the source"),
+    "squad_qg_reversed": ("copy_source", "Copy the source"),
+    "xsum": ("lead1", "Lead-1 (first sentence)"),
+}
+CONTEXT_MARK = "(harness reference, not in the paper)"
+
+
+def _context_match(records: Sequence[dict], system: str, group: Group, shown: Sequence[_Match]) -> dict | None:
+    """The reference baseline's record for ``group``: same task, split and recipe, and the examples the
+    column's shown runs were scored on (the most common among them), else the whole split, else the most."""
+    runs = [
+        r
+        for r in records
+        if r["spec"]["system"] == system
+        and r["spec"]["task"] == group.task
+        and r["spec"]["split"] == group.split
+        and group.recipe in r["scores"]
+    ]
+    if not runs:
+        return None
+    if shown:
+        counts: dict[tuple[bool, int], int] = {}
+        for m in shown:
+            counts[_examples(m.record)] = counts.get(_examples(m.record), 0) + 1
+        want = max(counts, key=lambda k: (counts[k], k))
+        same = [r for r in runs if _examples(r) == want]
+        if not same:
+            return None  # never put a baseline over other examples next to the column's runs
+        runs = same
+    return max(runs, key=_preference_key)
+
+
+def _context_rows(
+    table: Table,
+    records: Sequence[dict],
+    by_group: dict[str, dict[str, _Match]],
+    has_section: bool,
+    run_notes: list[str],
+) -> list[list[str]]:
+    """Rows for the harness's reference baselines (copy the source, lead-1) under a paper's rows."""
+    out = []
+    systems = {CONTEXT_SYSTEMS[g.task] for g in table.quality_groups() if g.task in CONTEXT_SYSTEMS}
+    for system, label in sorted(systems):
+        cells = ([""] if has_section else []) + [f"{label} {CONTEXT_MARK}", system]
+        statuses = []
+        for g, c in table.columns():
+            rec = None
+            if g.kind == "quality" and g.task in CONTEXT_SYSTEMS and CONTEXT_SYSTEMS[g.task][0] == system:
+                rec = _context_match(records, system, g, list(by_group.get(g.id, {}).values()))
+            value = rec["scores"][g.recipe]["metrics"].get(c.metric) if rec and c.metric else None
+            if rec is None or value is None:
+                cells.append("")
+                continue
+            note = f"`{rec['run_id']}`: reference baseline `{system}`, no training; " + _where(rec)
+            if note not in run_notes:
+                run_notes.append(note)
+                statuses.append(f"run [{len(run_notes)}]")
+            cells.append(f"– / {fmt_num(value)}")
+        if not statuses:
+            tasks = sorted(
+                {g.task for g in table.quality_groups() if g.task and CONTEXT_SYSTEMS.get(g.task, ("",))[0] == system}
+            )
+            cells.append(f"not run: `bench run --system {system} --task {tasks[0]} --budget cpu`")
+        else:
+            cells.append("reference; " + ", ".join(statuses))
+        out.append(cells)
+    return out
+
+
+def _where(rec: dict) -> str:
+    spec, data = rec["spec"], rec.get("data") or {}
+    where = f"task `{spec['task']}`, split `{spec['split']}`"
+    if data.get("n_examples") is not None:
+        where += f", {data['n_examples']} examples" + (" (first of the split)" if data.get("partial") else "")
+    return where
+
+
 def table_key(table: Table) -> str:
     return f"{table.paper}-table{table.id}"
 
@@ -346,6 +426,7 @@ def build_table_view(
         else:
             cells.append("; ".join(f"{lab}: {s}" for lab, s in statuses))
         rows_out.append(cells)
+    rows_out += _context_rows(table, records, by_group, has_section, run_notes)
 
     notes = [f"[{i}] run {text}" for i, text in enumerate(run_notes, 1)]
     if any(DEGENERATE_MARK.upper() in text for text in run_notes):

@@ -423,6 +423,28 @@ def calibrate_cmd(
                       f"distinct {pt['distinct_ratio']:.1%}{flag}")
 
 
+@app.command("order")
+def order_cmd(
+    target: Annotated[str, typer.Argument(help="paper:table, e.g. mist:3")],
+    budget: Annotated[str, typer.Option(help="Budget of the runs whose order is compared.")] = "cpu",
+    samples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 1000,
+    results_dir: Annotated[Path, typer.Option(help="Run records; writes RESULTS_DIR/ordering/.")] = Path("results"),
+    data_dir: DataDir = None,
+) -> None:
+    """Kendall's tau between a table's reported and reproduced order, with a bootstrap interval and
+    paired tests of adjacent rows; `bench table` prints it as the table's ordering line."""
+    from bench.ordering import compute
+    from bench.papers import parse_table_ref
+
+    try:
+        paper, table = parse_table_ref(target)
+        done = compute(paper, table, budget, results_dir, data_dir, samples=samples, say=_say(console))
+    except (KeyError, ValueError) as exc:
+        _fail(str(exc))
+    if not done:
+        _fail(f"{target}: no column has 3 or more reproduced rows at budget {budget} over the same examples.")
+
+
 @app.command("rescore")
 def rescore_cmd(
     run_ids: Annotated[list[str] | None, typer.Argument(help="Run ids (default: every record).")] = None,

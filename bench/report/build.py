@@ -47,11 +47,16 @@ class ReportCheckError(AssertionError):
 
 
 def render_table(
-    paper: str, table: str, records: list[dict], budget: str | None = None, latency_records: Sequence[dict] = ()
+    paper: str,
+    table: str,
+    records: list[dict],
+    budget: str | None = None,
+    latency_records: Sequence[dict] = (),
+    orderings: Sequence[dict] = (),
 ) -> str:
     """Markdown for one paper table joined with ``records`` and ``latency_records`` (:mod:`bench.report.views`)."""
     t = get_table(normalize_paper(paper), table)
-    return md.document([build_table_view(t, records, budget, latency_records)])
+    return md.document([build_table_view(t, records, budget, latency_records, orderings)])
 
 
 def _sidecar(data: dict[str, Any]) -> str:
@@ -63,13 +68,14 @@ def _plan(
     budget: str | None,
     latency_records: Sequence[dict] = (),
     calibrations: Sequence[dict] = (),
+    orderings: Sequence[dict] = (),
 ) -> tuple[dict[str, str], dict[str, tuple[Callable, dict]]]:
     """Every text file (name -> content) and every PNG (name -> (drawer, data)) to produce."""
     texts: dict[str, str] = {}
     pngs: dict[str, tuple[Callable, dict]] = {}
     views: list[TableView] = []
     for t in all_tables():
-        view = build_table_view(t, records, budget, latency_records)
+        view = build_table_view(t, records, budget, latency_records, orderings)
         views.append(view)
         texts[f"{table_key(t)}.md"] = md.document([view])
     protocol = build_protocol_view(records)
@@ -114,8 +120,11 @@ def render_all(
     records = load_records(results_dir)
     out = Path(reports_dir)
     from bench.calibrate import load_summaries
+    from bench.ordering import load_orderings
 
-    texts, pngs = _plan(records, budget, load_latency_records(results_dir), load_summaries(results_dir))
+    texts, pngs = _plan(
+        records, budget, load_latency_records(results_dir), load_summaries(results_dir), load_orderings(results_dir)
+    )
     expected = set(texts) | set(pngs)
     existing = (
         {p.name for p in out.iterdir() if p.is_file() and OWNED.match(p.name)} if out.is_dir() else set()
@@ -179,11 +188,13 @@ def table_command(
     if not check and table is not None and paper is None:
         raise ValueError("--table needs --paper (e.g. --paper mist --table 1).")
     if not check and paper is not None:
-        recs, lat = load_records(results_dir), load_latency_records(results_dir)
+        from bench.ordering import load_orderings
+
+        recs, lat, orders = load_records(results_dir), load_latency_records(results_dir), load_orderings(results_dir)
         if table is not None:
-            return render_table(paper, table, recs, budget, lat)
+            return render_table(paper, table, recs, budget, lat, orders)
         p = normalize_paper(paper)
-        return "\n".join(render_table(p, t.id, recs, budget, lat) for t in all_tables() if t.paper == p)
+        return "\n".join(render_table(p, t.id, recs, budget, lat, orders) for t in all_tables() if t.paper == p)
     if check:
         problems = render_all(results_dir, reports_dir, check=True, budget=budget)
         if problems:

@@ -360,12 +360,50 @@ def _where(rec: dict) -> str:
     return where
 
 
+def _ordering_notes(table: Table, by_group: dict[str, dict[str, _Match]], orderings: Sequence[dict]) -> list[str]:
+    """The ordering line of each column with three or more reproduced rows (bench.ordering)."""
+    from bench.ordering import MIN_ROWS, column_metric, ordering_line
+
+    out = []
+    for g in table.quality_groups():
+        cm = column_metric(g)
+        if cm is None:
+            continue
+        shown = {
+            row_id: m for row_id, m in by_group.get(g.id, {}).items()
+            if leading_number(table.row(row_id).reported.get(cm[0])) is not None
+        }
+        budgets = {m.budget for m in shown.values()}
+        if len(shown) < MIN_ROWS or len(budgets) != 1:
+            continue
+        b = budgets.pop()
+        runs = {row_id: m.record["run_id"] for row_id, m in shown.items()}
+        data = next(
+            (
+                o for o in orderings
+                if (o["paper"], o["table"], o["group"], o["budget"]) == (table.paper, table.id, g.id, b)
+                and {r["row"]: r["run_id"] for r in o["rows"]} == runs
+            ),
+            None,
+        )
+        prefix = f"{g.label}: " if len(table.quality_groups()) > 1 else ""
+        if data is None:
+            out.append(f"{prefix}Ordering not computed for the runs shown: `bench order {table.ref} --budget {b}`.")
+        else:
+            out.append(prefix + ordering_line(data, {r.id: r.label for r in table.rows}))
+    return out
+
+
 def table_key(table: Table) -> str:
     return f"{table.paper}-table{table.id}"
 
 
 def build_table_view(
-    table: Table, records: Sequence[dict], budget: str | None, latency_records: Sequence[dict] = ()
+    table: Table,
+    records: Sequence[dict],
+    budget: str | None,
+    latency_records: Sequence[dict] = (),
+    orderings: Sequence[dict] = (),
 ) -> TableView:
     """Join one paper table with the records; see the module docstring for the matching rule.
 
@@ -450,6 +488,7 @@ def build_table_view(
                 f"`{ours}`; reproduced cells use `{theirs}` so Δ compares like with like: "
                 f"{', '.join(labels)}."
             )
+    notes += _ordering_notes(table, by_group, orderings)
     notes += [f"Row note — {n}" for n in row_notes]
     notes += [f"Paper note — {n}" for n in table.notes]
 

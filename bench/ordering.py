@@ -1,0 +1,200 @@
+"""Does the paper's ranking of its rows survive a reduced budget? (``bench order``)
+
+At a reduced budget the absolute Δ to a published number says little; whether the paper's order
+of its rows holds says a lot. For one table column with three or more reproduced rows (over the
+same test examples) this computes Kendall's τ-b between the reported and the reproduced values,
+a 95 % interval from one item bootstrap shared by every row (each resample re-ranks all rows),
+and for every adjacent pair in the paper's order the reproduced difference with its paired
+bootstrap p-value. Scoring re-reads each run's stored outputs (checked by sha256), so the result
+is data: ``results/ordering/<paper>-table<N>--<group>--<budget>.json``, named by the run ids it
+used. ``bench table`` prints it as the table's ordering line while those runs are still the ones
+shown, and says how to recompute it when they are not.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Sequence
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ORDERING_DIR = "ordering"
+MIN_ROWS = 3
+SAMPLES = 1000
+SEED = 12345
+
+
+def kendall_tau_b(x: Sequence[float], y: np.ndarray) -> np.ndarray:
+    """τ-b of ``x`` against each row of ``y`` (shape [samples, n] or [n]); ties count in neither."""
+    y2 = np.atleast_2d(np.asarray(y, dtype=float))
+    xs = np.asarray(x, dtype=float)
+    pairs = list(combinations(range(len(xs)), 2))
+    sx = np.sign([xs[i] - xs[j] for i, j in pairs])
+    sy = np.sign(np.stack([y2[:, i] - y2[:, j] for i, j in pairs], axis=1))
+    num = (sx[None, :] * sy).sum(axis=1)
+    den = np.sqrt(np.count_nonzero(sx) * np.count_nonzero(sy, axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(den > 0, num / den, np.nan)
+    return tau if np.ndim(y) > 1 else tau[:1]
+
+
+def ordering_path(results_dir: Path | str, paper: str, table: str, group: str, budget: str) -> Path:
+    return Path(results_dir) / ORDERING_DIR / f"{paper}-table{table}--{group}--{budget}.json"
+
+
+def column_metric(group: Any) -> tuple[str, str] | None:
+    """(column id, metric) the ordering is computed on: BLEU-4 where the group has it, else its first metric."""
+    cols = [c for c in group.columns if c.metric]
+    if not cols:
+        return None
+    best = next((c for c in cols if c.metric == "bleu4"), cols[0])
+    return best.id, best.metric
+
+
+def compute(
+    paper: str,
+    table_id: str,
+    budget: str,
+    results_dir: Path | str = "results",
+    data_dir: Path | None = None,
+    samples: int = SAMPLES,
+    seed: int = SEED,
+    say: Any = print,
+    write: bool = True,
+) -> list[dict[str, Any]]:
+    """Write one ordering record per column with enough reproduced rows; returns them."""
+    from bench.papers import get_table, leading_number
+    from bench.report.records import load_records
+    from bench.report.views import _examples, group_matches
+    from bench.scoring import ScoringSession, score_split
+    from bench.scoring.resample import bootstrap_values, ci95, paired_bootstrap
+
+    table = get_table(paper, table_id)
+    records = load_records(results_dir)
+    written = []
+    for group in table.quality_groups():
+        cm = column_metric(group)
+        if cm is None:
+            continue
+        col, metric = cm
+        matches = {
+            row_id: m
+            for row_id, m in group_matches(records, table, group, (budget,)).items()
+            if leading_number(table.row(row_id).reported.get(col)) is not None
+        }
+        if len(matches) < MIN_ROWS:
+            continue
+        if len({_examples(m.record) for m in matches.values()}) != 1:
+            say(f"[order] {table.ref} {group.id}: the shown runs are over different examples; skipped")
+            continue
+        rows = sorted(matches, key=lambda r: -leading_number(table.row(r).reported[col]))  # paper's order
+        reported = [leading_number(table.row(r).reported[col]) for r in rows]
+        stats = {}
+        with ScoringSession() as session:
+            for r in rows:
+                rec = matches[r].record
+                recipe = table.reported_recipe(table.row(r), group)
+                say(f"[order] {table.ref} {group.id}: scoring {rec['run_id']} ({recipe})")
+                scores = score_split(recipe, _outputs(rec), _split(rec, data_dir), session, bootstrap=0)
+                stats[r] = scores.item_stats[metric]
+        values = [stats[r].value() * 100 for r in rows]
+        boot = bootstrap_values(stats, samples, seed)
+        sample_matrix = np.stack([boot[r] for r in rows], axis=1) * 100
+        taus = kendall_tau_b(reported, sample_matrix)
+        tau = float(kendall_tau_b(reported, np.asarray(values))[0])
+        pairs = []
+        for a, b in zip(rows, rows[1:], strict=False):
+            pairs.append(
+                {
+                    "higher": a,
+                    "lower": b,
+                    "reported_delta": round(
+                        leading_number(table.row(a).reported[col]) - leading_number(table.row(b).reported[col]), 4
+                    ),
+                    "reproduced_delta": round((stats[a].value() - stats[b].value()) * 100, 4),
+                    "p_bootstrap": paired_bootstrap(stats[b], stats[a], samples, seed),
+                }
+            )
+        out = {
+            "kind": "ordering",
+            "paper": paper,
+            "table": table_id,
+            "group": group.id,
+            "budget": budget,
+            "column": col,
+            "metric": metric,
+            "rows": [
+                {
+                    "row": r,
+                    "label": table.row(r).label,
+                    "run_id": matches[r].record["run_id"],
+                    "reported": rep,
+                    "reproduced": round(v, 4),
+                }
+                for r, rep, v in zip(rows, reported, values, strict=True)
+            ],
+            "tau_b": round(tau, 4),
+            "tau_ci95": [round(x, 4) for x in ci95(taus[~np.isnan(taus)])],
+            "pairs": pairs,
+            "samples": samples,
+            "seed": seed,
+            "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        }
+        if write:
+            from bench.atomic import write_json_atomic
+
+            path = ordering_path(results_dir, paper, table_id, group.id, budget)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(path, out)
+            say(f"[order] {path}: τ-b {out['tau_b']:+.2f} {out['tau_ci95']}")
+        written.append(out)
+    return written
+
+
+def _outputs(rec: dict[str, Any]) -> list[str]:
+    from bench.runs import REPO_ROOT, sha256_text
+
+    path = REPO_ROOT / rec["outputs"]["path"]
+    text = path.read_text(encoding="utf-8")
+    if sha256_text(text) != rec["outputs"]["sha256"]:
+        raise ValueError(f"{path}: sha256 differs from its record {rec['run_id']}; restore it (git checkout).")
+    return text.splitlines()
+
+
+def _split(rec: dict[str, Any], data_dir: Path | None) -> Any:
+    from bench.data import load_split
+    from bench.runs import first_examples
+
+    spec, data = rec["spec"], rec["data"]
+    split = first_examples(
+        load_split(spec["task"], spec["split"], data_dir=data_dir), data["n_examples"] if data.get("partial") else None
+    )
+    if split.sha256 != data["split_sha256"]:
+        raise ValueError(f"{rec['run_id']}: its test split changed since it was scored; re-run it.")
+    return split
+
+
+def load_orderings(results_dir: Path | str) -> list[dict[str, Any]]:
+    root = Path(results_dir) / ORDERING_DIR
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(root.glob("*.json"))] if root.is_dir() else []
+
+
+def ordering_line(data: dict[str, Any], labels: dict[str, str]) -> str:
+    """The table note: τ-b with its interval and each adjacent pair's verdict."""
+    parts = []
+    for p in data["pairs"]:
+        hi, lo = labels.get(p["higher"], p["higher"]), labels.get(p["lower"], p["lower"])
+        held = "holds" if p["reproduced_delta"] > 0 else "reversed" if p["reproduced_delta"] < 0 else "tied"
+        sig = "significant" if p["p_bootstrap"] < 0.05 else "not significant"
+        parts.append(f"{hi} > {lo}: {held} ({p['reproduced_delta']:+.2f}, p = {p['p_bootstrap']:.3f}, {sig})")
+    lo_ci, hi_ci = data["tau_ci95"]
+    return (
+        f"Ordering ({data['budget']}, {data['metric']}, {len(data['rows'])} rows): Kendall τ-b between the paper's "
+        f"and the reproduced order {data['tau_b']:+.2f} (95% bootstrap interval {lo_ci:+.2f} to {hi_ci:+.2f}); "
+        + "; ".join(parts)
+        + "."
+    )

@@ -1,0 +1,59 @@
+"""The ordering line: Kendall's τ-b, its bootstrap interval, adjacent-pair tests, and the table note."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench.ordering import kendall_tau_b, ordering_line
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("BENCH_DATA", REPO / ".." / "shared" / "data"))
+
+
+def test_kendall_tau_b() -> None:
+    assert kendall_tau_b([3, 2, 1], np.array([30.0, 20.0, 10.0]))[0] == 1.0
+    assert kendall_tau_b([3, 2, 1], np.array([10.0, 20.0, 30.0]))[0] == -1.0
+    # one discordant pair of three: (2 - 1) / 3
+    assert kendall_tau_b([3, 2, 1], np.array([30.0, 10.0, 20.0]))[0] == pytest.approx(1 / 3)
+    # a tie in the reproduced values counts in neither numerator nor its side of the denominator
+    assert kendall_tau_b([3, 2, 1], np.array([30.0, 10.0, 10.0]))[0] == pytest.approx(2 / np.sqrt(3 * 2))
+    rows = np.array([[3.0, 2.0, 1.0], [1.0, 2.0, 3.0]])
+    assert list(kendall_tau_b([3, 2, 1], rows)) == [1.0, -1.0]
+    assert np.isnan(kendall_tau_b([3, 2, 1], np.array([5.0, 5.0, 5.0]))[0])
+
+
+def test_ordering_line_names_each_adjacent_pair() -> None:
+    data = {
+        "budget": "cpu",
+        "metric": "bleu4",
+        "tau_b": 0.3333,
+        "tau_ci95": [-0.33, 1.0],
+        "rows": [{"row": r} for r in "abc"],
+        "pairs": [
+            {"higher": "a", "lower": "b", "reproduced_delta": 1.5, "p_bootstrap": 0.001},
+            {"higher": "b", "lower": "c", "reproduced_delta": -0.2, "p_bootstrap": 0.4},
+        ],
+    }
+    line = ordering_line(data, {"a": "A", "b": "B", "c": "C"})
+    assert (
+        "Kendall τ-b between the paper's and the reproduced order +0.33 (95% bootstrap interval -0.33 to +1.00)" in line
+    )
+    assert "A > B: holds (+1.50, p = 0.001, significant)" in line
+    assert "B > C: reversed (-0.20, p = 0.400, not significant)" in line
+
+
+def test_committed_copybert_ordering_is_reproduced_exactly() -> None:
+    """Recomputed from the committed records and outputs, the committed ordering record is the same."""
+    if not DATA.is_dir():
+        pytest.skip(f"data dir {DATA} not found")
+    from bench.ordering import compute, ordering_path
+
+    committed = json.loads(ordering_path(REPO / "results", "copybert", "1", "squad", "cpu").read_text())
+    [fresh] = compute("copybert", "1", "cpu", REPO / "results", say=lambda _m: None, write=False)
+    for key in ("tau_b", "tau_ci95", "rows", "pairs", "column", "metric"):
+        assert fresh[key] == committed[key], key

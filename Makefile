@@ -41,7 +41,9 @@ demo: setup
 	$(BENCH) run --system unilm --task squad_qg --budget smoke --results-dir $(DEMO)/results
 	$(BENCH) run --system mist_minilm_l6 --task squad_qg --budget smoke --results-dir $(DEMO)/results
 	$(BENCH) table --budget smoke --results-dir $(DEMO)/results --reports-dir $(DEMO)/reports
+	$(BENCH) export --format csv --results-dir $(DEMO)/results --out $(DEMO)/results.csv
 	@echo "demo reports: $(DEMO)/reports (committed tables from real runs: reports/)"
+	@echo "demo runs as a table: $(DEMO)/results.csv, or bench.results.load(\"$(DEMO)/results\") in a notebook"
 
 test: setup
 	$(PY) -m pytest -q -n 2 --dist loadfile

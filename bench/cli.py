@@ -272,27 +272,102 @@ def _render_scores(results: list) -> None:
 
 @app.command("compare")
 def compare(
-    hyp_a: Annotated[Path, typer.Argument(help="Outputs of system A.")],
-    hyp_b: Annotated[Path, typer.Argument(help="Outputs of system B (same split, same order).")],
-    task: Annotated[str, typer.Option(help="Task.")],
-    split: Annotated[str, typer.Option(help="Split.")] = "test",
+    a: Annotated[str, typer.Argument(help="Run id of system A (or its outputs file, with --task).")],
+    b: Annotated[str, typer.Argument(help="Run id of system B (or its outputs file: same split, same order).")],
+    task: Annotated[str | None, typer.Option(help="Task (outputs files only; a run id says it).")] = None,
+    split: Annotated[str, typer.Option(help="Split (outputs files only).")] = "test",
     recipe: Annotated[str | None, typer.Option(help="Recipe (default: the task's first).")] = None,
     limit: LimitOpt = None,
+    results_dir: Annotated[Path, typer.Option(help="Where run ids are looked up.")] = Path("results"),
     data_dir: DataDir = None,
 ) -> None:
-    """Paired significance (bootstrap and approximate randomisation) between two outputs."""
+    """Paired significance (bootstrap and approximate randomisation) between two runs or two outputs files.
+
+    With run ids the task, split, examples and outputs come from the records (runs over different
+    examples are refused); with files, give --task (and --split/--limit as the runs used).
+    """
     from bench import scoring
     from bench.data import TASKS
+    from bench.run_lookup import RunLookupError, find_record, outputs_of, same_examples, split_of
 
-    name = recipe or TASKS.get(task).default_recipes[0]
     try:
-        sp = _reference_split(task, split, limit, data_dir)
-        a, b = (_read_outputs(h, sp, limit) for h in (hyp_a, hyp_b))
+        if (results_dir / f"{a}.json").is_file() and (results_dir / f"{b}.json").is_file():
+            (_, ra), (_, rb) = find_record(a, results_dir), find_record(b, results_dir)
+            same_examples(ra, rb)
+            sp = split_of(ra, data_dir)
+            hyps_a, hyps_b, task = outputs_of(ra), outputs_of(rb), ra["spec"]["task"]
+        else:
+            if task is None:
+                for x in (a, b):
+                    if not Path(x).is_file():
+                        find_record(x, results_dir)  # names the missing record, with near matches
+                _fail("comparing outputs files needs --task (run ids need no options).")
+            sp = _reference_split(task, split, limit, data_dir)
+            hyps_a, hyps_b = (_read_outputs(Path(h), sp, limit) for h in (a, b))
+        name = recipe or TASKS.get(task).default_recipes[0]
         with scoring.ScoringSession() as session:
-            result = scoring.compare(name, a, b, sp, session=session)
-    except (scoring.ScoringError, ValueError) as exc:
+            result = scoring.compare(name, hyps_a, hyps_b, sp, session=session)
+    except (scoring.ScoringError, RunLookupError, ValueError) as exc:
         _fail(str(exc))
     console.print_json(json.dumps(result))
+
+
+@app.command("show")
+def show(
+    run_id: Annotated[str, typer.Argument(help="A recorded run id (`ls results`).")],
+    n: Annotated[int, typer.Option(help="Outputs to show next to their references.")] = 5,
+    results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
+    data_dir: DataDir = None,
+) -> None:
+    """One record as a person reads it: spec, budget, scores with CIs, timings, output statistics,
+    the first outputs next to their references, and where the files are."""
+    from bench.output_stats import degeneracy
+    from bench.output_stats import summary as stats_summary
+    from bench.run_lookup import RunLookupError, find_record, outputs_of, split_of
+
+    try:
+        path, rec = find_record(run_id, results_dir)
+        outputs = outputs_of(rec)
+        examples = list(split_of(rec, data_dir).examples)[:n]
+    except (RunLookupError, ValueError) as exc:
+        _fail(str(exc))
+    spec, info, data = rec["spec"], rec.get("system") or {}, rec.get("data") or {}
+    _print_scores(rec)  # rule, scores with CIs, signatures, budget line, outputs path
+    console.print(f"system [bold]{spec['system']}[/] ({info.get('family')}, backbone {info.get('backbone')}); "
+                  f"seed {spec.get('seed')}; overrides {spec.get('overrides') or {}}; "
+                  f"{data.get('n_examples')} examples; "
+                  f"harness {(rec.get('harness') or {}).get('git_sha', '?')[:12]}", soft_wrap=True)
+    timings = rec.get("timings") or {}
+    console.print("timings: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
+    stats = rec.get("output_stats")
+    if stats and stats.get("n"):
+        flag = "[red]DEGENERATE[/]: " + "; ".join(degeneracy(stats)) + "\n" if degeneracy(stats) else ""
+        console.print(f"{flag}outputs: {stats_summary(stats)}", soft_wrap=True)
+    table = Table("#", "output", "reference", header_style="bold", show_lines=True)
+    for i, (ex, out) in enumerate(zip(examples, outputs, strict=False), 1):
+        table.add_row(str(i), out, ex.target)
+    console.print(table)
+    console.print(f"record: {path}\nworkdir: {(rec.get('model') or {}).get('workdir')}", soft_wrap=True)
+
+
+@app.command("export")
+def export_cmd(
+    fmt: Annotated[str, typer.Option("--format", help="csv | parquet | jsonl")] = "csv",
+    out: Annotated[Path | None, typer.Option(help="Output file (default: results.<format>).")] = None,
+    task: Annotated[str | None, typer.Option(help="Only this task.")] = None,
+    system: Annotated[str | None, typer.Option(help="Only this system.")] = None,
+    budget: Annotated[str | None, typer.Option(help="Only this budget.")] = None,
+    results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
+) -> None:
+    """Every record as a table (one row per run and recipe; bench.results.load), written as csv/parquet/jsonl."""
+    from bench import results
+
+    try:
+        df = results.filtered(results.load(results_dir), task=task, system=system, budget=budget)
+        path = results.export(df, out or Path(f"results.{fmt}"), fmt)
+    except ValueError as exc:
+        _fail(str(exc))
+    console.print(f"{path}: {len(df)} rows x {len(df.columns)} columns")
 
 
 def _reference_split(task: str, split: str, limit: int | None, data_dir: Path | None) -> Any:

@@ -1,0 +1,131 @@
+"""Every run record as a pandas DataFrame, for notebooks, exports and plots.
+
+One row per (record, recipe): the spec (system, task, split, budget, seed, limit, overrides as
+JSON), what ran (family, backbone, precision), every metric of the recipe (``bleu4``, ...) with
+its 95 % CI bounds (``bleu4_ci_low``/``bleu4_ci_high``), the scorer signature, timings, the output
+statistics (``out_*``), the harness SHA and the environment. :func:`wide` pivots it to one row
+per record with ``recipe/metric`` columns.
+
+Records are read by :func:`bench.report.records.load_records`, the one reader of the record
+format (the tables use it too). pandas is imported only here.
+
+    import bench.results
+    df = bench.results.load("results")
+    df[df.recipe == "mist-quora"].plot.scatter(x="fit_s", y="bleu4")
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+ID_COLUMNS = ["run_id", "system", "task", "split", "budget", "seed", "limit", "overrides"]
+
+
+def _rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    spec, info = rec["spec"], rec.get("system") or {}
+    cfg = info.get("config") or {}
+    train = cfg.get("train") if isinstance(cfg.get("train"), dict) else {}
+    env, data = rec.get("environment") or {}, rec.get("data") or {}
+    stats, timings = rec.get("output_stats") or {}, rec.get("timings") or {}
+    base = {
+        "run_id": rec["run_id"],
+        "system": spec["system"],
+        "task": spec["task"],
+        "split": spec["split"],
+        "budget": spec["budget"],
+        "seed": spec.get("seed"),
+        "limit": spec.get("limit"),
+        "overrides": json.dumps(spec.get("overrides") or {}, sort_keys=True),
+        "kind": rec.get("kind", "reproduced"),
+        "family": info.get("family"),
+        "backbone": info.get("backbone"),
+        "precision": train.get("precision"),
+        "train_threads": train.get("threads"),
+        "n_examples": data.get("n_examples"),
+        "partial": bool(data.get("partial")),
+        "harness_sha": (rec.get("harness") or {}).get("git_sha"),
+        "harness_dirty": (rec.get("harness") or {}).get("dirty"),
+        "cpu": env.get("cpu_model") or env.get("cpu"),
+        "torch": env.get("torch"),
+        "created": rec.get("created"),
+        **{f"{k}": v for k, v in timings.items()},
+        **{f"out_{k}": v for k, v in stats.items() if k != "most_frequent"},
+        "out_most_frequent": stats.get("most_frequent"),
+    }
+    rows = []
+    for recipe, sc in sorted((rec.get("scores") or {}).items()):
+        row = {**base, "recipe": recipe, "signature": sc.get("signature"), "n_items": sc.get("n_items")}
+        for metric, value in sorted(sc.get("metrics", {}).items()):
+            lo, hi = (sc.get("ci") or {}).get(metric, (None, None))
+            row.update({metric: value, f"{metric}_ci_low": lo, f"{metric}_ci_high": hi})
+        rows.append(row)
+    return rows or [{**base, "recipe": None, "signature": None, "n_items": None}]
+
+
+def load(results_dir: Path | str = "results") -> Any:
+    """One row per (record, recipe) of the complete records under ``results_dir``."""
+    import pandas as pd
+
+    from bench.report.records import load_records
+
+    records = load_records(results_dir)
+    rows = [row for rec in records for row in _rows(rec)]
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    return df.sort_values(["run_id", "recipe"], na_position="last").reset_index(drop=True)
+
+
+def wide(df: Any) -> Any:
+    """One row per record, metric columns named ``recipe/metric`` (CI bounds dropped)."""
+    import pandas as pd
+
+    if df.empty:
+        return df
+    per_record = [c for c in df.columns if c in set(ID_COLUMNS) or not _is_score_column(c, df)]
+    per_record = [c for c in per_record if c not in ("recipe", "signature", "n_items")]
+    meta = df[per_record].drop_duplicates("run_id").set_index("run_id")
+    metrics = [c for c in df.columns if _is_score_column(c, df) and not c.endswith(("_ci_low", "_ci_high"))]
+    parts = []
+    for recipe, block in df.dropna(subset=["recipe"]).groupby("recipe"):
+        cols = [m for m in metrics if block[m].notna().any()]
+        parts.append(block.set_index("run_id")[cols].rename(columns={m: f"{recipe}/{m}" for m in cols}))
+    return pd.concat([meta, *parts], axis=1).reset_index()
+
+
+def _is_score_column(col: str, df: Any) -> bool:
+    """Metric columns are the ones a recipe filled: numeric, and absent on rows without a recipe."""
+    base = col.removesuffix("_ci_low").removesuffix("_ci_high")
+    return base in _metric_names(df)
+
+
+def _metric_names(df: Any) -> set[str]:
+    """Every metric has CI-bound columns beside it (also in a frame read back from CSV/Parquet)."""
+    return {c.removesuffix("_ci_low") for c in df.columns if c.endswith("_ci_low")}
+
+
+def filtered(df: Any, task: str | None = None, system: str | None = None, budget: str | None = None) -> Any:
+    for col, want in (("task", task), ("system", system), ("budget", budget)):
+        if want is not None:
+            df = df[df[col] == want]
+    return df.reset_index(drop=True)
+
+
+def export(df: Any, out: Path, fmt: str) -> Path:
+    """Write ``df`` as csv | parquet | jsonl (atomically: a temp file then a rename)."""
+    import os
+
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp")
+    if fmt == "csv":
+        df.to_csv(tmp, index=False)
+    elif fmt == "parquet":
+        df.to_parquet(tmp, index=False)
+    elif fmt == "jsonl":
+        df.to_json(tmp, orient="records", lines=True, force_ascii=False)
+    else:
+        raise ValueError(f"--format {fmt!r}: choose csv, parquet or jsonl")
+    os.replace(tmp, out)
+    return out

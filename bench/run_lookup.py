@@ -1,0 +1,64 @@
+"""Finding a recorded run by id and reading back what it scored: for `bench show` and `bench compare A B`.
+
+A record already says which task, split and examples its outputs belong to, so commands that take
+run ids never ask for them again; two runs over different examples are refused with the reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.runs import REPO_ROOT, first_examples, load_record, sha256_text
+
+
+class RunLookupError(ValueError):
+    """A run id that names no record, or two runs that cannot be compared."""
+
+
+def find_record(run_id: str, results_dir: Path) -> tuple[Path, dict[str, Any]]:
+    path = Path(results_dir) / f"{run_id}.json"
+    if not path.is_file():
+        near = sorted(p.stem for p in Path(results_dir).glob(f"{run_id.split('--')[0]}*.json"))[:5]
+        hint = f" Similar: {', '.join(near)}." if near else f" `ls {results_dir}` lists the recorded runs."
+        raise RunLookupError(f"no record {path}.{hint}")
+    return path, load_record(path)
+
+
+def outputs_of(rec: dict[str, Any]) -> list[str]:
+    """The run's stored outputs, checked against the sha256 in its record."""
+    path = REPO_ROOT / rec["outputs"]["path"]
+    if not path.is_file():
+        raise RunLookupError(f"{rec['run_id']}: outputs {path} are missing; restore them (git) or re-run the spec.")
+    text = path.read_text(encoding="utf-8")
+    if sha256_text(text) != rec["outputs"]["sha256"]:
+        raise RunLookupError(f"{path}: sha256 differs from its record {rec['run_id']}; the outputs were edited.")
+    return text.splitlines()
+
+
+def split_of(rec: dict[str, Any], data_dir: Path | None = None) -> Any:
+    """The examples the run scored (its ``--limit`` prefix), checked against the record's split hash."""
+    from bench.data import load_split
+
+    spec, data = rec["spec"], rec["data"]
+    split = first_examples(
+        load_split(spec["task"], spec["split"], data_dir=data_dir), data["n_examples"] if data.get("partial") else None
+    )
+    if split.sha256 != data["split_sha256"]:
+        raise RunLookupError(f"{rec['run_id']}: the {spec['task']}/{spec['split']} split changed since it was scored.")
+    return split
+
+
+def same_examples(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Refuse, with a one-line reason, two runs that did not score the same examples."""
+    sa, sb, da, db = a["spec"], b["spec"], a["data"], b["data"]
+    if (sa["task"], sa["split"]) != (sb["task"], sb["split"]):
+        raise RunLookupError(
+            f"different data: {a['run_id']} scored {sa['task']}/{sa['split']}, "
+            f"{b['run_id']} {sb['task']}/{sb['split']}."
+        )
+    if da["split_sha256"] != db["split_sha256"] or da.get("n_examples") != db.get("n_examples"):
+        raise RunLookupError(
+            f"different examples: {a['run_id']} scored {da.get('n_examples')}, {b['run_id']} {db.get('n_examples')} "
+            f"of {sa['task']}/{sa['split']}; compare runs over the same examples (same --limit)."
+        )

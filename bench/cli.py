@@ -417,10 +417,12 @@ def table_cmd(
     """Render paper tables (reported vs reproduced, with Δ), plots and the HTML leaderboard."""
     from bench import report
 
-    if paper and table:
-        # raw markdown, no rich wrapping; the speed columns read results/latency/ too
+    if paper:
+        # raw markdown of one table (or every table of the paper), no rich wrapping; reports/ is untouched
         typer.echo(report.table_command(paper, table, budget, results_dir=results_dir))
         return
+    if table:
+        _fail("--table needs --paper (e.g. --paper mist --table 1).")
     result = report.render_all(results_dir, reports_dir, check=check, budget=budget)
     if check:
         if result:
@@ -634,7 +636,14 @@ def validate(data_dir: DataDir = None) -> None:
 
 
 def main() -> None:
-    app()
+    """The ``bench`` entry point: a :class:`~bench.errors.UserError` anywhere becomes one line and exit 2."""
+    from bench.errors import UserError
+
+    try:
+        app()
+    except UserError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}")
+        sys.exit(2)
 
 
 if __name__ == "__main__":

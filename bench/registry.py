@@ -12,10 +12,12 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
+from bench.errors import UserError
+
 T = TypeVar("T")
 
 
-class RegistryError(KeyError):
+class RegistryError(UserError, KeyError):
     """Unknown or duplicate name; the message is meant for the user as is."""
 
     def __str__(self) -> str:  # KeyError quotes its message; we want it plain

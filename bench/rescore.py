@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.atomic import write_json_atomic
+from bench.errors import UserError
 from bench.runs import REPO_ROOT, Reporter, first_examples, load_record, sha256_text
 
 
-class RescoreError(ValueError):
+class RescoreError(UserError, ValueError):
     """A record whose outputs or test split no longer match what it says it scored."""
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench.errors import UserError
 from bench.runs import REPO_ROOT, first_examples, load_record, sha256_text
 
 
-class RunLookupError(ValueError):
+class RunLookupError(UserError, ValueError):
     """A run id that names no record, or two runs that cannot be compared."""
 
 

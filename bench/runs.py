@@ -118,8 +118,12 @@ def outputs_path(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> Path:
 
 
 def workdir_for(spec: RunSpec) -> Path:
-    """Checkpoints and resumable state live outside results/ (not committed)."""
-    return REPO_ROOT / ".cache" / "runs" / spec.run_id
+    """Checkpoints and resumable state live outside results/ (not committed): ``$BENCH_CACHE/runs``
+    like every other cache, else ``<repo>/.cache/runs``."""
+    import os
+
+    base = Path(os.environ["BENCH_CACHE"]).expanduser() if os.environ.get("BENCH_CACHE") else REPO_ROOT / ".cache"
+    return base / "runs" / spec.run_id
 
 
 def training_spec(spec: RunSpec, system: Any) -> RunSpec:

@@ -86,9 +86,19 @@ class Lead1:
         return first_sentence(example.source)
 
 
+def _no_settings(name: str, overrides: Mapping[str, Any]) -> None:
+    """A reference baseline has nothing to set (the harness always passes ``seed``): any other override
+    would only make a second run id for identical outputs."""
+    bad = sorted(set(overrides) - {"seed"})
+    if bad:
+        raise ValueError(f"Unknown override(s) {bad} for {name}: a reference baseline has no settings.")
+
+
 def copy_source(budget: str, overrides: Mapping[str, Any]) -> CopySource:
+    _no_settings("copy_source", overrides)
     return CopySource(budget)
 
 
 def lead1(budget: str, overrides: Mapping[str, Any]) -> Lead1:
+    _no_settings("lead1", overrides)
     return Lead1(budget)

@@ -7,6 +7,8 @@ idea); these helpers keep the three things every family does with its presets id
 from __future__ import annotations
 
 import random
+import types
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Any, TypeVar
@@ -17,12 +19,63 @@ E = TypeVar("E")
 
 
 def replace_fields(cfg: C, overrides: Mapping[str, Any], label: str, frozen: tuple[str, ...] = ()) -> C:
-    """``cfg`` with fields replaced by name; an unknown (or frozen) key is an error listing the known ones."""
+    """``cfg`` with fields replaced by name. An unknown (or frozen) key is an error listing the known
+    ones; a value of the wrong type is an error naming the field and the type it takes, before
+    anything runs (``--set lr=abc`` must not train, or die later in a comparison)."""
     known = {f.name for f in fields(cfg)} - set(frozen)  # type: ignore[arg-type]
     bad = sorted(set(overrides) - known)
     if bad:
         raise ValueError(f"Unknown override(s) {bad} for {label}; known: {', '.join(sorted(known))}")
-    return replace(cfg, **overrides) if overrides else cfg  # type: ignore[type-var]
+    if not overrides:
+        return cfg
+    hints = typing.get_type_hints(type(cfg))
+    checked = {k: checked_value(k, v, hints[k], label) for k, v in overrides.items()}
+    return replace(cfg, **checked)  # type: ignore[type-var]
+
+
+def _type_name(tp: Any) -> str:
+    if isinstance(tp, type):
+        return tp.__name__
+    return str(tp).replace("typing.", "")
+
+
+def checked_value(name: str, value: Any, tp: Any, label: str) -> Any:
+    """``value`` if it fits the field type ``tp`` (ints are taken for floats, lists for tuples), else ValueError."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in (a for a in args if a is not type(None)):
+            try:
+                return checked_value(name, value, arg, label)
+            except ValueError as exc:
+                errors.append(exc)
+        raise ValueError(f"override {name}={value!r} for {label}: expected {_type_name(tp)}")
+    ok: bool
+    if tp is Any:
+        return value
+    if tp is bool:
+        ok = isinstance(value, bool)
+    elif tp is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif tp is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif tp is str:
+        ok = isinstance(value, str)
+    elif origin in (tuple, list) or tp in (tuple, list):
+        ok = isinstance(value, list | tuple)
+        value = tuple(value) if ok and (origin or tp) is tuple else value
+    elif origin is dict or tp is dict:
+        ok = isinstance(value, dict)
+    else:
+        return value  # a type this check does not know: the family validates it
+    if not ok:
+        raise ValueError(
+            f"override {name}={value!r} for {label}: expected {_type_name(tp)}, got {type(value).__name__}"
+        )
+    return value
 
 
 def seeded_subset(examples: Sequence[E], n: int | None, seed: int) -> list[E]:

@@ -7,6 +7,8 @@ it, so the CLI can print it as is.
 
 from __future__ import annotations
 
+from bench.errors import UserError
 
-class DataError(Exception):
+
+class DataError(UserError):
     """A missing, altered or malformed data file; the message is meant for the user as is."""

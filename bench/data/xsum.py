@@ -79,7 +79,8 @@ def full_missing_message(root: Path, split: str) -> str:
         f"XSum split '{split}' needs the full XSum corpus, which was not found (looked at ${FULL_ENV} "
         f"and {root / 'xsum' / 'full'}). Fix: put *.jsonl or *.parquet files with id/document/summary "
         "(e.g. the Hugging Face EdinburghNLP/xsum export) or the original bbc-summary-data folder "
-        f"there. Available without it: test-refs (all 11,334 test references, no documents), "
+        f"there. Available without it: test-refs (all 11,334 test references, no documents: score "
+        "outputs of the full test set with --split test-refs), "
         "test-available (PARTIAL: 4,034 of 11,334), validation-available (PARTIAL: 1,079 of 11,332)."
     )
 

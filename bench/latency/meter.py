@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.data.types import Example
+from bench.errors import UserError
 from bench.fingerprint import device_label, environment_fingerprint, identity_changes
 from bench.latency.clock import Canary, Synchronizer, canary_drift, resolve_device
 from bench.latency.outputs import check_outputs, reference_for
@@ -26,7 +27,7 @@ from bench.latency.stats import paired_bootstrap_speedup, summarize
 perf_counter_ns = time.perf_counter_ns
 
 
-class LengthForcedUnsupported(ValueError):
+class LengthForcedUnsupported(UserError, ValueError):
     """Length-forced timing was asked for a system that cannot take a forced output length."""
 
 

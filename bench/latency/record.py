@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.errors import UserError
 from bench.latency.report import LatencyReport
 
 LATENCY_RECORD_SCHEMA = 1
@@ -26,7 +27,7 @@ CONFIG_KEYS = ("weights", "shape", "tiny", "size", "arch", "decode", "iterations
                "iter_decode_max_iter", "force_max_iter", "beam", "max_source_len", "max_target_len")
 
 
-class LatencyRecordError(ValueError):
+class LatencyRecordError(UserError, ValueError):
     """A latency record does not follow the schema; the message names the file and the field."""
 
 

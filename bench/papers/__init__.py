@@ -38,6 +38,8 @@ from typing import Any, Literal
 
 import yaml
 
+from bench.errors import UserError
+
 PAPERS_DIR = Path(__file__).resolve().parent
 PAPER_FILES: dict[str, str] = {"mist": "mist.yaml", "copybert": "copybert.yaml", "erniegen": "erniegen.yaml"}
 #: Budgets as in systems.base.BUDGETS (kept literal here so `bench.papers` never imports `systems`).
@@ -47,7 +49,11 @@ LATENCY_METRICS = ("speedup", "iterations")
 _ABSENT: Any = object()
 
 
-class PaperDataError(ValueError):
+class UnknownTableError(UserError, KeyError, ValueError):
+    """A table reference (``mist:99``) that names no table of the paper."""
+
+
+class PaperDataError(UserError, ValueError):
     """A paper YAML is malformed; the message names the file and the table/row."""
 
 
@@ -169,7 +175,7 @@ class Paper:
             if t.id == tid:
                 return t
         known = ", ".join(t.id for t in self.tables)
-        raise KeyError(f"Paper '{self.key}' has no table '{tid}' in this harness. Tables: {known}.")
+        raise UnknownTableError(f"Paper '{self.key}' has no table '{tid}' in this harness. Tables: {known}.")
 
 
 @dataclass(frozen=True)
@@ -206,7 +212,7 @@ def parse_table_ref(ref: str) -> tuple[str, str]:
     """``"mist:1"`` -> ``("mist", "1")``; also accepts ``mist-table1`` and ``ernie-gen:4``."""
     m = re.fullmatch(r"\s*([A-Za-z-]+?)\s*(?::|-table|-)\s*(\w+)\s*", ref)
     if not m:
-        raise ValueError(f"Cannot read table reference '{ref}'. Write it as PAPER:TABLE, e.g. 'mist:1'.")
+        raise UnknownTableError(f"Cannot read table reference '{ref}'. Write it as PAPER:TABLE, e.g. 'mist:1'.")
     return normalize_paper(m.group(1)), m.group(2)
 
 
@@ -217,7 +223,7 @@ def normalize_paper(name: str) -> str:
 
         close = difflib.get_close_matches(key, PAPER_FILES, n=1)
         hint = f" Did you mean '{close[0]}'?" if close else ""
-        raise KeyError(f"Unknown paper '{name}'.{hint} Papers: {', '.join(paper_names())}.")
+        raise UnknownTableError(f"Unknown paper '{name}'.{hint} Papers: {', '.join(paper_names())}.")
     return key
 
 

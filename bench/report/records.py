@@ -11,10 +11,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+from bench.errors import UserError
+
 SCHEMA_VERSION = 1
 
 
-class RecordError(ValueError):
+class RecordError(UserError, ValueError):
     """A run record does not follow the schema; the message names the file and the field."""
 
 

@@ -5,8 +5,10 @@ A bad input never becomes a sentinel score; it raises one of these.
 
 from __future__ import annotations
 
+from bench.errors import UserError
 
-class ScoringError(Exception):
+
+class ScoringError(UserError):
     """Base class: anything that stops a score from being computed."""
 
 

@@ -240,7 +240,7 @@ WEIGHTS = ("trained", "random")
 
 def apply_overrides(cfg: FairseqConfig, overrides: dict[str, Any]) -> FairseqConfig:
     """Replace fields by name; unknown names fail with the list of valid ones."""
-    out = replace_fields(cfg, overrides, cfg.system)
+    out = replace_fields(cfg, overrides, cfg.system, frozen=("system", "budget", "family"))
     if out.weights not in WEIGHTS:
         raise ValueError(
             f"{cfg.system}: override weights={out.weights!r}; choose 'trained' (fairseq-train) or 'random' "

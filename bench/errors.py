@@ -1,0 +1,15 @@
+"""One base for mistakes a user can fix (a name, a path, an option); the CLI prints them, never a traceback.
+
+Every error type the harness raises for bad input derives from :class:`UserError` (keeping its
+older base, e.g. ``ValueError`` or ``KeyError``, for callers that catch those). ``bench`` turns a
+``UserError`` into ``error: <message>`` and exit code 2; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """Bad input: the message says what is wrong and how to fix it."""
+
+    def __str__(self) -> str:  # KeyError subclasses would quote their message
+        return str(self.args[0]) if self.args else ""

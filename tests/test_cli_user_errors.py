@@ -1,0 +1,54 @@
+"""A user's mistake gets one `error:` line and exit code 2 from `bench`, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+BAD = [
+    (["compare", "a.txt", "b.txt", "--task", "quoar"], "Did you mean 'quora'"),
+    (["reproduce", "mist:99"], "has no table '99'"),
+    (["score", "--task", "xsum", "--split", "test", "--hyp", "README.md"], "--split test-refs"),
+    (["run", "--system", "nope", "--task", "quora"], "nope"),
+    (["run", "--system", "copy_source", "--task", "quora", "--set", "lr=abc"], "reference baseline has no settings"),
+    (["run", "--system", "encoder_minilm_l6", "--task", "quora", "--set", "lr=abc"], "expected float, got str"),
+    (["run", "--system", "unilm", "--task", "squad_qg", "--set", "steps=1.5"], "expected int, got float"),
+    (["run", "--system", "fairseq_cmlm", "--task", "quora", "--set", "family=AR"], "Unknown override(s) ['family']"),
+    (["table", "--paper", "nope"], "Unknown paper 'nope'"),
+    (["table", "--table", "3"], "--table needs --paper"),
+    (["order", "mist:nine"], "has no table"),
+    (["show", "no-such-run"], "no record"),
+    (["export", "--format", "xls"], "choose csv, parquet or jsonl"),
+    (["calibrate", "--system", "encoder_minilm_l6", "--task", "quora", "--lr", "x", "--steps", "1"], "comma-separated"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD, ids=[" ".join(a[:2]) + f"#{i}" for i, (a, _) in enumerate(BAD)])
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"COLUMNS": "400", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out, out[-3000:]
+    assert proc.returncode == 2, out[-3000:]
+    assert "error:" in out and message in out, out[-3000:]
+
+
+def test_run_workdirs_follow_bench_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.runs import REPO_ROOT, RunSpec, workdir_for
+
+    spec = RunSpec("copy_source", "quora")
+    monkeypatch.delenv("BENCH_CACHE", raising=False)
+    assert workdir_for(spec) == REPO_ROOT / ".cache" / "runs" / spec.run_id
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path))
+    assert workdir_for(spec) == tmp_path / "runs" / spec.run_id

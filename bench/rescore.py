@@ -25,11 +25,9 @@ class RescoreError(UserError, ValueError):
 def missing_recipes(record: dict[str, Any]) -> list[str]:
     """The task's default recipes the record has no scores for."""
     from bench.data import TASKS
-    from bench.scoring import applicable_recipes
 
     task = TASKS.get(record["spec"]["task"])
-    return [r for r in task.default_recipes
-            if r in applicable_recipes(task.name) and r not in (record.get("scores") or {})]
+    return [r for r in task.default_recipes if r not in (record.get("scores") or {})]
 
 
 def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) -> list[str]:

@@ -135,7 +135,7 @@ def training_spec(spec: RunSpec, system: Any) -> RunSpec:
     reads the evaluated split, so the spec is the test split's: a calibration point decoded on dev
     and the test run of the same settings share one trained model.
     """
-    decode_only = set(getattr(system, "decode_only_overrides", ()))
+    decode_only = set(system.decode_only_overrides)
     kept = {k: v for k, v in spec.overrides.items() if k not in decode_only}
     return replace(spec, overrides=kept, limit=None, split="test")
 
@@ -193,25 +193,26 @@ def execute(
     from bench.data import TASKS, load_split
     from bench.fingerprint import environment_fingerprint, loadavg
     from bench.output_stats import degeneracy, output_stats
-    from bench.scoring import ScoringSession, applicable_recipes, score_split
-    from systems import SYSTEMS
+    from bench.scoring import ScoringSession, score_split
+    from systems import SYSTEMS, build
     from systems.base import TaskInfo, check_budget
 
     check_budget(spec.budget)
-    factory = SYSTEMS.get(spec.system)
+    SYSTEMS.get(spec.system)  # an unknown name fails here, before any work
     task = TASKS.get(spec.task)
     task.split(spec.split)  # unknown split names fail here, before any work
+    check_recipes(task)
     t_start = time.perf_counter()
     env_before = environment_fingerprint()
     harness = harness_info()  # the code that runs is the code at start, whatever is edited meanwhile
 
     _seed_everything(spec.seed)
-    system = factory(spec.budget, {**dict(spec.overrides), "seed": spec.seed})
-    test_split = first_examples(load_split(spec.task, spec.split, data_dir=data_dir), eval_limit(spec, system))
+    system = build(spec.system, spec.budget, {**dict(spec.overrides), "seed": spec.seed})
+    test_split = first_examples(load_split(spec.task, spec.split, data_dir=data_dir), eval_limit(spec))
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    if getattr(system, "needs_training", True):
+    if system.needs_training:
         dev_name = "dev" if "dev" in task.splits else "validation"
         train = load_split(spec.task, "train", data_dir=data_dir)
         dev = load_split(spec.task, dev_name, data_dir=data_dir)
@@ -238,7 +239,7 @@ def execute(
     stats = output_stats(outputs, [ex.target for ex in test_split.examples])
 
     t0 = time.perf_counter()
-    recipes = [r for r in task.default_recipes if r in applicable_recipes(spec.task)]
+    recipes = list(task.default_recipes)
     scores: dict[str, Any] = {}
     with ScoringSession() as session:
         for recipe in recipes:
@@ -306,14 +307,22 @@ def _display_path(path: Path) -> str:
         return str(path)
 
 
-def eval_limit(spec: RunSpec, system: Any) -> int | None:
-    """How many test examples a run decodes: the spec's limit, else 200 for smoke, else the
-    system preset's stated ``eval_limit`` (None = the whole split)."""
+def check_recipes(task: Any) -> None:
+    """Every recipe the task records must be registered, checked before ``fit`` (not after hours of training)."""
+    from bench.scoring import RECIPES
+
+    for name in task.default_recipes:
+        RECIPES.get(name)  # unknown: a RegistryError naming the close match and the known recipes
+
+
+def eval_limit(spec: RunSpec) -> int | None:
+    """How many test examples a run decodes: the spec's limit, else 200 for smoke, else the whole
+    split (None)."""
     if spec.limit is not None:
         return spec.limit
     if spec.budget == "smoke":
         return SMOKE_EVAL_LIMIT
-    return getattr(system, "eval_limit", None)
+    return None
 
 
 def first_examples(split: Any, limit: int | None) -> Any:

@@ -7,14 +7,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import abc
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from bench.data.types import Example
 
-Budget = Literal["smoke", "cpu", "paper"]
 BUDGETS: tuple[str, ...] = ("smoke", "cpu", "paper")
 Family = Literal["AR", "NAR", "semi-NAR", "reference"]
 
@@ -46,26 +46,73 @@ class TaskInfo:
     max_target_len: int
 
 
-@runtime_checkable
-class System(Protocol):
-    """A text generator the harness can train, decode with, and time.
+class System(abc.ABC):
+    """A text generator the harness can train, decode with, and time; every adapter subclasses it.
 
     ``fit`` must be resumable from ``workdir`` (a killed run continues from its last checkpoint).
     ``decode`` is batched for quality runs; ``decode_one`` is batch size 1 for the latency meter,
     which owns the clock: adapters never time themselves. Both must produce the same text for the
     same example.
+
+    The class attributes below are the whole contract the harness reads besides those four
+    methods; each has the default that is right for a plain trained system, so an adapter states
+    only what differs (a plugin author reads this class, not the harness). ``bench`` never probes
+    a system with ``getattr``.
     """
 
-    def describe(self) -> SystemInfo: ...
+    #: False when ``fit`` has nothing to learn (reference baselines, decoding another run's
+    #: checkpoint): the harness then skips loading the training split. May be a property.
+    needs_training: bool = True
+    #: settings that change decoding but not the trained model: a run that differs from another
+    #: only in these reuses that run's checkpoint (``bench run --set decode=mist_iter``)
+    decode_only_overrides: tuple[str, ...] = ()
+    #: ``decode_one(example, forced_length=N)`` emits exactly N target tokens (length-forced timing)
+    supports_forced_length: bool = False
+    #: ``--set weights=random`` builds the paper-size architecture untrained, for speed columns only
+    #: (``fit`` then costs 0 updates and no download). Systems without it refuse that setting.
+    supports_random_weights: bool = False
+    #: the meter's own overhead probe: exempt from the minimum timed duration
+    latency_probe: bool = False
+    #: decoder passes of the latest ``decode``/``decode_one`` call (None: the system does not count)
+    last_iterations: int | None = None
 
-    def fit(self, task: TaskInfo, workdir: Path) -> None: ...
+    @abc.abstractmethod
+    def describe(self) -> SystemInfo:
+        """What this system is, stored in every record (family, passes, backbone, config)."""
 
-    def decode(self, examples: Sequence[Example]) -> list[str]: ...
+    @abc.abstractmethod
+    def fit(self, task: TaskInfo, workdir: Path) -> None:
+        """Train (resumably) or load; a no-op for systems that learn nothing."""
 
-    def decode_one(self, example: Example) -> str: ...
+    @abc.abstractmethod
+    def decode(self, examples: Sequence[Example]) -> list[str]:
+        """One output line per example, batched as the system likes."""
+
+    @abc.abstractmethod
+    def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+        """Batch size 1 for the latency meter; ``forced_length`` only where ``supports_forced_length``."""
+
+    def refuse_forced_length(self, forced_length: int | None) -> None:
+        """For systems without a length-forced mode: a forced length is an error, not silently ignored."""
+        if forced_length is not None:
+            from bench.latency.meter import LengthForcedUnsupported
+
+            raise LengthForcedUnsupported(
+                f"{self.describe().name} cannot decode to a forced length (supports_forced_length is False)"
+            )
 
 
-SystemFactory = Callable[[str, Mapping[str, Any]], System]
+def check_system(name: str, system: object) -> System:
+    """The registry's factories must return a :class:`System`; a plugin that does not is told how to fix it."""
+    if not isinstance(system, System):
+        from bench.registry import RegistryError
+
+        raise RegistryError(
+            f"system '{name}': its factory returned {type(system).__module__}.{type(system).__qualname__}, "
+            "which does not subclass systems.base.System; subclass it and implement describe, fit, decode "
+            "and decode_one."
+        )
+    return system
 
 
 def check_budget(budget: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.types import Example
-from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.base import System, SystemInfo, TaskInfo, check_budget
 
 _WS = re.compile(r"\s+")
 # A sentence ends at . ! or ? followed by whitespace and an upper-case letter, digit or quote.
@@ -34,7 +34,7 @@ def first_sentence(document: str) -> str:
     return ""
 
 
-class CopySource:
+class CopySource(System):
     """Output = the source: the identity paraphrase (Quora) or the answer sentence (SQuAD QG)."""
 
     needs_training = False
@@ -54,12 +54,13 @@ class CopySource:
     def decode(self, examples: Sequence[Example]) -> list[str]:
         return [self.decode_one(ex) for ex in examples]
 
-    def decode_one(self, example: Example) -> str:
+    def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+        self.refuse_forced_length(forced_length)
         sentence = example.fields.get("sentence")
         return one_line(sentence if sentence else example.source)
 
 
-class Lead1:
+class Lead1(System):
     """Output = the first sentence of the document (the classic summarisation floor)."""
 
     needs_training = False
@@ -79,7 +80,8 @@ class Lead1:
     def decode(self, examples: Sequence[Example]) -> list[str]:
         return [self.decode_one(ex) for ex in examples]
 
-    def decode_one(self, example: Example) -> str:
+    def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+        self.refuse_forced_length(forced_length)
         if not example.source.strip():
             raise ValueError(f"lead1: example {example.id} has no document text (use a split with documents, "
                              "e.g. xsum 'test-available', not 'test-refs').")

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.types import Example
-from systems.base import SystemInfo, TaskInfo
+from systems.base import System, SystemInfo, TaskInfo
 
 
-class NullSystem:
+class NullSystem(System):
     """Returns a fixed string for every input; no training, no work."""
 
     supports_forced_length = True

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.types import Example
-from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.base import System, SystemInfo, TaskInfo, check_budget
 from systems.presets import replace_fields
 
 CITATION = "Dong et al., Unified Language Model Pre-training for NLU and NLG, NeurIPS 2019"
@@ -477,7 +477,7 @@ class UniLMDecoder:
 
 
 # --------------------------------------------------------------------------- system
-class UniLMSystem:
+class UniLMSystem(System):
     """The ``System`` adapter (systems/base.py) for both UniLM variants."""
 
     def __init__(self, name: str, budget: str, cfg: UniLMConfig) -> None:
@@ -650,7 +650,8 @@ class UniLMSystem:
                 out[i] = self.tok.decode(ids)
         return out
 
-    def decode_one(self, example: Example) -> str:
+    def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+        self.refuse_forced_length(forced_length)
         return self.tok.decode(self.decode_ids(self._sources([example]), self._use_cache)[0])
 
 

@@ -30,14 +30,12 @@ def test_pick_is_the_best_healthy_point() -> None:
 
 def test_a_dev_point_and_the_test_run_share_one_trained_model() -> None:
     from bench.runs import RunSpec, training_spec, workdir_for
-
-    class System:
-        decode_only_overrides = ()
+    from systems.baselines import CopySource
 
     dev = RunSpec("encoder_minilm_l6", "quora", split="dev", budget="cpu", overrides={"lr": 5e-4}, limit=500)
     test = RunSpec("encoder_minilm_l6", "quora", split="test", budget="cpu", overrides={"lr": 5e-4})
     assert dev.run_id != test.run_id
-    assert workdir_for(training_spec(dev, System())) == workdir_for(training_spec(test, System()))
+    assert workdir_for(training_spec(dev, CopySource("cpu"))) == workdir_for(training_spec(test, CopySource("cpu")))
 
 
 def test_smoke_sweep_records_points_and_draws_the_curve(tmp_path: Path) -> None:

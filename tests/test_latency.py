@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from fake_systems import DecodeOnly
 
 import bench.latency.meter as meter
 from bench.data.types import Example
@@ -34,7 +35,7 @@ class FakeClock:
         return self.ns
 
 
-class FakeSystem:
+class FakeSystem(DecodeOnly):
     """Costs ``cost_ns(example)`` on the fake clock and logs every call."""
 
     supports_forced_length = False
@@ -44,7 +45,7 @@ class FakeSystem:
         self.output = output or (lambda ex: f"{self.name} says {ex.id}")
         self.iterations = iterations
 
-    def decode_one(self, example):
+    def decode_one(self, example, forced_length=None):
         self.log.append((self.name, example.id))
         cost = self.cost_ns(example) if callable(self.cost_ns) else self.cost_ns
         self.clock.ns += cost
@@ -332,15 +333,15 @@ def test_record_schema_and_signature(clock):
 
 
 def test_errors_name_the_system_and_item(clock):
-    class Broken:
-        def decode_one(self, ex):
+    class Broken(DecodeOnly):
+        def decode_one(self, ex, forced_length=None):
             raise IndexError("position 513 out of range")
 
     with pytest.raises(RuntimeError, match=r"System 'bad' failed in decode_one on example 'ex\d+'"):
         measure({"bad": Broken()}, examples(10), n=4, rounds=1, **FAST)
 
-    class NotText:
-        def decode_one(self, ex):
+    class NotText(DecodeOnly):
+        def decode_one(self, ex, forced_length=None):
             return ["tok"]
 
     with pytest.raises(TypeError, match="returned list, expected str"):
@@ -362,13 +363,13 @@ def _busy(ns: int) -> None:
         pass
 
 
-class BusySystem:
+class BusySystem(DecodeOnly):
     """Spins for a fixed time: a real-clock workload with a known cost."""
 
     def __init__(self, ns: int) -> None:
         self.ns = ns
 
-    def decode_one(self, ex):
+    def decode_one(self, ex, forced_length=None):
         _busy(self.ns)
         return ex.id
 

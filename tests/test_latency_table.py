@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_systems import DecodeOnly
 
 from bench.data.types import Example
 from bench.latency import measure
@@ -30,7 +31,7 @@ from bench.report.speed import baseline_system
 EXAMPLES = [Example(f"e{i}", f"source text number {i} " * 3, "what is it ?") for i in range(12)]
 
 
-class Sleepy:
+class Sleepy(DecodeOnly):
     """A deterministic stand-in system: a fixed amount of Python work per item."""
 
     supports_forced_length = True

@@ -58,7 +58,11 @@ class Task:
     version: int
     family: Family
     splits: Mapping[str, SplitSpec]  # name -> spec, in canonical order; build with ``splits(...)``
+    #: the recipes a run records (scored at the end of every ``bench run``); a subset of ``recipes``
     default_recipes: tuple[str, ...]
+    #: every recipe that applies to the task, in the order a protocol-sensitivity table shows them;
+    #: the single source the scorer, ``bench score --all-recipes`` and ``bench rescore`` read
+    recipes: tuple[str, ...]
     max_source_len: int
     max_target_len: int
     description: str
@@ -67,6 +71,14 @@ class Task:
     raw_files: tuple[str, ...]  # paths under the data dir, verified against SHA256SUMS before a build
     key_field: str = ""  # fields[...] name holding the scoring group key, if any
     reversed_dev_test: bool = False  # builder option: swap dev and test (Zhao et al. 2018)
+
+    def __post_init__(self) -> None:
+        extra = [r for r in self.default_recipes if r not in self.recipes]
+        if extra:
+            raise ValueError(
+                f"Task '{self.name}': default recipes {extra} are not among its applicable recipes "
+                f"{list(self.recipes)}; add them to `recipes` (a recorded score must be one the task declares)."
+            )
 
     def split(self, name: str) -> SplitSpec:
         """The spec of split ``name``; an unknown name is a ``DataError`` listing the known ones."""
@@ -133,6 +145,7 @@ SQUAD_QG = Task(
         ),
     ),
     default_recipes=("nqg", "unilm", "mist", "unilm-tok"),  # unilm-tok: the ERNIE-GEN tables
+    recipes=("nqg", "unilm", "unilm-tok", "glge", "mist", "sacrebleu"),
     **_MIST_LENS,
     description=(
         "Answer-aware question generation on SQuAD v1.1, Du et al. (2017) article-level split. "
@@ -196,6 +209,7 @@ QUORA = Task(
         SplitSpec("test", 30_000, sha256="0beb27398f33aa61b11790efcb5e8885117889bfec1a8a451d71609143303132"),
     ),
     default_recipes=("mist-quora",),
+    recipes=("mist-quora", "sacrebleu"),
     **_MIST_LENS,
     description=(
         "Quora question-pair paraphrase generation, split of Du & Ji (2019) following Li et al. "
@@ -256,6 +270,7 @@ XSUM = Task(
         ),
     ),
     default_recipes=("rouge155", "rouge-pltrdy", "rouge-score"),
+    recipes=("rouge155", "rouge-pltrdy", "rouge-score"),
     **_MIST_LENS,
     description=(
         "Extreme summarization of BBC articles (XSum). Full splits need the user's copy of the "

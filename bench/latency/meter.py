@@ -41,7 +41,7 @@ class _Runner:
         self.name, self.system, self.examples, self.sync = name, system, examples, sync
         self.forced, self.cuda_events = forced, cuda_events and sync.device == "cuda"
         self.fn = system.decode_one
-        self.probe = bool(getattr(system, "latency_probe", False))
+        self.probe = bool(system.latency_probe)
         self.latencies: list[int] = []
         self.indices: list[int] = []
         self.outputs: list[str] = []
@@ -80,7 +80,7 @@ class _Runner:
             self.latencies.append(ns)
             self.indices.append(idx)
             self.outputs.append(out)
-            it = getattr(self.system, "last_iterations", None)
+            it = self.system.last_iterations
             if isinstance(it, int | float):
                 self.iterations.append(float(it))
             if ev_ms is not None:
@@ -340,15 +340,12 @@ def _result(
 
 def _describe(system: Any) -> dict[str, Any]:
     """Family, iterations, dtype and compile settings from ``describe()`` (recorded per system)."""
-    describe = getattr(system, "describe", None)
-    if describe is None:
-        return {}
-    info = describe()
-    config = dict(getattr(info, "config", {}) or {})
+    info = system.describe()
+    config = dict(info.config or {})
     return {
-        "family": getattr(info, "family", None),
-        "iterations": getattr(info, "iterations", None),
-        "backbone": getattr(info, "backbone", None),
+        "family": info.family,
+        "iterations": info.iterations,
+        "backbone": info.backbone,
         "dtype": config.get("dtype", "float32"),
         # a config's "compile" is the training policy (bench.precision); decoding is eager
         "compile": bool(config.get("decode_compile", False)),
@@ -366,11 +363,12 @@ def _validate(
     if baseline is not None and baseline not in systems:
         raise ValueError(f"Baseline '{baseline}' is not among the timed systems ({', '.join(systems)}).")
     round_sizes(n, rounds)  # raises a clear error for impossible n/rounds
+    from systems.base import check_system
+
     for nm, sys_ in systems.items():
-        if not callable(getattr(sys_, "decode_one", None)):
-            raise TypeError(f"System '{nm}' has no decode_one(example) method; it cannot be timed.")
+        check_system(nm, sys_)  # the declared contract: decode_one, supports_forced_length, last_iterations
     if length_forced:
-        unsupported = [nm for nm, s in systems.items() if not getattr(s, "supports_forced_length", False)]
+        unsupported = [nm for nm, s in systems.items() if not s.supports_forced_length]
         if unsupported:
             raise LengthForcedUnsupported(
                 f"Length-forced timing needs decode_one(example, forced_length=L), but "

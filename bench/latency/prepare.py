@@ -88,12 +88,23 @@ def prepare(
 ) -> Prepared:
     """Build every system in ``names``; see the module docstring for which get a model and how."""
     from bench.data import TASKS, load_split
-    from systems import SYSTEMS
+    from systems import build
     from systems.base import TaskInfo
 
     spec = TASKS.get(task)
-    built = {n: SYSTEMS.get(n)(budget, dict(overrides.get(n, {}))) for n in names}
-    need_train = [n for n in names if _is_random(overrides.get(n, {})) and getattr(built[n], "needs_training", True)]
+    built = {n: build(n, budget, dict(overrides.get(n, {}))) for n in names}
+    no_random = [n for n in names if _is_random(overrides.get(n, {})) and not built[n].supports_random_weights]
+    if no_random:
+        from bench.errors import UserError
+
+        able = [n for n in names if built[n].supports_random_weights]
+        raise UserError(
+            f"weights=random (paper-size architecture, untrained) is not a mode of {', '.join(no_random)}: "
+            "their factories read `weights` differently or not at all. Set it only for the systems that "
+            f"support it ({', '.join(able) or 'none of the timed ones'}; e.g. --set {able[0] if able else 'SYSTEM'}"
+            ".weights=random), or time a trained run with `bench run --latency-n N`."
+        )
+    need_train = [n for n in names if _is_random(overrides.get(n, {})) and built[n].needs_training]
     train: Sequence[Any] = ()
     if need_train:
         train = load_split(task, "train", data_dir=data_dir).examples
@@ -101,9 +112,8 @@ def prepare(
     for n in names:
         system = built[n]
         if _is_random(overrides.get(n, {})) or not _needs_training(system):
-            if callable(getattr(system, "fit", None)):
-                say(f"[build] {n} ({budget} budget{', untrained' if _is_random(overrides.get(n, {})) else ''})")
-                system.fit(info, workroot / n)
+            say(f"[build] {n} ({budget} budget{', untrained' if _is_random(overrides.get(n, {})) else ''})")
+            system.fit(info, workroot / n)
         else:
             raise ValueError(
                 f"'{n}' needs a trained model and `bench latency` trains nothing. Time a trained run with "
@@ -111,17 +121,14 @@ def prepare(
                 "supports it (e.g. --set init_from=<workdir> for the NAR systems), or time its paper-size "
                 "architecture untrained with --weights random (length-forced)."
             )
-    infos = {n: built[n].describe() for n in names if callable(getattr(built[n], "describe", None))}
+    infos = {n: built[n].describe() for n in names}
     checked, basis = _check_stand_ins(stand_ins or {}, budget, overrides, infos)
     return Prepared(built, infos, {n: dict(overrides.get(n, {})) for n in names}, checked, basis)
 
 
 def _needs_training(system: Any) -> bool:
     """Reference systems (copy, null probe) and systems that say so need no training; others do."""
-    if getattr(system, "needs_training", True) is False:
-        return False
-    describe = getattr(system, "describe", None)
-    return not (callable(describe) and describe().family == "reference")
+    return bool(system.needs_training) and system.describe().family != "reference"
 
 
 def _is_random(ov: Mapping[str, Any]) -> bool:
@@ -132,12 +139,12 @@ def _check_stand_ins(
     stand_ins: Mapping[str, str], budget: str, overrides: Mapping[str, Mapping[str, Any]], infos: Mapping[str, Any]
 ) -> tuple[dict[str, str], dict[str, str]]:
     """A stand-in must build under the same overrides with the same family, passes and encoder shape."""
-    from systems import SYSTEMS
+    from systems import build
 
     basis: dict[str, str] = {}
     for row, timed in stand_ins.items():
         ov = dict(overrides.get(timed, {}))
-        other = SYSTEMS.get(row)(budget, ov).describe()
+        other = build(row, budget, ov).describe()
         mine = infos[timed]
         problems = []
         if other.family != mine.family:

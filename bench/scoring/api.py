@@ -14,14 +14,6 @@ from bench.scoring.resample import approximate_randomization, paired_bootstrap
 from bench.scoring.session import ScoringSession
 from bench.scoring.types import Items, Scores
 
-# task name or family -> recipes that apply, in the order a sensitivity table shows them
-_APPLICABLE = {
-    "qg": ["nqg", "unilm", "unilm-tok", "glge", "mist", "sacrebleu"],
-    "paraphrase": ["mist-quora", "sacrebleu"],
-    "summarization": ["rouge155", "rouge-pltrdy", "rouge-score"],
-}
-_TASK_FAMILY = {"squad_qg": "qg", "squad_qg_reversed": "qg", "quora": "paraphrase", "xsum": "summarization"}
-
 
 def _recipe(name: str) -> Recipe:
     from bench.scoring import RECIPES
@@ -30,12 +22,21 @@ def _recipe(name: str) -> Recipe:
 
 
 def applicable_recipes(task_family_or_task_name: str) -> list[str]:
-    """Recipe names that apply to a task (``squad_qg``, ``xsum`` ...) or family (``qg`` ...)."""
-    fam = _TASK_FAMILY.get(task_family_or_task_name, task_family_or_task_name)
-    if fam not in _APPLICABLE:
-        known = ", ".join(sorted(set(_TASK_FAMILY) | set(_APPLICABLE)))
-        raise ScoringInputError(f"No scoring recipes for '{task_family_or_task_name}'. Known: {known}.")
-    return list(_APPLICABLE[fam])
+    """Recipe names that apply to a task (``squad_qg``, ``xsum`` ...) or family (``qg`` ...).
+
+    Read from the task registry (``Task.recipes``), the single source of truth: a new task declares
+    its recipes where it is defined, and nothing here needs editing.
+    """
+    from bench.data import TASKS
+
+    if task_family_or_task_name in TASKS:
+        return list(TASKS.get(task_family_or_task_name).recipes)
+    for name in TASKS.names():
+        task = TASKS.get(name)
+        if task.family == task_family_or_task_name:
+            return list(task.recipes)
+    known = ", ".join(sorted(set(TASKS.names()) | {TASKS.get(n).family for n in TASKS.names()}))
+    raise ScoringInputError(f"No scoring recipes for '{task_family_or_task_name}'. Known: {known}.")
 
 
 def _run(recipe: Recipe, items: Items, session: ScoringSession | None, source: str, bootstrap: int,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.types import Example
-from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.base import System, SystemInfo, TaskInfo, check_budget
 from systems.copybert.features import Feature, Layout
 from systems.copybert.presets import CITATION, VARIANTS, CopyBERTConfig, apply_overrides, preset
 from systems.presets import seeded_subset, variant_factory
@@ -25,7 +25,7 @@ BEST = "best"
 _QMARKS = re.compile(r"(?: \?)+")
 
 
-class CopyBERTSystem:
+class CopyBERTSystem(System):
     """Train with the offset-by-one teacher-forced NLL; decode with the reference beam search, batch 1.
 
     ``decode`` and ``decode_one`` run the same per-example search (the reference decodes with batch
@@ -248,7 +248,8 @@ class CopyBERTSystem:
     def decode(self, examples: Sequence[Example]) -> list[str]:
         return [self.decode_one(ex) for ex in examples]
 
-    def decode_one(self, example: Example) -> str:
+    def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+        self.refuse_forced_length(forced_length)
         self._require_model()
         assert self.layout is not None
         feat = self.layout.decode_feature(self.tok, example)

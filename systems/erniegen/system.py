@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.types import Example
-from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.base import System, SystemInfo, TaskInfo, check_budget
 from systems.erniegen.presets import CITATION, ErnieGenConfig, apply_overrides, preset
 from systems.presets import seeded_subset
 from systems.saved_run import open_run, write_run_files
@@ -20,7 +20,7 @@ ATTN = "[ATTN]"
 META = "erniegen_model.json"
 
 
-class ErnieGenSystem:
+class ErnieGenSystem(System):
     """ERNIE-GEN seq2seq fine-tuning: two-stream infilling training, cached infilling decoding."""
 
     def __init__(self, cfg: ErnieGenConfig) -> None:
@@ -210,7 +210,8 @@ class ErnieGenSystem:
                 out[i] = text
         return out
 
-    def decode_one(self, example: Example) -> str:
+    def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+        self.refuse_forced_length(forced_length)
         self._require_model()
         return self._decode_pairs([self.encoder.source(example.source)])[0]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.types import Example
-from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.base import System, SystemInfo, TaskInfo, check_budget
 from systems.fairseq_nat.flags import decoder_passes, generate_args, recipe_args, size_args, train_command
 from systems.fairseq_nat.presets import CITATIONS, FairseqConfig, apply_overrides, preset
 
@@ -37,7 +37,7 @@ def require_fairseq() -> None:
         raise ImportError(INSTALL_HINT) from err
 
 
-class FairseqSystem:
+class FairseqSystem(System):
     """One fairseq model: binarise (cached) -> fairseq-train (subprocess) -> in-process generation.
 
     ``last_iterations`` holds the decoder passes of the latest decode call (the meter reads it).
@@ -47,6 +47,7 @@ class FairseqSystem:
     """
 
     supports_forced_length = True
+    supports_random_weights = True
     #: generator settings only: `bench run --set iterations=4` (or a shorter max_len_b) decodes the plain
     #: run's checkpoint instead of training again (bench.runs.training_spec)
     decode_only_overrides = (

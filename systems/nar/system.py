@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.types import Example
-from systems.base import SystemInfo, TaskInfo, check_budget
+from systems.base import System, SystemInfo, TaskInfo, check_budget
 from systems.nar.presets import CITATION, NARConfig, TrainSize, apply_overrides, preset
 from systems.presets import seeded_subset, variant_factory
 from systems.saved_run import CHECKPOINTS, VOCAB, open_run, write_run_files
@@ -28,7 +28,7 @@ def _backbone_label(cfg: NARConfig) -> str:
     return prefix + (f"tiny({cfg.backbone} vocab)" if cfg.tiny else cfg.backbone)
 
 
-class NARSystem:
+class NARSystem(System):
     """Encoder-only NAT (GLAT) or MIST over a BERT-layout backbone.
 
     ``decode`` is batched (sorted by source length); ``decode_one`` is batch size 1 and accepts
@@ -37,6 +37,7 @@ class NARSystem:
     """
 
     supports_forced_length = True
+    supports_random_weights = True
     #: settings that change decoding only: `bench run --set decode=mist_iter` reuses the plain run's checkpoint
     decode_only_overrides = ("decode", "iterations", "remove_repeat", "decode_batch_size")
 

@@ -1,0 +1,98 @@
+"""The declared System contract (#17): every registered system honours it, and bench reads it directly."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.errors import UserError
+from bench.registry import RegistryError
+from systems import SYSTEMS, build
+from systems.base import System, check_system
+
+ROOT = Path(__file__).resolve().parents[1]
+CAPABILITIES = ("needs_training", "decode_only_overrides", "supports_forced_length", "supports_random_weights",
+                "latency_probe", "last_iterations")
+
+
+@pytest.mark.parametrize("name", SYSTEMS.names())
+def test_every_registered_system_subclasses_the_contract(name: str) -> None:
+    system = build(name, "smoke")
+    assert isinstance(system, System)
+    for attr in CAPABILITIES:
+        assert hasattr(system, attr), (name, attr)
+    assert isinstance(system.decode_only_overrides, tuple | list)
+    assert system.describe().name  # describe works before fit
+
+
+def test_a_factory_that_returns_something_else_is_a_one_line_error() -> None:
+    class NotASystem:
+        def decode_one(self, example):
+            return ""
+
+    with pytest.raises(RegistryError, match="does not subclass systems.base.System"):
+        check_system("plugin_x", NotASystem())
+
+
+def test_systems_without_a_forced_length_mode_refuse_one() -> None:
+    from bench.data.types import Example
+    from bench.latency.meter import LengthForcedUnsupported
+
+    copy = build("copy_source", "smoke")
+    ex = Example("e1", "how do i learn ?", "how can i learn ?")
+    assert copy.decode_one(ex) == "how do i learn ?"
+    with pytest.raises(LengthForcedUnsupported, match="forced length"):
+        copy.decode_one(ex, forced_length=5)
+
+
+def test_random_weights_is_refused_where_the_family_has_no_such_mode(tmp_path: Path) -> None:
+    """#17 finding 1: UniLM's `weights` is a weight-file path; `weights=random` used to train 40 updates."""
+    from bench.latency.prepare import prepare
+
+    with pytest.raises(UserError, match=r"not a mode of unilm.*encoder_minilm_l6"):
+        prepare(["unilm", "encoder_minilm_l6"], "smoke", {"unilm": {"weights": "random"}}, "quora", tmp_path)
+    assert build("encoder_minilm_l6", "smoke").supports_random_weights
+    assert not build("unilm", "smoke").supports_random_weights
+
+
+def test_bench_never_probes_a_system_with_getattr() -> None:
+    """The contract is read as declared attributes; a `getattr(system, ..., default)` would hide a typo."""
+    pattern = re.compile(r"getattr\((self\.)?(system|sys_|s|built\[\w+\]|info|describe)\b")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "bench").rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert offenders == []
+
+
+def test_task_recipes_are_the_single_source() -> None:
+    """#17 finding 2: the scorer's recipe list is the task's; a default outside it is refused at definition."""
+    from dataclasses import replace
+
+    from bench.data import TASKS
+    from bench.scoring import applicable_recipes
+
+    for name in TASKS.names():
+        task = TASKS.get(name)
+        assert applicable_recipes(name) == list(task.recipes)
+        assert set(task.default_recipes) <= set(task.recipes)
+    quora = TASKS.get("quora")
+    with pytest.raises(ValueError, match="not among its applicable recipes"):
+        replace(quora, default_recipes=("mist-quora", "bleurt"))
+
+
+def test_an_unregistered_recipe_fails_before_fit() -> None:
+    from dataclasses import replace
+
+    from bench.data import TASKS
+    from bench.runs import check_recipes
+
+    quora = TASKS.get("quora")
+    check_recipes(quora)
+    broken = replace(quora, default_recipes=("mist-qora",), recipes=("mist-qora",))
+    with pytest.raises(RegistryError, match="Did you mean 'mist-quora'"):
+        check_recipes(broken)

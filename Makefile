@@ -45,10 +45,11 @@ demo: setup
 	@echo "demo reports: $(DEMO)/reports (committed tables from real runs: reports/)"
 	@echo "demo runs as a table: $(DEMO)/results.csv, or bench.results.load(\"$(DEMO)/results\") in a notebook"
 
-test: setup
+# The full suite includes the fairseq baselines: fairseq is installed (cached wheel) rather than skipped.
+test: setup fairseq
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
-test-fast: setup
+test-fast: setup fairseq
 	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
 
 # Every benchmark prints its figures and its target; all run, then the ones that missed are listed.

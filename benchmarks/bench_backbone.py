@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
+import torch
 
-from systems.unilm import UniLMDecoder, V1Collator, _Parts, make_config  # noqa: E402
+from systems.unilm import UniLMDecoder, V1Collator, _Parts, make_config
 
 LIMIT = 1.10  # cached ms/token, source 384 vs 64; the memory-traffic floor is ~x1.06 (see above)
 SOURCE_LENGTHS = (64, 384)

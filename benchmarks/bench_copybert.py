@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
+import torch
 
-from systems.copybert.copy import copy_distribution, copy_distribution_dense  # noqa: E402
+from systems.copybert.copy import copy_distribution, copy_distribution_dense
 
 
 def _inputs(rows: int, length: int, vocab: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -27,14 +27,14 @@ def _inputs(rows: int, length: int, vocab: int, device: str) -> tuple[torch.Tens
     return attn, ids
 
 
-def _step(fn, attn: torch.Tensor, ids: torch.Tensor, vocab: int) -> torch.Tensor:  # noqa: ANN001
+def _step(fn, attn: torch.Tensor, ids: torch.Tensor, vocab: int) -> torch.Tensor:
     attn.grad = None
     out = fn(attn, ids, vocab)
     out.log().clamp_min(-30).sum().backward()
     return out.detach()
 
 
-def measure(fn, rows: int, length: int, vocab: int, device: str, repeats: int) -> dict[str, float]:  # noqa: ANN001
+def measure(fn, rows: int, length: int, vocab: int, device: str, repeats: int) -> dict[str, float]:
     """Median step time (s) and peak memory (MiB) of one forward+backward of ``fn``."""
     attn, ids = _inputs(rows, length, vocab, device)
     _step(fn, attn, ids, vocab)  # warm-up
@@ -62,7 +62,7 @@ def measure(fn, rows: int, length: int, vocab: int, device: str, repeats: int) -
     return {"step_s": times[len(times) // 2], "peak_mib": peak / 2**20}
 
 
-def _cpu_peak(prof) -> float:  # noqa: ANN001
+def _cpu_peak(prof) -> float:
     """Peak of the running sum of allocations/frees recorded by the profiler (bytes)."""
     events = sorted(
         (e for e in prof.events() if getattr(e, "cpu_memory_usage", 0)), key=lambda e: e.time_range.start

@@ -22,10 +22,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.data.types import Example  # noqa: E402
-from bench.latency import LatencyReport, measure, render_report  # noqa: E402
-from systems.base import SystemInfo, TaskInfo  # noqa: E402
-from systems.null import NullSystem  # noqa: E402
+from bench.data.types import Example
+from bench.latency import LatencyReport, measure, render_report
+from systems.base import SystemInfo, TaskInfo
+from systems.null import NullSystem
 
 OVERHEAD_LIMIT = 0.01
 SPREAD_LIMIT = 0.10

@@ -25,13 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.data.types import Example  # noqa: E402
+from bench.data.types import Example
 
 LIMIT = 1.10  # decode_one / necessary work
 SOURCE_LENGTHS = (64, 192, 464)
 
 
-def build(backbone: str):  # noqa: ANN201
+def build(backbone: str):
     """An (untrained-head) encoder NAT system ready to decode, and its model."""
     from systems.nar.data import Encoder
     from systems.nar.system import make
@@ -43,7 +43,7 @@ def build(backbone: str):  # noqa: ANN201
     return system, model
 
 
-def time_pair(system, model, n_src: int, target_len: int, rounds: int, warmup: int) -> dict[str, float]:  # noqa: ANN001
+def time_pair(system, model, n_src: int, target_len: int, rounds: int, warmup: int) -> dict[str, float]:
     import torch
 
     example = Example("bench", " ".join(["the"] * (n_src - 2)), "q")

@@ -47,7 +47,7 @@ SUBSET_KEY = {
 }
 
 
-def task_info(task: str, n_train: int):  # noqa: ANN201
+def task_info(task: str, n_train: int):
     from bench.data import TASKS, load_split
     from systems.base import TaskInfo
 

@@ -37,7 +37,7 @@ for _name in ("fairseq_inat", "fairseq_cmlm", "fairseq_levt", "fairseq_inst"):
     SYSTEMS.register(_name, f"systems.fairseq_nat.system:{_name}", family="semi-NAR")
 
 
-def build(name: str, budget: str, overrides: dict | None = None):  # noqa: ANN201 (imports base lazily)
+def build(name: str, budget: str, overrides: dict | None = None):
     """The system ``name`` under ``budget`` with ``overrides``, checked to honour the :class:`~systems.base.System`
     contract (a plugin's factory that returns something else is a one-line error, not a later AttributeError)."""
     from systems.base import check_system

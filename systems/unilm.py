@@ -179,7 +179,7 @@ def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> UniL
 
 
 # --------------------------------------------------------------------------- model
-def _torch():  # noqa: ANN202 - lazy heavy import
+def _torch():
     import torch
 
     return torch
@@ -189,7 +189,7 @@ class _Parts:
     """Built lazily so ``import systems.unilm`` stays light."""
 
     @staticmethod
-    def model_class():  # noqa: ANN205
+    def model_class():
         torch = _torch()
         from systems.backbone import Backbone, MLMHead
         from systems.training import unilm_smoothed_loss

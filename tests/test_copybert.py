@@ -206,7 +206,7 @@ def test_decode_consistency(tok: WordPieceTokenizer, copy: str, beam: int) -> No
     steps: list[torch.Tensor] = []
     scorer = StepScorer(model, feat)
 
-    def step(prefixes):  # noqa: ANN001, ANN202
+    def step(prefixes):
         out = scorer(prefixes)
         steps.append(out)
         return out
@@ -258,7 +258,7 @@ def test_buffer_decoding_equals_concat_cache_bitwise(tok: WordPieceTokenizer, co
     logs: list[tuple[torch.Tensor, torch.Tensor]] = []
     permuted = []
 
-    def step(prefixes):  # noqa: ANN001, ANN202
+    def step(prefixes):
         keys = list(dict.fromkeys(tuple(p) for p in prefixes))
         if new.index and all(keys):
             permuted.append([new.index[k[:-1]] for k in keys] != list(range(len(keys))))
@@ -281,7 +281,7 @@ def test_beam_search_rules() -> None:
     """A scripted model: [SEP] ends hypotheses, n_best collected, length-normalised pick with +1."""
     vocab = 6
 
-    def step(prefixes):  # noqa: ANN001, ANN202
+    def step(prefixes):
         out = torch.full((len(prefixes), vocab), -9.0)
         for r, p in enumerate(prefixes):
             out[r, 5] = -0.1  # keep going with token 5

@@ -23,7 +23,7 @@ class ToyModel:
         g = torch.Generator().manual_seed(hash((self.seed, prefix)) % (2**31))
         return torch.randn(V, generator=g).log_softmax(-1)
 
-    def step(self, state: list[tuple[int, ...]], prev: torch.Tensor | None):  # noqa: ANN201
+    def step(self, state: list[tuple[int, ...]], prev: torch.Tensor | None):
         if prev is not None:
             state = [p + (int(t),) for p, t in zip(state, prev.tolist(), strict=True)]
         return torch.stack([self.logp(p) for p in state]), state
@@ -96,11 +96,11 @@ def test_ngram_blocking() -> None:
     assert _blocked([1, 1], 1, frozenset()) == {1}
 
     class Loop:  # always prefers token 1: without blocking the output is 1 1 1 1 ...
-        def step(self, state, prev):  # noqa: ANN001, ANN201
+        def step(self, state, prev):
             lp = torch.tensor([[-9.0, -0.1, -2.0, -3.0]]).expand(len(state), -1).clone()
             return lp, state
 
-        def reorder(self, state, index):  # noqa: ANN001, ANN201
+        def reorder(self, state, index):
             return [state[i] for i in index.tolist()]
 
     for k in (1, 2):

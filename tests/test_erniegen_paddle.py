@@ -13,7 +13,7 @@ from systems.backbone import MLMHead, load_backbone, tiny_backbone, tiny_vocab  
 from systems.erniegen.paddle import convert, name_map, read_lodtensor, write_lodtensor  # noqa: E402
 
 
-def test_lodtensor_round_trip(tmp_path) -> None:  # noqa: ANN001
+def test_lodtensor_round_trip(tmp_path) -> None:
     for arr in (np.arange(12, dtype=np.float32).reshape(3, 4), np.array([1, -2], dtype=np.int64),
                 np.ones((2, 3, 2), dtype=np.float16)):
         write_lodtensor(tmp_path / "p", arr)
@@ -21,7 +21,7 @@ def test_lodtensor_round_trip(tmp_path) -> None:  # noqa: ANN001
         assert back.dtype == arr.dtype and np.array_equal(back, arr)
 
 
-def test_lodtensor_hand_built_header(tmp_path) -> None:  # noqa: ANN001
+def test_lodtensor_hand_built_header(tmp_path) -> None:
     """A header assembled byte by byte (one LoD level, packed dims) independent of the writer."""
     import struct
 
@@ -36,7 +36,7 @@ def test_lodtensor_hand_built_header(tmp_path) -> None:  # noqa: ANN001
         read_lodtensor(tmp_path / "bad")
 
 
-def test_convert_matches_source_model(tmp_path) -> None:  # noqa: ANN001
+def test_convert_matches_source_model(tmp_path) -> None:
     vocab = tiny_vocab(["[ATTN]"])
     src = tiny_backbone(vocab_size=len(vocab), hidden=32, layers=2, heads=2, type_vocab_size=4, seed=5)
     head = MLMHead(src.config, src.embeddings.word_embeddings)
@@ -72,7 +72,7 @@ def test_convert_matches_source_model(tmp_path) -> None:  # noqa: ANN001
     assert json.loads((tmp_path / "out" / "config.json").read_text())["layer_norm_eps"] == 1e-12
 
 
-def test_convert_names_missing_files(tmp_path) -> None:  # noqa: ANN001
+def test_convert_names_missing_files(tmp_path) -> None:
     (tmp_path / "params").mkdir()
     (tmp_path / "c.json").write_text(json.dumps({"vocab_size": 8, "hidden_size": 4, "num_hidden_layers": 1,
                                                  "num_attention_heads": 1, "max_position_embeddings": 8}))

@@ -87,7 +87,7 @@ def _task(n: int) -> TaskInfo:
     return TaskInfo("toy", exs, exs[:8], 64, 24)
 
 
-def test_system_smoke(tmp_path) -> None:  # noqa: ANN001
+def test_system_smoke(tmp_path) -> None:
     from systems.erniegen.system import erniegen_base, erniegen_large
 
     sys_ = erniegen_base("smoke", {"steps": 6, "batch_size": 4, "train_examples": 40})

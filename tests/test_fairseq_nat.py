@@ -24,12 +24,12 @@ if importlib.util.find_spec("fairseq") is None:
         "fairseq is not installed, so the six fairseq baselines would go untested: run `make fairseq` "
         "(`make test` does it, from a cached wheel), or set BENCH_SKIP_FAIRSEQ=1 to skip them knowingly."
     )
-import torch  # noqa: E402
+import torch
 
-from bench.data.types import Example  # noqa: E402
-from systems.base import System, TaskInfo  # noqa: E402
-from systems.fairseq_nat.checkpoints import Manifest, UntrustedCheckpointError  # noqa: E402
-from systems.fairseq_nat.presets import SYSTEMS  # noqa: E402
+from bench.data.types import Example
+from systems.base import System, TaskInfo
+from systems.fairseq_nat.checkpoints import Manifest, UntrustedCheckpointError
+from systems.fairseq_nat.presets import SYSTEMS
 
 WORDS = "what how why is the a best way to learn make money good india life people time".split()
 

@@ -19,7 +19,7 @@ SP = Specials(PAD, CLS, SEP, MASK)
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _one_thread():  # noqa: ANN202
+def _one_thread():
     """Tiny models run faster on one thread (and far faster on a busy 2-core CI box)."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -223,7 +223,7 @@ class _WrongAt(torch.nn.Module):
         )
         self.p = torch.nn.Parameter(torch.zeros(()))
 
-    def joint(self, src, src_len, tgt, tgt_len):  # noqa: ANN001, ANN201
+    def joint(self, src, src_len, tgt, tgt_len):
         w = self.w_mist if src.shape[1] != self.src_width else self.w_plain
         pred = self.gold.clone()
         pred[:, :w] = (pred[:, :w] + 1) % self.vocab

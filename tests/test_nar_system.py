@@ -25,7 +25,7 @@ def _examples(n: int, seed: int) -> list[Example]:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _one_thread():  # noqa: ANN202
+def _one_thread():
     """Tiny models run faster on one thread, and CI runs two pytest workers on two cores."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -56,7 +56,7 @@ def test_length_target_counts_sep_and_clamp() -> None:
     class Tok:
         pad_id, cls_id, sep_id, mask_id = PAD, CLS, SEP, MASK
 
-        def encode_batch(self, texts):  # noqa: ANN001, ANN202
+        def encode_batch(self, texts):
             return [[20 + i for i in range(len(t.split()))] for t in texts]
 
     from bench.data.types import Example
@@ -184,7 +184,7 @@ def test_output_text_merges_pieces_and_deletes_every_sep() -> None:
     )
 
 
-def _ex(source: str):  # noqa: ANN202
+def _ex(source: str):
     from bench.data.types import Example
 
     return Example("x", source, "q")

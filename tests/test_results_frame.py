@@ -21,11 +21,11 @@ UNILM_FULL = "unilm--squad_qg--test--cpu--s42--0492db91"
 
 
 @pytest.fixture(scope="module")
-def frame():  # noqa: ANN201
+def frame():
     return results.load(RESULTS)
 
 
-def test_one_row_per_record_and_recipe(frame) -> None:  # noqa: ANN001
+def test_one_row_per_record_and_recipe(frame) -> None:
     from bench.report.records import load_records
 
     records = load_records(RESULTS)
@@ -41,7 +41,7 @@ def test_one_row_per_record_and_recipe(frame) -> None:  # noqa: ANN001
             assert json.loads(row["overrides"]) == rec["spec"]["overrides"]
 
 
-def test_bleu4_values_equal_the_tables(frame) -> None:  # noqa: ANN001
+def test_bleu4_values_equal_the_tables(frame) -> None:
     """Every table cell that shows a run shows the DataFrame's value (two readers, one number)."""
     from bench.papers import all_tables
     from bench.report.records import load_records
@@ -62,7 +62,7 @@ def test_bleu4_values_equal_the_tables(frame) -> None:  # noqa: ANN001
     assert checked >= 10
 
 
-def test_wide_has_one_row_per_record(frame) -> None:  # noqa: ANN001
+def test_wide_has_one_row_per_record(frame) -> None:
     wide = results.wide(frame)
     assert len(wide) == frame.run_id.nunique()
     row = wide[wide.run_id == SELF].iloc[0]
@@ -71,7 +71,7 @@ def test_wide_has_one_row_per_record(frame) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl"])
-def test_export_round_trip(frame, tmp_path: Path, fmt: str) -> None:  # noqa: ANN001
+def test_export_round_trip(frame, tmp_path: Path, fmt: str) -> None:
     path = results.export(frame, tmp_path / f"r.{fmt}", fmt)
     back = {"csv": pd.read_csv, "parquet": pd.read_parquet, "jsonl": lambda p: pd.read_json(p, lines=True)}[fmt](path)
     assert list(back.columns) == list(frame.columns) and len(back) == len(frame)

@@ -119,16 +119,16 @@ def toy_data(n: int = 64) -> list[tuple[list[float], float]]:
     return [(x[i].tolist(), float(y[i])) for i in range(n)]
 
 
-def toy_collate(items, rng):  # noqa: ANN001, ANN201 - test helper
+def toy_collate(items, rng):
     x = torch.tensor([i[0] for i in items]) + torch.tensor([[rng.gauss(0, 0.01)] for _ in items])
     return {"x": x, "y": torch.tensor([i[1] for i in items])}
 
 
-def toy_loss(model, batch):  # noqa: ANN001, ANN201 - test helper
+def toy_loss(model, batch):
     return ((model(batch["x"]).squeeze(-1) - batch["y"]) ** 2).mean()
 
 
-def toy_config(**kw) -> TrainConfig:  # noqa: ANN003
+def toy_config(**kw) -> TrainConfig:
     base = dict(steps=12, batch_size=8, grad_accum=2, lr=1e-2, warmup=2, save_every=4, progress=False, log_every=1)
     return TrainConfig(**{**base, **kw})
 

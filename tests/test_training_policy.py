@@ -109,7 +109,7 @@ class Block(torch.nn.Module):
         super().__init__()
         self.a, self.b, self.ln = torch.nn.Linear(4, 16), torch.nn.Linear(16, 4), torch.nn.LayerNorm(4)
 
-    def forward(self, x):  # noqa: ANN001, ANN201
+    def forward(self, x):
         return self.ln(x + self.b(torch.nn.functional.gelu(self.a(x))))
 
 
@@ -125,16 +125,16 @@ def toy_data(n: int = 64) -> list[tuple[list[float], float]]:
     return [(x[i].tolist(), float(y[i])) for i in range(n)]
 
 
-def toy_collate(items, rng):  # noqa: ANN001, ANN201 - test helper
+def toy_collate(items, rng):
     x = torch.tensor([i[0] for i in items]) + torch.tensor([[rng.gauss(0, 0.01)] for _ in items])
     return {"x": x, "y": torch.tensor([i[1] for i in items])}
 
 
-def toy_loss(model, batch):  # noqa: ANN001, ANN201 - test helper
+def toy_loss(model, batch):
     return ((model(batch["x"]).squeeze(-1).float() - batch["y"]) ** 2).mean()
 
 
-def policy_config(**kw) -> TrainConfig:  # noqa: ANN003
+def policy_config(**kw) -> TrainConfig:
     base = dict(
         steps=12,
         batch_size=8,
@@ -209,7 +209,7 @@ def test_resume_after_kill_is_exact_under_the_policy(tmp_path: Path) -> None:
 WORDS = "the river city team music war king school law film church army island".split()
 
 
-def _examples(n: int, seed: int):  # noqa: ANN202
+def _examples(n: int, seed: int):
     from bench.data.types import Example
 
     rng = random.Random(seed)
@@ -222,7 +222,7 @@ def _examples(n: int, seed: int):  # noqa: ANN202
 
 
 @pytest.fixture(scope="module")
-def nar_runs(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def nar_runs(tmp_path_factory: pytest.TempPathFactory):
     """encoder_minilm_l6 at smoke size, 30 updates on one fixed batch sequence, fp32 and bf16."""
     from systems.base import TaskInfo
     from systems.nar.system import encoder_minilm_l6
@@ -239,7 +239,7 @@ def nar_runs(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     torch.set_num_threads(before)
 
 
-def test_bf16_training_tracks_fp32(nar_runs) -> None:  # noqa: ANN001
+def test_bf16_training_tracks_fp32(nar_runs) -> None:
     """bf16 keeps 8 mantissa bits (relative rounding 2^-9 = 0.2 % per matmul input); the master
     weights, optimizer and loss stay fp32, so over 30 updates the loss drifts by rounding only.
     2 % is ten times one rounding step and far below what a broken cast (a loss computed in bf16,
@@ -253,7 +253,7 @@ def test_bf16_training_tracks_fp32(nar_runs) -> None:  # noqa: ANN001
     assert abs(bf16 - fp32) / fp32 < 0.02, losses
 
 
-def test_bf16_model_decodes_alike_in_fp32_and_bf16(nar_runs) -> None:  # noqa: ANN001
+def test_bf16_model_decodes_alike_in_fp32_and_bf16(nar_runs) -> None:
     from bench.precision import Precision, autocast
 
     runs, task = nar_runs

@@ -133,7 +133,7 @@ def _pairs() -> list[Example]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("factory", [unilm, unilm_s2sft])
-def test_overfit_eight_pairs_to_exact_greedy_reproduction(factory, tmp_path: Path) -> None:  # noqa: ANN001
+def test_overfit_eight_pairs_to_exact_greedy_reproduction(factory, tmp_path: Path) -> None:
     exs = _pairs()
     sys_ = factory(
         "smoke",

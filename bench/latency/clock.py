@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-CLOCK_NAME = "perf_counter_ns"
-
 
 def resolve_device(device: str | None) -> str:
     """``"cuda"`` when asked for or (auto) when torch sees a GPU; otherwise ``"cpu"``."""

@@ -10,7 +10,6 @@ under several recipes pays once.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -75,7 +74,3 @@ def rouge_l_corpus(per_item: Sequence[float]) -> float:
     return float(np.mean(np.array(per_item)))
 
 
-def check_finite(x: float, what: str) -> float:
-    if not math.isfinite(x):
-        raise ArithmeticError(f"{what} is not finite ({x})")
-    return x

@@ -64,7 +64,7 @@ def resolve_checkpoint(name_or_path: str) -> Path:
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(hub_id, local_files_only=True))
-    except Exception as err:  # noqa: BLE001 - any failure means "not available offline"
+    except Exception as err:
         raise FileNotFoundError(
             f"Backbone '{name_or_path}' not found: not a directory, not under $BENCH_CHECKPOINTS "
             f"({root or 'unset'}), and hub id '{hub_id}' is not in the local HF cache ({err.__class__.__name__}). "

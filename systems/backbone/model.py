@@ -20,7 +20,7 @@ from systems.backbone.config import BackboneConfig
 AttnMode = Literal[False, "pre", "post"]
 
 
-def activation(name: str):  # noqa: ANN201 - returns a callable
+def activation(name: str):
     """BERT's ``hidden_act`` names; ``gelu`` is the exact erf form, as in the original BERT."""
     table = {
         "gelu": F.gelu,

@@ -25,7 +25,7 @@ def import_fairseq_quietly() -> None:
     level, handlers = root.level, list(root.handlers)
     for name in ("fairseq", "fairseq.tasks.text_to_speech"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    import fairseq.checkpoint_utils  # noqa: F401
+    import fairseq.checkpoint_utils
     import fairseq.tasks  # noqa: F401
 
     root.setLevel(level)

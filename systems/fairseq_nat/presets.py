@@ -53,8 +53,7 @@ CITATIONS = {
     "fairseq_inst": "Stern et al. 2019, Insertion Transformer (fairseq implementation)",
 }
 
-#: the size flags a budget may override (smoke: tiny; cpu: about 3 s/update at batch 64 on 2 busy cores)
-SIZE_FLAGS = ("layers", "embed_dim", "ffn_dim", "heads")
+#: model sizes per budget (smoke: tiny; cpu: about 3 s/update at batch 64 on 2 busy cores)
 TINY = {"layers": 2, "embed_dim": 32, "ffn_dim": 64, "heads": 2}
 CPU_SIZE = {"layers": 3, "embed_dim": 128, "ffn_dim": 512, "heads": 4}
 

@@ -29,7 +29,7 @@ class Encoder:
     ``[CLS]``/``[SEP]`` (2 more than training, §4.8); set it to 0 to decode like training.
     """
 
-    def __init__(self, tokenizer, max_source_len: int, max_target_len: int, test_extra: int = 2) -> None:  # noqa: ANN001
+    def __init__(self, tokenizer, max_source_len: int, max_target_len: int, test_extra: int = 2) -> None:
         self.tok = tokenizer
         self.max_source_len, self.max_target_len, self.test_extra = max_source_len, max_target_len, test_extra
         self.pad, self.cls, self.sep, self.mask = (

@@ -74,7 +74,7 @@ class NATModel(nn.Module):
         pooled = (src_hidden * real[:, :, None]).sum(1) / src_len[:, None].to(src_hidden.dtype)
         return pooled @ self.length_embed.weight.t()
 
-    def _run(self, inputs: EncoderInputs, past: KVCache | None = None, use_cache: bool = False):  # noqa: ANN202
+    def _run(self, inputs: EncoderInputs, past: KVCache | None = None, use_cache: bool = False):
         return self.backbone(
             inputs.input_ids,
             inputs.token_type_ids,

@@ -102,7 +102,7 @@ class NARSystem(System):
         self.train_result = self._train(model, pairs, size, workdir, dev)
         self.model = model.eval()
 
-    def _build_model(self):  # noqa: ANN202
+    def _build_model(self):
         import torch
 
         from systems.backbone import build_tokenizer, load_backbone, tiny_backbone

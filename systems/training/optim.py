@@ -49,7 +49,7 @@ class BertAdam(torch.optim.Optimizer):
         )
 
     @torch.no_grad()
-    def step(self, closure=None):  # noqa: ANN001, ANN201 - torch signature
+    def step(self, closure=None):
         loss = closure() if closure is not None else None
         for group in self.param_groups:
             b1, b2 = group["betas"]

@@ -59,6 +59,7 @@ bench: setup
 
 lint: setup
 	$(VENV)/bin/ruff check bench systems tests benchmarks
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf .cache .pytest_cache .ruff_cache

@@ -122,7 +122,7 @@ def calibrate(
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "points": sorted(points, key=lambda p: (p["lr"], p["updates"])),
     }
-    summary["pick"] = _pick(summary["points"])
+    summary["pick"] = _pick(points)
     path = summary_path(Path(results_dir), system, task, budget)
     merged = _merge(path, summary)
     write_json_atomic(path, merged)

@@ -91,13 +91,16 @@ def compute(
         if len({_examples(m.record) for m in matches.values()}) != 1:
             say(f"[order] {table.ref} {group.id}: the shown runs are over different examples; skipped")
             continue
-        rows = sorted(matches, key=lambda r: -leading_number(table.row(r).reported[col]))  # paper's order
-        reported = [leading_number(table.row(r).reported[col]) for r in rows]
+        published = {r: float(leading_number(table.row(r).reported.get(col)) or 0.0) for r in matches}
+        rows = sorted(matches, key=lambda r: -published[r])  # paper's order (every match has a number)
+        reported = [published[r] for r in rows]
         stats = {}
         with ScoringSession() as session:
             for r in rows:
                 rec = matches[r].record
                 recipe = table.reported_recipe(table.row(r), group)
+                if recipe is None:
+                    raise ValueError(f"{table.ref} {group.id}: row {r} names no recipe; the papers file must give one")
                 say(f"[order] {table.ref} {group.id}: scoring {rec['run_id']} ({recipe})")
                 scores = score_split(recipe, _outputs(rec), _split(rec, data_dir), session, bootstrap=0)
                 stats[r] = scores.item_stats[metric]
@@ -112,9 +115,7 @@ def compute(
                 {
                     "higher": a,
                     "lower": b,
-                    "reported_delta": round(
-                        leading_number(table.row(a).reported[col]) - leading_number(table.row(b).reported[col]), 4
-                    ),
+                    "reported_delta": round(published[a] - published[b], 4),
                     "reproduced_delta": round((stats[a].value() - stats[b].value()) * 100, 4),
                     "p_bootstrap": paired_bootstrap(stats[b], stats[a], samples, seed),
                 }

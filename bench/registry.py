@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from bench.errors import UserError
 
@@ -55,12 +55,12 @@ class Registry(Generic[T]):
         entry = self._entries[name]
         if isinstance(entry, str):
             module_name, attr = entry.split(":", 1)
-            obj = importlib.import_module(module_name)
+            obj: Any = importlib.import_module(module_name)
             for part in attr.split("."):
                 obj = getattr(obj, part)
-            self._entries[name] = obj  # type: ignore[assignment]
+            self._entries[name] = obj
             entry = obj
-        return entry  # type: ignore[return-value]
+        return entry
 
     def meta(self, name: str) -> dict[str, str]:
         if name not in self._entries:

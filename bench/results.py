@@ -26,7 +26,7 @@ ID_COLUMNS = ["run_id", "system", "task", "split", "budget", "seed", "limit", "o
 def _rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
     spec, info = rec["spec"], rec.get("system") or {}
     cfg = info.get("config") or {}
-    train = cfg.get("train") if isinstance(cfg.get("train"), dict) else {}
+    train: dict[str, Any] = cfg["train"] if isinstance(cfg.get("train"), dict) else {}
     env, data = rec.get("environment") or {}, rec.get("data") or {}
     stats, timings = rec.get("output_stats") or {}, rec.get("timings") or {}
     base = {

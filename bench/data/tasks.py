@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from bench.data.errors import DataError
 from bench.registry import Registry
@@ -96,7 +96,7 @@ def splits(*specs: SplitSpec) -> Mapping[str, SplitSpec]:
     return MappingProxyType({spec.name: spec for spec in specs})
 
 
-_MIST_LENS = {"max_source_len": 464, "max_target_len": 48}  # MIST paper, section "Settings"
+_MIST_LENS: dict[str, Any] = {"max_source_len": 464, "max_target_len": 48}  # MIST paper, section "Settings"
 
 _SQUAD_FILES = (
     "squad/train-v1.1.reconstructed.json",

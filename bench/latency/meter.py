@@ -164,7 +164,7 @@ def measure(
     infos = {nm: _describe(systems[nm]) for nm in names}
     plan = ItemPlan(len(examples), seed)
     canary = Canary(device)
-    canaries = []
+    canaries: list[Any] = []
     notes: list[str] = []
     warm: dict[str, tuple[int, float]] = {}
 

@@ -111,7 +111,7 @@ def iterations_data(records: Sequence[dict], budget: str | None) -> dict[str, An
     """MIST Table 6: metric per number of decoding iterations, published and reproduced."""
     table = get_table("mist", "6")
     budgets = (budget,) if budget else DEFAULT_BUDGETS
-    panels = []
+    panels: list[dict[str, Any]] = []
     for g in table.quality_groups():
         col = g.columns[0]
         series: dict[str, list[dict]] = {}

@@ -262,7 +262,7 @@ def _status(table: Table, row: Row, group: Group, budgets: Sequence[str], asked:
         r = reasons[asked]
         return f"cannot run here: {r}" if r else "not run"
     if all(reasons.values()):
-        distinct = sorted(set(reasons.values()))  # type: ignore[arg-type]
+        distinct = sorted({r for r in reasons.values() if r})
         if len(distinct) == 1:
             return f"cannot run here: {distinct[0]}"
         return "cannot run here: " + "; ".join(f"{b}: {reasons[b]}" for b in budgets)

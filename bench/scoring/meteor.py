@@ -17,6 +17,7 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class MeteorProcess:
         self.jar = jar or meteor_jar()
         self.cmd = [java_path, "-jar", "-Xmx2G", self.jar.name, "-", "-", "-stdio", "-l", "en", "-norm"]
         self._proc: subprocess.Popen[bytes] | None = None
-        self._err = None
+        self._err: IO[bytes] | None = None
         self._lock = threading.Lock()
         self.starts = 0  # how many JVMs this object launched (1 unless one died)
 

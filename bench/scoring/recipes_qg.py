@@ -6,8 +6,11 @@ prediction winning. ``ascii`` marks the Python-2 scripts (byte-string semantics)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from bench.data.types import Example, Split
 from bench.scoring import coco
@@ -22,6 +25,11 @@ from bench.scoring.types import Items
 
 Fn = Callable[[str], str]
 ExFn = Callable[[Example], str]
+
+
+def _bleu_k(sums: np.ndarray, n: int, k: int) -> np.ndarray:
+    """BLEU-k from summed statistics (the resampling ``SumsFn`` shape: sums, number of items)."""
+    return coco.bleu_from_sums(sums, k)
 
 
 def _field(name: str) -> ExFn:
@@ -122,7 +130,7 @@ class CocoRecipe(Recipe):
         rows = coco.bleu_rows(cooked)
         for k in range(1, 5):
             values[f"bleu{k}"] = bleu[k - 1]
-            stats[f"bleu{k}"] = ItemStats(rows, lambda s, n, k=k: coco.bleu_from_sums(s, k))
+            stats[f"bleu{k}"] = ItemStats(rows, functools.partial(_bleu_k, k=k))
         mstats = met.parse_stats(stat_lines)
         values["meteor"] = met.corpus_score(mstats)
         stats["meteor"] = ItemStats(met.pooled(mstats), lambda s, n: met.scores_from_stats(s))

@@ -93,7 +93,7 @@ class RougePltrdy(LineRecipe):
         refs = [r[0].lower() for r in items.refs]
         rouge = Rouge()
         keys = {"rouge1": "rouge-1", "rouge2": "rouge-2", "rougeL": "rouge-l"}
-        per = {k: [] for k in keys}
+        per: dict[str, list[float]] = {k: [] for k in keys}
         n_empty = 0
         for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
             if _pltrdy_empty(r):
@@ -109,9 +109,9 @@ class RougePltrdy(LineRecipe):
                 per[k].append(sc[v]["f"])
         values = {}
         for k in keys:  # same summation as Rouge._get_avg_scores: running sum from 0, then / count
-            total = 0
-            for v in per[k]:
-                total = total + v
+            total = 0.0
+            for x in per[k]:
+                total = total + x
             values[k] = total / len(per[k])
         notes = [f"rouge-pltrdy: {n_empty} hypotheses empty after preparation, scored 0 explicitly "
                  "(the tool raises on them)"] if n_empty else []

@@ -1,0 +1,18 @@
+"""UniLM seq2seq fine-tuning: the unilm-v1 QG recipe (``unilm``) and s2s-ft pseudo-masking (``unilm_s2sft``).
+
+SYSTEMS.md §2. Both train a BERT-layout backbone with an MLM head on ``[CLS] src [SEP] tgt [SEP]``
+under a seq2seq mask and decode left to right with a ``[MASK]`` query per step; the source K/V
+is computed once and cached (unilm-v1 caches hidden states, which gives the same numbers).
+Registry factories: ``systems.unilm:unilm`` and ``systems.unilm:unilm_s2sft``. Modules: ``config``
+(presets), ``collate`` (training batches), ``decode`` (the decoder), ``system`` (the adapter).
+"""
+
+from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, answer_window, s2sft_mask, truncate_pair
+from systems.unilm.config import CITATION, UniLMConfig, make_config, presets
+from systems.unilm.decode import UniLMDecoder
+from systems.unilm.system import UniLMSystem, unilm, unilm_s2sft
+
+__all__ = [
+    "CITATION", "S2SFTCollator", "UniLMConfig", "UniLMDecoder", "UniLMSystem", "V1Collator", "_Parts", "answer_window",
+    "make_config", "presets", "s2sft_mask", "truncate_pair", "unilm", "unilm_s2sft",
+]

@@ -1,0 +1,166 @@
+"""UniLM presets: one config dataclass, the paper/cpu/smoke presets of both recipes, override validation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from systems.base import check_budget
+from systems.presets import replace_fields
+
+CITATION = "Dong et al., Unified Language Model Pre-training for NLU and NLG, NeurIPS 2019"
+
+
+@dataclass
+class UniLMConfig:
+    """Everything a run needs; a budget preset fills it and ``overrides`` may change any field."""
+
+    variant: str = "v1"  # v1 (masked seq2seq LM, §2.3) | s2sft (pseudo masking, §2.6)
+    backbone: str = "tiny"  # tiny | minilm-l6 | a checkpoint name/dir (see systems.backbone.load_backbone)
+    weights: str | None = None  # weight file overriding the backbone's (unilm1-large-cased.bin)
+    # tiny random model; its vocab is built from the training texts (``vocab`` most frequent pieces)
+    tiny: dict = field(default_factory=lambda: {"hidden": 64, "layers": 2, "heads": 4, "vocab": 2000, "dropout": 0.1})
+    source_type: int = 0
+    target_type: int = 1
+    type_vocab_size: int | None = None  # grow the type embeddings (6 for --new_segment_ids)
+    max_seq_len: int = 512
+    max_source_len: int = 464  # incl. [CLS] and [SEP]
+    max_target_len: int = 48  # incl. the final [SEP]
+    # "head": keep the head of the source (unilm-v1); "answer": for "answer [SEP] paragraph" sources
+    # with ``answer_start``, crop the paragraph to a window around the answer (short cpu inputs)
+    source_window: str = "head"
+    mask_prob: float = 0.7
+    max_pred: int = 48
+    target_mask_prob: float = 0.5  # s2s-ft: target input tokens replaced by their pseudo token
+    label_smoothing: float = 0.1
+    train_subset: int | None = None  # first N training examples after a seeded shuffle (None: all)
+    epochs: float | None = None  # if set, steps = ceil(epochs * n_train / batch_size)
+    steps: int = 1000
+    batch_size: int = 32
+    grad_accum: int = 1
+    lr: float = 2e-5
+    warmup: float = 0.1
+    optimizer: str = "bertadam"
+    schedule: str = "bert"
+    weight_decay: float = 0.01
+    # speed policy (bench.precision)
+    precision: str = "fp32"  # auto | fp32 | bf16 | fp16
+    compile: bool = False
+    bucket_pool: int = 0  # > 1: length-bucketed training batches
+    pad_multiple: int = 1  # training batches padded to a multiple of this
+    save_every: int = 0
+    seed: int = 42
+    beam_size: int = 1
+    length_penalty: float = 0.0
+    no_repeat_ngram: int = 0
+    ngram_ignore: tuple[str, ...] = ()
+    decode_max_len: int = 48
+    decode_min_len: int = 1
+    decode_batch_size: int = 16
+    threads: int | None = None  # torch intra-op threads during fit/decode (None: leave as is)
+    progress: bool = True
+
+
+#: the cpu budget's speed policy (benchmarks/bench_training.py measures it; README "Training speed")
+CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool": 32, "pad_multiple": 8}
+
+
+def presets(variant: str) -> dict[str, UniLMConfig]:
+    """The three budgets. Numbers here are what the run record shows next to every score."""
+    v1 = variant == "v1"
+    smoke = UniLMConfig(
+        variant=variant,
+        backbone="tiny",
+        max_source_len=64,
+        max_target_len=16,
+        train_subset=256,
+        steps=40,
+        batch_size=16,
+        lr=1e-3,
+        warmup=0.1,
+        optimizer="adamw",
+        schedule="linear",
+        decode_max_len=16,
+        decode_batch_size=128,
+        progress=False,
+        threads=1,
+    )
+    # cpu: MiniLM-L6 from the offline package, 2 cores, ~30 min for train + decode + score.
+    # Training: 6,400 examples (a fixed seeded subset of the 75,722 train pairs), one pass:
+    # 400 updates x batch 16; source = answer [SEP] a 94-piece paragraph window around the answer
+    # (96 with [CLS]/[SEP]), target <= 23 pieces + [SEP]. Decoding: the full squad_qg test
+    # (11,877), greedy, <= 20 pieces, batches of 64. Sized from FLOP counts (~8.5 GFLOP per
+    # training example, ~3.3 GFLOP per decoded example) against benchmarks/bench_backbone.py.
+    cpu = UniLMConfig(
+        variant=variant,
+        backbone="minilm-l6",
+        max_source_len=96,
+        max_target_len=24,
+        source_window="answer",
+        train_subset=6400,
+        steps=400,
+        batch_size=16,
+        lr=1.5e-4,
+        warmup=0.1,
+        optimizer="bertadam" if v1 else "adamw",
+        schedule="bert" if v1 else "linear",
+        decode_max_len=20,
+        decode_batch_size=64,
+        save_every=100,  # a checkpoint (and a dev-loss point on the curve) every 100 updates
+        **CPU_SPEED,
+    )
+    if v1:  # unilm-v1 README QG command (§2.4/§2.5); source is the task's "answer [SEP] paragraph"
+        paper = UniLMConfig(
+            variant="v1",
+            backbone="bert-large-cased",
+            weights="unilm1-large-cased.bin",
+            source_type=4,
+            target_type=5,
+            type_vocab_size=6,
+            max_seq_len=512,
+            max_source_len=464 + 48,
+            max_target_len=48 + 1,
+            mask_prob=0.7,
+            max_pred=48,
+            label_smoothing=0.1,
+            epochs=10,
+            batch_size=32,
+            grad_accum=2,
+            lr=2e-5,
+            warmup=0.1,
+            optimizer="bertadam",
+            schedule="bert",
+            beam_size=1,
+            length_penalty=0.0,
+            decode_max_len=48,
+            decode_batch_size=16,
+        )
+    else:  # s2s-ft README (XSum command; QG uses the same code path) with unilm1.2-base-uncased
+        paper = UniLMConfig(
+            variant="s2sft",
+            backbone="unilm1.2-base-uncased",
+            max_source_len=464,
+            max_target_len=48,
+            target_mask_prob=0.5,
+            label_smoothing=0.1,
+            steps=32000,
+            batch_size=64,
+            lr=7e-5,
+            warmup=500,
+            optimizer="adamw",
+            schedule="linear",
+            precision="fp16",
+            beam_size=5,
+            length_penalty=0.0,
+            no_repeat_ngram=3,
+            ngram_ignore=(".",),
+            decode_max_len=48,
+            decode_batch_size=16,
+        )
+    return {"smoke": smoke, "cpu": cpu, "paper": paper}
+
+
+def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> UniLMConfig:
+    """The preset of ``variant`` at ``budget`` with ``overrides`` (an unknown key lists the known ones)."""
+    return replace_fields(presets(variant)[check_budget(budget)], dict(overrides), f"UniLM {variant}")

@@ -1,0 +1,226 @@
+"""The UniLM system adapter (fit, decode, decode_one) and the registry factories ``unilm``, ``unilm_s2sft``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from bench.data.types import Example
+from systems.base import System, SystemInfo, TaskInfo
+from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, _torch, answer_window
+from systems.unilm.config import CITATION, UniLMConfig, make_config
+from systems.unilm.decode import UniLMDecoder
+
+
+class UniLMSystem(System):
+    """The ``System`` adapter (systems/base.py) for both UniLM variants."""
+
+    def __init__(self, name: str, budget: str, cfg: UniLMConfig) -> None:
+        self.name, self.budget, self.cfg = name, budget, cfg
+        self.model: Any = None
+        self.tok: Any = None
+        self.fit_result: dict[str, Any] = {}
+        self._use_cache = True
+
+    def describe(self) -> SystemInfo:
+        config = _jsonable(asdict(self.cfg))
+        if self.fit_result:  # what training ran with (effective precision, compile, threads, buckets)
+            config["train"] = {k: v for k, v in self.fit_result.items() if k != "losses"}
+        return SystemInfo(
+            name=self.name,
+            family="AR",
+            iterations="n",
+            citation=CITATION,
+            backbone=self.cfg.backbone,
+            budget=self.budget,
+            config=config,
+        )
+
+    # ---- model construction
+    def _build(self, train: Sequence[Example]) -> None:
+        torch = _torch()
+        from systems.backbone import WordPieceTokenizer, build_tokenizer, load_backbone, tiny_backbone
+        from systems.backbone.tokenizer import corpus_vocab
+
+        if self.cfg.backbone == "tiny":
+            t = self.cfg.tiny
+            texts = [x for e in train for x in (e.source, e.target)]
+            self.tok = WordPieceTokenizer(corpus_vocab(texts, build_tokenizer(), t.get("vocab", 2000)))
+            bb = tiny_backbone(
+                vocab_size=self.tok.vocab_size,
+                hidden=t["hidden"],
+                layers=t["layers"],
+                heads=t["heads"],
+                max_position=max(
+                    self.cfg.max_source_len + max(self.cfg.max_target_len, self.cfg.decode_max_len) + 2, 64
+                ),
+                type_vocab_size=max(self.cfg.source_type, self.cfg.target_type) + 1,
+                dropout=t.get("dropout", 0.1),
+                seed=self.cfg.seed,
+            )
+            head_state: dict = {}
+        else:
+            bb, self.tok, info = load_backbone(
+                self.cfg.backbone, weights=self.cfg.weights, type_vocab_size=self.cfg.type_vocab_size
+            )
+            head_state = info["head_state"]
+            need = max(self.cfg.source_type, self.cfg.target_type) + 1
+            if bb.config.type_vocab_size < need:
+                raise ValueError(
+                    f"backbone {self.cfg.backbone} has {bb.config.type_vocab_size} token types but the preset "
+                    f"uses type id {need - 1}; set type_vocab_size={need}"
+                )
+        torch.manual_seed(self.cfg.seed)
+        self.model = _Parts.model_class()(bb, self.cfg.label_smoothing)
+        self.model.cls.load_hf(head_state)
+
+    def _collator(self) -> Any:
+        c = V1Collator if self.cfg.variant == "v1" else S2SFTCollator
+        return c(self.tok.cls_id, self.tok.sep_id, self.tok.mask_id, self.tok.vocab_size, self.cfg)
+
+    def _encode_sources(self, examples: Sequence[Example]) -> list[list[int]]:
+        """Source ids without [CLS]/[SEP]; at most ``max_source_len - 2`` of them."""
+        keep = self.cfg.max_source_len - 2
+        if self.cfg.source_window == "answer":
+            return [answer_window(self.tok, e, keep) for e in examples]
+        if self.cfg.source_window != "head":
+            raise ValueError(f"source_window must be 'head' or 'answer', got {self.cfg.source_window!r}")
+        return [s[:keep] for s in self.tok.encode_batch([e.source for e in examples])]
+
+    def _encode_pairs(self, examples: Sequence[Example]) -> list[tuple[list[int], list[int]]]:
+        cfg = self.cfg
+        srcs = self._encode_sources(examples)
+        tgts = self.tok.encode_batch([e.target for e in examples])
+        return [(s[: cfg.max_source_len - 2], t[: cfg.max_target_len - 1]) for s, t in zip(srcs, tgts, strict=True)]
+
+    # ---- System protocol
+    def fit(self, task: TaskInfo, workdir: Path) -> None:
+        with _threads(self.cfg.threads):
+            self._fit(task, workdir)
+
+    def _fit(self, task: TaskInfo, workdir: Path) -> None:
+        from systems.training import DEV_CURVE_EXAMPLES, TrainConfig, Trainer
+
+        cfg = self.cfg
+        workdir = Path(workdir)
+        train = list(task.train)
+        if not train:
+            raise ValueError(f"task {task.name} has no training examples")
+        if cfg.train_subset is not None and cfg.train_subset < len(train):
+            random.Random(cfg.seed).shuffle(train)
+            train = train[: cfg.train_subset]
+        self._build(train)
+        pairs = self._encode_pairs(train)
+        steps = math.ceil(cfg.epochs * len(pairs) / cfg.batch_size) if cfg.epochs else cfg.steps
+        tcfg = TrainConfig(
+            steps=steps,
+            batch_size=cfg.batch_size,
+            grad_accum=cfg.grad_accum,
+            lr=cfg.lr,
+            warmup=cfg.warmup,
+            schedule=cfg.schedule,
+            optimizer=cfg.optimizer,
+            weight_decay=cfg.weight_decay,
+            precision=cfg.precision,
+            compile=cfg.compile,
+            bucket_pool=cfg.bucket_pool,
+            save_every=cfg.save_every,
+            seed=cfg.seed,
+            progress=cfg.progress,
+            log_every=max(1, steps // 20),
+        )
+        result = Trainer(tcfg, workdir).fit(
+            self.model,
+            pairs,
+            self._collator(),
+            lambda m, b: m(b),
+            lengths=[len(a) + len(b) for a, b in pairs],
+            dev=self._encode_pairs(list(task.dev)[:DEV_CURVE_EXAMPLES]) if task.dev else None,
+        )
+        self.fit_result = {**result.to_json(), "n_train": len(pairs), "train_steps": steps}
+        (workdir / "fit.json").write_text(json.dumps(self.fit_result, indent=1))
+
+    def _search_config(self) -> Any:
+        from systems.decoding import SearchConfig
+
+        cfg = self.cfg
+        ignore = frozenset(self.tok.convert_tokens_to_ids(list(cfg.ngram_ignore)))
+        return SearchConfig(
+            beam_size=cfg.beam_size,
+            max_len=cfg.decode_max_len,
+            min_len=cfg.decode_min_len,
+            eos_id=self.tok.sep_id,
+            length_penalty=cfg.length_penalty,
+            no_repeat_ngram=cfg.no_repeat_ngram,
+            ngram_ignore=ignore,
+        )
+
+    def decode_ids(self, sources: list[list[int]], use_cache: bool = True) -> list[list[int]]:
+        """Decode token-id sources (``[CLS] a [SEP]`` included) into target ids (no EOS)."""
+        torch = _torch()
+        from systems.decoding import search
+
+        if self.model is None:
+            raise RuntimeError(f"{self.name}: call fit() before decode()")
+        self.model.eval()
+        cfg = self.cfg
+        dec = UniLMDecoder(
+            self.model, self.tok.mask_id, cfg.source_type, cfg.target_type, use_cache, max_len=cfg.decode_max_len
+        )
+        with torch.inference_mode(), _threads(cfg.threads):
+            return search(dec, dec.start(sources), len(sources), self._search_config())
+
+    def _sources(self, examples: Sequence[Example]) -> list[list[int]]:
+        keep = min(self.cfg.max_source_len, self.cfg.max_seq_len - self.cfg.decode_max_len) - 2
+        return [[self.tok.cls_id, *s[:keep], self.tok.sep_id] for s in self._encode_sources(examples)]
+
+    def decode(self, examples: Sequence[Example]) -> list[str]:
+        srcs = self._sources(examples)
+        order = sorted(range(len(srcs)), key=lambda i: len(srcs[i]))  # length buckets: less padding
+        out: list[str] = [""] * len(srcs)
+        bs = self.cfg.decode_batch_size
+        for k in range(0, len(order), bs):
+            chunk = order[k : k + bs]
+            for i, ids in zip(chunk, self.decode_ids([srcs[i] for i in chunk], self._use_cache), strict=True):
+                out[i] = self.tok.decode(ids)
+        return out
+
+    def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+        self.refuse_forced_length(forced_length)
+        return self.tok.decode(self.decode_ids(self._sources([example]), self._use_cache)[0])
+
+
+@contextlib.contextmanager
+def _threads(n: int | None) -> Iterator[None]:
+    """Run with ``n`` torch threads, then restore: tiny models are fastest (and immune to a busy
+    machine's OpenMP stalls) on one thread, while the cpu budget uses both cores."""
+    if not n:
+        yield
+        return
+    torch = _torch()
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(d, default=list))
+
+
+def unilm(budget: str, overrides: Mapping[str, Any]) -> UniLMSystem:
+    """Registry factory for ``unilm`` (unilm-v1 QG recipe)."""
+    return UniLMSystem("unilm", budget, make_config("v1", budget, overrides))
+
+
+def unilm_s2sft(budget: str, overrides: Mapping[str, Any]) -> UniLMSystem:
+    """Registry factory for ``unilm_s2sft`` (s2s-ft pseudo-masking)."""
+    return UniLMSystem("unilm_s2sft", budget, make_config("s2sft", budget, overrides))

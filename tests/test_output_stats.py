@@ -72,7 +72,7 @@ def test_training_curve_from_a_fairseq_log(tmp_path: Path) -> None:
 
 
 def test_table_flags_a_degenerate_run() -> None:
-    from bench.report.views import DEGENERATE_MARK, _distinct_cell, _quality_cell
+    from bench.report.cells import DEGENERATE_MARK, _distinct_cell, _quality_cell
 
     class M:  # the view's match: a record and its budget
         budget = "cpu"

@@ -17,8 +17,8 @@ from bench.report import (
     render_table,
     table_command,
 )
+from bench.report.cells import fmt_delta
 from bench.report.markdown import parse_tables
-from bench.report.views import fmt_delta
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "records"
 MIST_RUN = "mist_minilm_l6--squad_qg--test--cpu--s42--fixture01"

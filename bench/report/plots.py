@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.papers import get_table, leading_number
-from bench.report.views import DEFAULT_BUDGETS, matched_values, reported_points
+from bench.report.matching import DEFAULT_BUDGETS, matched_values, reported_points
 
 #: task -> (paper, table, quality group, metric) whose published points are overlaid.
 PARETO_TASKS: dict[str, tuple[str, str, str, str]] = {

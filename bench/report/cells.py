@@ -1,0 +1,87 @@
+"""Cell text of the rendered tables: fixed number formats (so ``--check`` can compare text exactly)
+and the quality / speed cells with their budget label and degeneracy flag."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.output_stats import degeneracy
+from bench.papers import leading_number
+from bench.report.matching import _is_partial, _Match
+
+RECIPE_MARK = "‡"
+
+
+# --- number formatting (fixed, so --check can compare text exactly) ----------------------------
+def fmt_num(x: float, digits: int = 2) -> str:
+    return f"{x:.{digits}f}"
+
+
+def fmt_delta(x: float, digits: int = 2, unit: str = "") -> str:
+    text = f"{abs(x):.{digits}f}"
+    if float(text) == 0.0:
+        return f"±{text}{unit}"
+    return f"{'+' if x > 0 else '−'}{text}{unit}"
+
+
+def fmt_iterations(x: Any) -> str:
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return str(int(x)) if float(x).is_integer() else fmt_num(float(x))
+    return str(x)
+
+
+# --- cells --------------------------------------------------------------------------------------
+def _budget_label(m: _Match) -> str:
+    return f"({m.budget}, partial)" if _is_partial(m.record) else f"({m.budget})"
+
+
+DEGENERATE_MARK = "⚠ degenerate"
+
+
+def _degenerate_flag(rec: dict) -> str:
+    """A visible flag after a run's number when its outputs are degenerate (bench.output_stats)."""
+    return f" {DEGENERATE_MARK}" if degeneracy(rec.get("output_stats")) else ""
+
+
+def _quality_cell(reported: str, m: _Match, recipe: str, metric: str) -> str:
+    value = m.record["scores"][recipe]["metrics"].get(metric)
+    rep = reported or "–"
+    if value is None:
+        return f"{rep} / no {metric} {_budget_label(m)}"
+    ref = leading_number(reported)
+    delta = fmt_delta(value - ref) if ref is not None else "n/a"
+    return f"{rep} / {fmt_num(value)} {_budget_label(m)}{_degenerate_flag(m.record)} / {delta}"
+
+
+def _latency_cell(reported: str, m: _Match, metric: str) -> str:
+    rep = reported or "–"
+    lat = m.record.get("latency")
+    if not lat:
+        return f"{rep} / not timed {_budget_label(m)}"
+    invalid = "" if lat.get("valid", True) else " INVALID"
+    if metric == "speedup":
+        value = lat.get("speedup_mean")
+        if value is None:
+            return f"{rep} / no baseline {_budget_label(m)}{invalid}"
+        ref = leading_number(reported)
+        delta = fmt_delta(value - ref, unit="×") if ref is not None else "n/a"
+        return f"{rep} / {fmt_num(value)}× {_budget_label(m)}{invalid} / {delta}"
+    stats = lat.get("stats") or {}
+    iters = stats.get("mean_iterations")
+    if iters is None:
+        iters = (m.record.get("system") or {}).get("iterations", "?")
+    ref = leading_number(reported)
+    shown = fmt_iterations(iters)
+    if ref is not None and isinstance(iters, (int, float)) and not isinstance(iters, bool):
+        digits = 0 if float(iters).is_integer() and ref.is_integer() else 2
+        delta = fmt_delta(float(iters) - ref, digits)
+    else:
+        delta = "n/a"
+    return f"{rep} / {shown} {_budget_label(m)}{invalid} / {delta}"
+
+
+def _distinct_cell(rec: dict) -> str:
+    stats = rec.get("output_stats")
+    if not stats or not stats.get("n"):
+        return ""
+    return f"{stats['distinct_ratio']:.1%} (refs {stats['reference_distinct_ratio']:.1%}){_degenerate_flag(rec)}"

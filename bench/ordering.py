@@ -68,8 +68,8 @@ def compute(
 ) -> list[dict[str, Any]]:
     """Write one ordering record per column with enough reproduced rows; returns them."""
     from bench.papers import get_table, leading_number
+    from bench.record import load_records
     from bench.report.matching import _examples, group_matches
-    from bench.report.records import load_records
     from bench.scoring import ScoringSession, score_split
     from bench.scoring.resample import bootstrap_values, ci95, paired_bootstrap
 

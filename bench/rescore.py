@@ -13,8 +13,8 @@ import datetime as _dt
 from pathlib import Path
 from typing import Any
 
-from bench.atomic import write_json_atomic
 from bench.errors import UserError
+from bench.record import RunRecord
 from bench.runs import REPO_ROOT, Reporter, first_examples, load_record, sha256_text
 
 
@@ -77,5 +77,5 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
     stamp = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     entry = {"at": stamp, "recipes": todo, **({"added": added} if needs_stats else {})}
     record.setdefault("rescored", []).append(entry)
-    write_json_atomic(path, record)
+    RunRecord.from_json(record, path).save(path)
     return added

@@ -6,7 +6,7 @@ its 95 % CI bounds (``bleu4_ci_low``/``bleu4_ci_high``), the scorer signature, t
 statistics (``out_*``), the harness SHA and the environment. :func:`wide` pivots it to one row
 per record with ``recipe/metric`` columns.
 
-Records are read by :func:`bench.report.records.load_records`, the one reader of the record
+Records are read by :func:`bench.record.load_records`, the one reader of the record
 format (the tables use it too). pandas is imported only here.
 
     import bench.results
@@ -68,7 +68,7 @@ def load(results_dir: Path | str = "results") -> Any:
     """One row per (record, recipe) of the complete records under ``results_dir``."""
     import pandas as pd
 
-    from bench.report.records import load_records
+    from bench.record import load_records
 
     records = load_records(results_dir)
     rows = [row for rec in records for row in _rows(rec)]

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from bench import __version__
-from bench.atomic import write_json_atomic, write_text_atomic
+from bench.atomic import write_text_atomic
 from bench.decode_journal import decode_in_chunks
+from bench.record import RunRecord, read_record
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SMOKE_EVAL_LIMIT = 200  # smoke runs decode the first 200 test examples: a pipeline check, not a score
 RESULTS_DIR = REPO_ROOT / "results"
-SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -141,10 +141,8 @@ def training_spec(spec: RunSpec, system: Any) -> RunSpec:
 
 
 def load_record(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON (line {exc.lineno}): {exc.msg}. Delete or fix the file.") from exc
+    """A record file as written (bench.record is its one reader)."""
+    return read_record(path)
 
 
 def completed_record(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> dict[str, Any] | None:
@@ -260,42 +258,40 @@ def execute(
         timings["latency_s"] = time.perf_counter() - t0
     timings["total_s"] = time.perf_counter() - t_start
 
-    record = {
-        "schema": SCHEMA_VERSION,
-        "run_id": spec.run_id,
-        "status": "complete",
-        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        "spec": spec.to_json(),
-        "harness": harness,
-        "environment": {**env_before, "loadavg_end": loadavg()},
-        "system": system.describe().to_json(),
-        "data": {
+    record = RunRecord(
+        run_id=spec.run_id,
+        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        spec=spec.to_json(),
+        harness=harness,
+        environment={**env_before, "loadavg_end": loadavg()},
+        system=system.describe().to_json(),
+        data={
             "split_sha256": test_split.sha256,
             "n_examples": len(test_split),
             "partial": test_split.partial,
             "note": test_split.note,
         },
-        "outputs": {
+        outputs={
             "path": _display_path(out_path),
             "sha256": sha256_text(out_text),
             "n": len(outputs),
             **({"resumed": decoded.resumed} if decoded.resumed else {}),
         },
-        "model": {"training_run_id": trained_by.run_id, "workdir": _display_path(workdir)},
-        "output_stats": stats,
-        "training_curve": training_curve(workdir),
-        "scores": scores,
-        "latency": latency,
-        "timings": {k: round(v, 3) for k, v in timings.items()},
-    }
-    write_json_atomic(record_path(spec, results_dir), record)
+        model={"training_run_id": trained_by.run_id, "workdir": _display_path(workdir)},
+        output_stats=stats,
+        training_curve=training_curve(workdir),
+        scores=scores,
+        latency=latency,
+        timings={k: round(v, 3) for k, v in timings.items()},
+    )
+    record.write(results_dir)
     journal.unlink(missing_ok=True)  # the outputs and the record are written: the journal has done its job
     if not any(journal.parent.iterdir()):
         journal.parent.rmdir()
     say(f"[done] {record_path(spec, results_dir)}")
     for reason in degeneracy(stats):
         say(f"[warning] degenerate outputs: {reason}. The scores are recorded but are not evidence of learning.")
-    return record
+    return record.to_json()
 
 
 def _display_path(path: Path) -> str:

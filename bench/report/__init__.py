@@ -15,8 +15,8 @@ Submodules: ``records`` (loading), ``views`` (records joined with paper tables),
 """
 
 from bench.papers import RowSpec, parse_table_ref, runnable_rows
+from bench.record import RecordError, load_records, validate_record
 from bench.report.build import ReportCheckError, render_all, render_table, table_command
-from bench.report.records import RecordError, load_records, validate_record
 
 __all__ = [
     "RecordError",

@@ -16,10 +16,10 @@ from typing import Any
 
 from bench.latency.record import load_latency_records
 from bench.papers import all_tables, get_table, normalize_paper
+from bench.record import load_records
 from bench.report import html as html_mod
 from bench.report import markdown as md
 from bench.report import plots
-from bench.report.records import load_records
 from bench.report.views import (
     TableView,
     build_protocol_view,

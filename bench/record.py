@@ -1,0 +1,171 @@
+"""The run record (``results/<run_id>.json``): one module writes it and reads it.
+
+:class:`RunRecord` is the record as written by :func:`bench.runs.execute` (its fields are the
+top-level keys of the JSON, documented field by field in ``docs/run-record.md``, which a test keeps
+in step with this class). :func:`read_record` / :func:`load_records` are the only readers: they
+check the fields the renderers, exports and lookups use, so a malformed record stops a report with
+the file name and the broken field instead of silently dropping a number.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from bench.atomic import write_json_atomic
+from bench.errors import UserError
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One complete run: its spec, provenance, outputs, statistics, scores and timings (JSON as written)."""
+
+    run_id: str
+    created: str  # ISO-8601, UTC, seconds
+    spec: dict[str, Any]  # RunSpec.to_json()
+    harness: dict[str, Any]  # version, git_sha, dirty: the code at the start of the run
+    environment: dict[str, Any]  # fingerprint at the start, plus loadavg_end
+    system: dict[str, Any]  # SystemInfo.to_json(): family, iterations, backbone, config (incl. training facts)
+    data: dict[str, Any]  # split_sha256, n_examples, partial, note
+    outputs: dict[str, Any]  # path, sha256, n (, resumed)
+    model: dict[str, Any]  # training_run_id, workdir: whose checkpoint was decoded
+    output_stats: dict[str, Any]  # bench.output_stats: distinct ratio, most frequent share, ...
+    training_curve: dict[str, Any] | None  # bench.curves: train loss, dev loss per checkpoint
+    scores: dict[str, Any]  # recipe -> Scores.to_json()
+    latency: dict[str, Any] | None  # single-stream measurement when --latency-n was given
+    timings: dict[str, float]  # fit_s, decode_s, score_s (, latency_s), total_s
+    status: str = "complete"
+    schema: int = SCHEMA_VERSION
+    #: what ``bench rescore`` added later (recipes, output statistics) and when; absent until then
+    rescored: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        # key order of the files on disk: identity first, then provenance, then results
+        order = ["schema", "run_id", "status", "created", "spec", "harness", "environment", "system", "data",
+                 "outputs", "model", "output_stats", "training_curve", "scores", "latency", "timings"]
+        return {k: out[k] for k in order} | ({"rescored": out["rescored"]} if self.rescored else {})
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any], path: Path | str = "<record>") -> RunRecord:
+        """A complete record, checked (:func:`validate_record`); fields a record predates read as empty."""
+        validate_record(rec, path)
+        if rec["status"] != "complete":
+            raise _fail(path, f"status is '{rec['status']}', not 'complete'")
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(rec) - names)
+        if unknown:
+            known = ", ".join(sorted(names))
+            raise _fail(path, f"unknown top-level field(s) {unknown}; known: {known}")
+        optional: dict[str, Any] = {
+            "model": {}, "output_stats": {}, "training_curve": None, "latency": None, "harness": {},
+            "environment": {}, "system": {}, "data": {}, "outputs": {}, "timings": {}, "created": "",
+        }
+        return cls(**{**optional, **rec})
+
+    def write(self, results_dir: Path | str) -> Path:
+        """Atomically, as ``<results_dir>/<run_id>.json``."""
+        return self.save(Path(results_dir) / f"{self.run_id}.json")
+
+    def save(self, path: Path | str) -> Path:
+        """Atomically at ``path`` (a crash leaves the old file or the new one, never half of one)."""
+        write_json_atomic(Path(path), self.to_json())
+        return Path(path)
+
+
+def read_record(path: Path | str) -> dict[str, Any]:
+    """One record file as written (any status), with the JSON error named; see :func:`validate_record`."""
+    try:
+        rec = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise _fail(path, f"not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    return validate_record(rec, path)
+
+
+class RecordError(UserError, ValueError):
+    """A run record does not follow the schema; the message names the file and the field."""
+
+
+def _fail(path: Path | str, msg: str) -> RecordError:
+    return RecordError(f"{path}: {msg}. Records are written by bench/runs.py; fix or delete this file.")
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
+    """Check the fields the renderers use; returns ``rec`` or raises :class:`RecordError`."""
+    if not isinstance(rec, dict):
+        raise _fail(path, "top level must be a JSON object")
+    if rec.get("schema") != SCHEMA_VERSION:
+        raise _fail(path, f"'schema' must be {SCHEMA_VERSION}, got {rec.get('schema')!r}")
+    for key in ("run_id", "status"):
+        if not isinstance(rec.get(key), str) or not rec[key]:
+            raise _fail(path, f"'{key}' must be a non-empty string")
+    if rec["status"] != "complete":
+        return rec
+    spec = rec.get("spec")
+    if not isinstance(spec, dict):
+        raise _fail(path, "'spec' must be an object")
+    for key in ("system", "task", "split", "budget"):
+        if not isinstance(spec.get(key), str) or not spec[key]:
+            raise _fail(path, f"'spec.{key}' must be a non-empty string")
+    if not isinstance(spec.get("overrides", {}), dict):
+        raise _fail(path, "'spec.overrides' must be an object")
+    if "created" in rec and not isinstance(rec["created"], str):
+        raise _fail(path, "'created' must be an ISO-8601 string")
+    scores = rec.get("scores")
+    if not isinstance(scores, dict):
+        raise _fail(path, "'scores' must be an object mapping recipe -> scores")
+    for recipe, sc in scores.items():
+        if not isinstance(sc, dict):
+            raise _fail(path, f"'scores.{recipe}' must be an object")
+        if not isinstance(sc.get("signature"), str) or not sc["signature"]:
+            raise _fail(path, f"'scores.{recipe}.signature' must be a non-empty string")
+        metrics = sc.get("metrics")
+        if not isinstance(metrics, dict):
+            raise _fail(path, f"'scores.{recipe}.metrics' must be an object")
+        for name, value in metrics.items():
+            if not _is_number(value):
+                raise _fail(path, f"'scores.{recipe}.metrics.{name}' must be a finite number, got {value!r}")
+    lat = rec.get("latency")
+    if lat is not None:
+        if not isinstance(lat, dict):
+            raise _fail(path, "'latency' must be null or an object")
+        if not isinstance(lat.get("signature"), str):
+            raise _fail(path, "'latency.signature' must be a string")
+        for key in ("speedup_mean", "speedup_median"):
+            if lat.get(key) is not None and not _is_number(lat[key]):
+                raise _fail(path, f"'latency.{key}' must be a number or null, got {lat[key]!r}")
+        if not isinstance(lat.get("stats", {}), dict):
+            raise _fail(path, "'latency.stats' must be an object")
+    return rec
+
+
+def load_records(results_dir: Path | str) -> list[dict]:
+    """Complete records under ``results_dir`` (top-level ``*.json``), sorted by run_id.
+
+    Failed or running records are skipped; a malformed one raises :class:`RecordError`; a
+    missing directory gives an empty list (nothing has been run yet).
+    """
+    root = Path(results_dir)
+    if not root.is_dir():
+        return []
+    out: dict[str, dict] = {}
+    seen: dict[str, Path] = {}
+    for path in sorted(root.glob("*.json")):
+        rec = read_record(path)
+        if rec["status"] != "complete":
+            continue
+        rid = rec["run_id"]
+        if rid in seen:
+            raise _fail(path, f"run_id '{rid}' is also used by {seen[rid]}")
+        seen[rid] = path
+        out[rid] = rec
+    return [out[k] for k in sorted(out)]

@@ -96,3 +96,16 @@ def test_an_unregistered_recipe_fails_before_fit() -> None:
     broken = replace(quora, default_recipes=("mist-qora",), recipes=("mist-qora",))
     with pytest.raises(RegistryError, match="Did you mean 'mist-quora'"):
         check_recipes(broken)
+
+
+def test_random_weights_needs_no_training_split(tmp_path: Path) -> None:
+    """A speed column times the untrained architecture: XSum's training split (user data) is not needed."""
+    from bench.data.types import Example
+    from systems.base import TaskInfo
+
+    tiny = {"hidden": 32, "layers": 2, "heads": 2, "intermediate": 64}
+    system = build("encoder_minilm_l6", "smoke", {"weights": "random", "tiny": tiny})
+    assert not system.needs_training
+    system.fit(TaskInfo("xsum", (), (), 464, 48), tmp_path)
+    out = system.decode_one(Example("e", "a short document .", "x"), forced_length=5)
+    assert len(out.split()) <= 5 and system.last_iterations == 1

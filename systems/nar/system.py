@@ -52,9 +52,10 @@ class NARSystem(System):
 
     @property
     def needs_training(self) -> bool:
-        """False when decoding another run's checkpoint (``init_from``): the harness then skips
-        loading the training split."""
-        return not self.cfg.init_from
+        """False when decoding another run's checkpoint (``init_from``) or timing the untrained
+        architecture (``weights=random``): the harness then skips loading the training split (XSum's
+        needs the full corpus, which a speed column does not)."""
+        return not self.cfg.init_from and self.cfg.weights != "random"
 
     # ------------------------------------------------------------------ describe
     def describe(self) -> SystemInfo:
@@ -93,6 +94,11 @@ class NARSystem(System):
         from systems.training import DEV_CURVE_EXAMPLES
 
         self.encoder = Encoder(tok, size.max_source_len, size.max_target_len, self.cfg.test_extra)
+        if self.cfg.weights == "random":  # timing only: the untrained architecture, nothing to learn from
+            self._write_meta(workdir, model, tok, bb_info, task.name)
+            self.train_result = {"steps": 0, "weights": "random"}
+            self.model = model.eval()
+            return
         train = seeded_subset(task.train, size.train_examples, self.cfg.seed)
         pairs = self.encoder.pairs(train)
         if self.cfg.static_mix:
@@ -150,6 +156,7 @@ class NARSystem(System):
             "max_target_len": self.size.max_target_len,
             "size": asdict(self.size),
         }
+        _refuse_stale_workdir(workdir / META, meta)
         write_run_files(workdir, META, tok, meta)
 
     def _train(
@@ -190,7 +197,7 @@ class NARSystem(System):
         tcfg = TrainConfig(
             steps=size.steps,
             batch_size=size.batch_size,
-            lr=cfg.lr,
+            lr=size.lr,
             warmup=float(cfg.warmup),
             schedule="linear",
             optimizer="adamw",
@@ -345,3 +352,21 @@ mist_unilm = variant_factory(make, "mist_unilm", "NAR")
 mist_minilm_l6 = variant_factory(make, "mist_minilm_l6", "NAR")
 static_mix_unilm = variant_factory(make, "static_mix_unilm", "NAR")
 static_mix_minilm_l6 = variant_factory(make, "static_mix_minilm_l6", "NAR")
+
+
+def _refuse_stale_workdir(meta_path: Path, meta: dict[str, Any]) -> None:
+    """A workdir trained under another sizing (a preset changed since) must not be resumed as if it were
+    this run's: its checkpoints would silently stand for the new budget."""
+    if not meta_path.is_file():
+        return
+    old = json.loads(meta_path.read_text(encoding="utf-8"))
+    old_size, new_size = old.get("size") or {}, meta["size"]
+    changed = {k: (old_size[k], v) for k, v in new_size.items() if k in old_size and old_size[k] != v}
+    if changed:
+        from bench.errors import UserError
+
+        diff = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items())
+        raise UserError(
+            f"{meta_path.parent} was trained with another sizing ({diff}), e.g. because the preset changed "
+            "since; delete that workdir (or set $BENCH_CACHE elsewhere) to train this run afresh."
+        )

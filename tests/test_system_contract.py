@@ -109,3 +109,12 @@ def test_random_weights_needs_no_training_split(tmp_path: Path) -> None:
     system.fit(TaskInfo("xsum", (), (), 464, 48), tmp_path)
     out = system.decode_one(Example("e", "a short document .", "x"), forced_length=5)
     assert len(out.split()) <= 5 and system.last_iterations == 1
+
+
+def test_latency_records_keep_every_family_s_config() -> None:
+    """#17 finding 1: the latency record used to keep only config keys two families use."""
+    from bench.latency.record import system_summary
+    from systems.base import SystemInfo
+
+    info = SystemInfo("copybert_twohop", "AR", "n", "test", config={"copy": "two-hop", "beam_size": 5, "train": {}})
+    assert system_summary(info)["config"] == {"copy": "two-hop", "beam_size": 5, "train": {}}

@@ -22,9 +22,6 @@ from bench.latency.report import LatencyReport
 
 LATENCY_RECORD_SCHEMA = 1
 LATENCY_DIR = "latency"
-#: config keys copied from ``describe().config`` into the record: what the timed model *was*
-CONFIG_KEYS = ("weights", "shape", "tiny", "size", "arch", "decode", "iterations", "max_iter",
-               "iter_decode_max_iter", "force_max_iter", "beam", "max_source_len", "max_target_len")
 
 
 class LatencyRecordError(UserError, ValueError):
@@ -60,7 +57,8 @@ class LatencySpec:
 
 
 def system_summary(info: Any) -> dict[str, Any]:
-    """The parts of a ``SystemInfo`` a reader of a speed column needs (name, family, shape, weights)."""
+    """The parts of a ``SystemInfo`` a reader of a speed column needs: name, family, passes, backbone and the
+    system's whole config (what the timed model *was*, whatever the family calls its settings)."""
     data = info.to_json() if hasattr(info, "to_json") else dict(info)
     config = data.get("config") or {}
     return {
@@ -69,7 +67,7 @@ def system_summary(info: Any) -> dict[str, Any]:
         "iterations": data.get("iterations"),
         "backbone": data.get("backbone"),
         "budget": data.get("budget"),
-        "config": {k: config[k] for k in CONFIG_KEYS if k in config},
+        "config": dict(config),
     }
 
 

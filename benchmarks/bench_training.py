@@ -38,13 +38,6 @@ FAMILIES = {
     "NAR": ("encoder_minilm_l6", "quora"),
 }
 BASELINE = {"precision": "fp32", "compile": False, "bucket_pool": 0, "pad_multiple": 1}
-#: the training-subset override's name per family (one name is the contract issue's work)
-SUBSET_KEY = {
-    "UniLM": "train_subset",
-    "CopyBERT": "train_examples",
-    "ERNIE-GEN": "train_examples",
-    "NAR": "train_examples",
-}
 
 
 def task_info(task: str, n_train: int):
@@ -72,7 +65,7 @@ def time_family(family: str, steps: int, warm: int, n_train: int, policy: dict[s
     info = task_info(task, n_train)
     out: dict[str, float] = {}
     for name, extra in (("baseline", BASELINE), ("policy", policy)):
-        overrides = {"steps": steps, SUBSET_KEY[family]: n_train, "save_every": 0, **extra}
+        overrides = {"steps": steps, "train_examples": n_train, "save_every": 0, **extra}
         if family == "CopyBERT":
             overrides.update(eval_every=0, dev_examples=4)
         if family == "UniLM":

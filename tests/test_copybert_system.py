@@ -40,7 +40,7 @@ def test_presets_and_factories() -> None:
         paper = preset(variant, "paper")
         assert (paper.batch_size, paper.lr, paper.epochs) == (6, 3e-5, 3.0)
         assert (paper.max_seq_length, paper.doc_stride, paper.max_query_length) == (384, 128, 64)
-        assert (paper.beam_size, paper.n_best, paper.max_decode_length) == (5, 20, 20)
+        assert (paper.beam_size, paper.n_best, paper.max_decode_len) == (5, 20, 20)
         assert preset(variant, "cpu").backbone == "minilm-l6"
         assert isinstance(getattr(cs, variant)("smoke", {}), System)
     assert preset("copybert_spanbert_selfcopy", "paper").backbone == "spanbert-large-cased"
@@ -101,7 +101,7 @@ def test_fit_decode_resume(tmp_path: Path) -> None:
         "dev_examples": 4,
         "eval_every": 2,
         "save_every": 2,
-        "max_decode_length": 5,
+        "max_decode_len": 5,
         "n_best": 3,
     }
     sys_a = cs.copybert_selfcopy("smoke", over)

@@ -142,7 +142,7 @@ def test_overfit_eight_pairs_to_exact_greedy_reproduction(factory, tmp_path: Pat
             "batch_size": 8,
             "lr": 3e-3,
             "warmup": 10,
-            "train_subset": None,
+            "train_examples": None,
             "label_smoothing": 0.0,
             "tiny": {"hidden": 64, "layers": 2, "heads": 4, "vocab": 2000, "dropout": 0.0},
         },

@@ -101,7 +101,7 @@ def doc_spans(n: int, max_tokens: int, stride: int) -> list[tuple[int, int]]:
     if max_tokens < 1 or stride < 1:
         raise ValueError(
             f"paragraph window of {max_tokens} wordpieces (stride {stride}): raise max_seq_length or lower "
-            "max_query_length / max_decode_length (CopyBERT presets, systems/copybert/presets.py)"
+            "max_query_length / max_decode_len (CopyBERT presets, systems/copybert/presets.py)"
         )
     spans, start = [], 0
     while True:

@@ -71,7 +71,7 @@ class CopyBERTConfig:
     # decoding (§1.7)
     beam_size: int = 5
     n_best: int = 20
-    max_decode_length: int = 20
+    max_decode_len: int = 20
     decode_doc_stride: int = 1390
     # False: re-encode the whole sequence every step (reference cost); True: K/V cache, same outputs (tested)
     decode_cache: bool = False
@@ -124,7 +124,7 @@ def preset(variant: str, budget: str) -> CopyBERTConfig:
             dev_examples=16,
             eval_every=15,
             save_every=15,
-            max_decode_length=8,
+            max_decode_len=8,
             n_best=5,
             decode_cache=True,
         )
@@ -138,6 +138,6 @@ def apply_overrides(cfg: CopyBERTConfig, overrides: dict[str, Any]) -> CopyBERTC
         raise ValueError(f"override copy='{out.copy}': choose none, self, normal, twohop or hop2")
     if out.copy_attention not in ("post", "pre"):
         raise ValueError(f"override copy_attention='{out.copy_attention}': choose post or pre")
-    if out.beam_size < 1 or out.n_best < 1 or out.max_decode_length < 1:
-        raise ValueError("beam_size, n_best and max_decode_length must be >= 1")
+    if out.beam_size < 1 or out.n_best < 1 or out.max_decode_len < 1:
+        raise ValueError("beam_size, n_best and max_decode_len must be >= 1")
     return out

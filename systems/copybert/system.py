@@ -82,7 +82,7 @@ class CopyBERTSystem(System):
             max_seq_length=cfg.max_seq_length,
             doc_stride=cfg.doc_stride,
             max_query_length=cfg.max_query_length,
-            max_decode_length=cfg.max_decode_length,
+            max_decode_length=cfg.max_decode_len,
             decode_doc_stride=cfg.decode_doc_stride,
             keep_out_of_span=cfg.keep_out_of_span_windows,
         )
@@ -271,7 +271,7 @@ class CopyBERTSystem(System):
                 blocked=(tok.pad_id,),
                 beam_size=cfg.beam_size,
                 n_best=cfg.n_best,
-                max_length=cfg.max_decode_length,
+                max_length=cfg.max_decode_len,
             )
         return output_tokens(best, drop=(tok.sep_id, tok.pad_id))
 

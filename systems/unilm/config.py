@@ -34,7 +34,7 @@ class UniLMConfig:
     max_pred: int = 48
     target_mask_prob: float = 0.5  # s2s-ft: target input tokens replaced by their pseudo token
     label_smoothing: float = 0.1
-    train_subset: int | None = None  # first N training examples after a seeded shuffle (None: all)
+    train_examples: int | None = None  # first N training examples after a seeded shuffle (None: all)
     epochs: float | None = None  # if set, steps = ceil(epochs * n_train / batch_size)
     steps: int = 1000
     batch_size: int = 32
@@ -55,7 +55,7 @@ class UniLMConfig:
     length_penalty: float = 0.0
     no_repeat_ngram: int = 0
     ngram_ignore: tuple[str, ...] = ()
-    decode_max_len: int = 48
+    max_decode_len: int = 48
     decode_min_len: int = 1
     decode_batch_size: int = 16
     threads: int | None = None  # torch intra-op threads during fit/decode (None: leave as is)
@@ -74,14 +74,14 @@ def presets(variant: str) -> dict[str, UniLMConfig]:
         backbone="tiny",
         max_source_len=64,
         max_target_len=16,
-        train_subset=256,
+        train_examples=256,
         steps=40,
         batch_size=16,
         lr=1e-3,
         warmup=0.1,
         optimizer="adamw",
         schedule="linear",
-        decode_max_len=16,
+        max_decode_len=16,
         decode_batch_size=128,
         progress=False,
         threads=1,
@@ -98,14 +98,14 @@ def presets(variant: str) -> dict[str, UniLMConfig]:
         max_source_len=96,
         max_target_len=24,
         source_window="answer",
-        train_subset=6400,
+        train_examples=6400,
         steps=400,
         batch_size=16,
         lr=1.5e-4,
         warmup=0.1,
         optimizer="bertadam" if v1 else "adamw",
         schedule="bert" if v1 else "linear",
-        decode_max_len=20,
+        max_decode_len=20,
         decode_batch_size=64,
         save_every=100,  # a checkpoint (and a dev-loss point on the curve) every 100 updates
         **CPU_SPEED,
@@ -133,7 +133,7 @@ def presets(variant: str) -> dict[str, UniLMConfig]:
             schedule="bert",
             beam_size=1,
             length_penalty=0.0,
-            decode_max_len=48,
+            max_decode_len=48,
             decode_batch_size=16,
         )
     else:  # s2s-ft README (XSum command; QG uses the same code path) with unilm1.2-base-uncased
@@ -155,7 +155,7 @@ def presets(variant: str) -> dict[str, UniLMConfig]:
             length_penalty=0.0,
             no_repeat_ngram=3,
             ngram_ignore=(".",),
-            decode_max_len=48,
+            max_decode_len=48,
             decode_batch_size=16,
         )
     return {"smoke": smoke, "cpu": cpu, "paper": paper}

@@ -58,7 +58,7 @@ class UniLMSystem(System):
                 layers=t["layers"],
                 heads=t["heads"],
                 max_position=max(
-                    self.cfg.max_source_len + max(self.cfg.max_target_len, self.cfg.decode_max_len) + 2, 64
+                    self.cfg.max_source_len + max(self.cfg.max_target_len, self.cfg.max_decode_len) + 2, 64
                 ),
                 type_vocab_size=max(self.cfg.source_type, self.cfg.target_type) + 1,
                 dropout=t.get("dropout", 0.1),
@@ -112,9 +112,9 @@ class UniLMSystem(System):
         train = list(task.train)
         if not train:
             raise ValueError(f"task {task.name} has no training examples")
-        if cfg.train_subset is not None and cfg.train_subset < len(train):
+        if cfg.train_examples is not None and cfg.train_examples < len(train):
             random.Random(cfg.seed).shuffle(train)
-            train = train[: cfg.train_subset]
+            train = train[: cfg.train_examples]
         self._build(train)
         pairs = self._encode_pairs(train)
         steps = math.ceil(cfg.epochs * len(pairs) / cfg.batch_size) if cfg.epochs else cfg.steps
@@ -153,7 +153,7 @@ class UniLMSystem(System):
         ignore = frozenset(self.tok.convert_tokens_to_ids(list(cfg.ngram_ignore)))
         return SearchConfig(
             beam_size=cfg.beam_size,
-            max_len=cfg.decode_max_len,
+            max_len=cfg.max_decode_len,
             min_len=cfg.decode_min_len,
             eos_id=self.tok.sep_id,
             length_penalty=cfg.length_penalty,
@@ -171,13 +171,13 @@ class UniLMSystem(System):
         self.model.eval()
         cfg = self.cfg
         dec = UniLMDecoder(
-            self.model, self.tok.mask_id, cfg.source_type, cfg.target_type, use_cache, max_len=cfg.decode_max_len
+            self.model, self.tok.mask_id, cfg.source_type, cfg.target_type, use_cache, max_len=cfg.max_decode_len
         )
         with torch.inference_mode(), _threads(cfg.threads):
             return search(dec, dec.start(sources), len(sources), self._search_config())
 
     def _sources(self, examples: Sequence[Example]) -> list[list[int]]:
-        keep = min(self.cfg.max_source_len, self.cfg.max_seq_len - self.cfg.decode_max_len) - 2
+        keep = min(self.cfg.max_source_len, self.cfg.max_seq_len - self.cfg.max_decode_len) - 2
         return [[self.tok.cls_id, *s[:keep], self.tok.sep_id] for s in self._encode_sources(examples)]
 
     def decode(self, examples: Sequence[Example]) -> list[str]:

@@ -24,6 +24,17 @@ class RegistryError(UserError, KeyError):
         return str(self.args[0])
 
 
+def _bound(make: Any, first: str) -> Any:
+    """``make`` with its first argument fixed, named after it (``bench ls`` and tracebacks show the variant)."""
+
+    def factory(*args: Any, **kwargs: Any) -> Any:
+        return make(first, *args, **kwargs)
+
+    factory.__name__ = factory.__qualname__ = first
+    factory.__doc__ = f"{make.__module__}.{make.__name__}({first!r}, ...)"
+    return factory
+
+
 class Registry(Generic[T]):
     """Maps names to objects or lazy ``"module:attr"`` references."""
 
@@ -31,13 +42,19 @@ class Registry(Generic[T]):
         self.kind = kind
         self._entries: dict[str, T | str] = {}
         self._meta: dict[str, dict[str, str]] = {}
+        self._bind: dict[str, str] = {}
 
-    def register(self, name: str, obj: T | str, **meta: str) -> None:
-        """Add ``name``; ``obj`` may be the object or a ``"module:attr"`` string."""
+    def register(self, name: str, obj: T | str, *, bind: str | None = None, **meta: str) -> None:
+        """Add ``name``; ``obj`` may be the object or a ``"module:attr"`` string. ``bind``: the entry is
+        ``obj`` with this first argument bound (one ``make(variant, ...)`` serves every variant of a family)."""
         if name in self._entries:
             raise RegistryError(f"Duplicate {self.kind} '{name}': it is already registered.")
         if isinstance(obj, str) and ":" not in obj:
             raise ValueError(f"Lazy {self.kind} reference must look like 'module:attr', got {obj!r}")
+        if bind is not None and not isinstance(obj, str):
+            obj = _bound(obj, bind)
+        elif bind is not None:
+            self._bind[name] = bind
         self._entries[name] = obj
         self._meta[name] = dict(meta)
 
@@ -58,6 +75,8 @@ class Registry(Generic[T]):
             obj: Any = importlib.import_module(module_name)
             for part in attr.split("."):
                 obj = getattr(obj, part)
+            if name in self._bind:
+                obj = _bound(obj, self._bind[name])
             self._entries[name] = obj
             entry = obj
         return entry

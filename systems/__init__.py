@@ -12,30 +12,29 @@ SYSTEMS.register("lead1", "systems.baselines:lead1", family="reference")
 # Latency probe: does nothing, so the meter's own overhead can be measured against it.
 SYSTEMS.register("null", "systems.null:null", family="reference")
 
+# Every family registers its variants from the one list its presets module keeps (light imports, no
+# torch); each entry is the family's ``make(variant, budget, overrides)`` with the variant bound.
+from systems.copybert.presets import VARIANTS as _COPYBERT  # noqa: E402
+from systems.erniegen.presets import VARIANTS as _ERNIEGEN  # noqa: E402
+from systems.fairseq_nat.presets import SYSTEMS as _FAIRSEQ  # noqa: E402
+from systems.nar.presets import VARIANTS as _NAR  # noqa: E402
+from systems.unilm.config import VARIANTS as _UNILM  # noqa: E402
+
 # Autoregressive UniLM seq2seq (SYSTEMS.md §2): unilm-v1 masked seq2seq LM and s2s-ft pseudo-masking.
-SYSTEMS.register("unilm", "systems.unilm:unilm", family="AR")
-SYSTEMS.register("unilm_s2sft", "systems.unilm:unilm_s2sft", family="AR")
-
+for _name in _UNILM:
+    SYSTEMS.register(_name, "systems.unilm.system:make", bind=_name, family="AR")
 # Non-autoregressive family (SYSTEMS.md §4): encoder NAT baselines with GLAT, and MIST.
-for _name in ("encoder_random", "encoder_minilm", "encoder_bert", "encoder_unilm", "encoder_minilm_l6",
-              "mist_minilm", "mist_bert", "mist_unilm", "mist_minilm_l6", "static_mix_unilm", "static_mix_minilm_l6"):
-    SYSTEMS.register(_name, f"systems.nar.system:{_name}", family="NAR")
-
+for _name in _NAR:
+    SYSTEMS.register(_name, "systems.nar.system:make", bind=_name, family="NAR")
 # ERNIE-GEN fine-tuning (SYSTEMS.md §3): infilling generation, noise-aware training, infilling decoding.
-SYSTEMS.register("erniegen_base", "systems.erniegen.system:erniegen_base", family="AR")
-SYSTEMS.register("erniegen_large", "systems.erniegen.system:erniegen_large", family="AR")
-
+for _name in _ERNIEGEN:
+    SYSTEMS.register(_name, "systems.erniegen.system:make", bind=_name, family="AR")
 # CopyBERT (SYSTEMS.md §1): the five Table-1 variants, presets over one class.
-for _name in ("copybert_nocopy", "copybert_normalcopy", "copybert_selfcopy", "copybert_twohop",
-              "copybert_spanbert_selfcopy"):
-    SYSTEMS.register(_name, f"systems.copybert.system:{_name}", family="AR")
-
+for _name in _COPYBERT:
+    SYSTEMS.register(_name, "systems.copybert.system:make", bind=_name, family="AR")
 # fairseq NAR/AR baselines (SYSTEMS.md §5): the real fairseq models; need `make fairseq`.
-SYSTEMS.register("fairseq_transformer", "systems.fairseq_nat.system:fairseq_transformer", family="AR")
-SYSTEMS.register("fairseq_nat", "systems.fairseq_nat.system:fairseq_nat", family="NAR")
-for _name in ("fairseq_inat", "fairseq_cmlm", "fairseq_levt", "fairseq_inst"):
-    SYSTEMS.register(_name, f"systems.fairseq_nat.system:{_name}", family="semi-NAR")
-
+for _name, (_arch, _noise, _flags, _family) in _FAIRSEQ.items():
+    SYSTEMS.register(_name, "systems.fairseq_nat.system:make", bind=_name, family=_family)
 
 def build(name: str, budget: str, overrides: dict | None = None):
     """The system ``name`` under ``budget`` with ``overrides``, checked to honour the :class:`~systems.base.System`

@@ -9,9 +9,13 @@ from __future__ import annotations
 import random
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Any, TypeVar
+
+#: the ``cpu`` budgets' training speed policy, one for every family (bench.precision; README "Training
+#: speed"; benchmarks/bench_training.py measures it): bf16 where native, compiled blocks, length buckets
+CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool": 32, "pad_multiple": 8}
 
 C = TypeVar("C")
 S = TypeVar("S")
@@ -51,7 +55,9 @@ def checked_value(name: str, value: Any, tp: Any, label: str) -> Any:
                 return checked_value(name, value, arg, label)
             except ValueError as exc:
                 errors.append(exc)
-        raise ValueError(f"override {name}={value!r} for {label}: expected {_type_name(tp)}")
+        raise ValueError(
+            f"override {name}={value!r} for {label}: expected {_type_name(tp)}, got {type(value).__name__}"
+        )
     ok: bool
     if tp is Any:
         return value
@@ -85,15 +91,3 @@ def seeded_subset(examples: Sequence[E], n: int | None, seed: int) -> list[E]:
         return list(examples)
     idx = sorted(random.Random(seed).sample(range(len(examples)), n))
     return [examples[i] for i in idx]
-
-
-def variant_factory(make: Callable[[str, str, Mapping[str, Any]], S], variant: str, family: str
-                    ) -> Callable[[str, Mapping[str, Any]], S]:
-    """The registry entry for one named variant: ``factory(budget, overrides) -> System``."""
-
-    def factory(budget: str, overrides: Mapping[str, Any]) -> S:
-        return make(variant, budget, overrides)
-
-    factory.__name__ = variant
-    factory.__doc__ = f"Registry factory for the {family} variant '{variant}'."
-    return factory

@@ -16,7 +16,7 @@ BAD = [
     (["score", "--task", "xsum", "--split", "test", "--hyp", "README.md"], "--split test-refs"),
     (["run", "--system", "nope", "--task", "quora"], "nope"),
     (["run", "--system", "copy_source", "--task", "quora", "--set", "lr=abc"], "reference baseline has no settings"),
-    (["run", "--system", "encoder_minilm_l6", "--task", "quora", "--set", "lr=abc"], "expected float, got str"),
+    (["run", "--system", "encoder_minilm_l6", "--task", "quora", "--set", "lr=abc"], "expected float | None, got str"),
     (["run", "--system", "unilm", "--task", "squad_qg", "--set", "steps=1.5"], "expected int, got float"),
     (["run", "--system", "fairseq_cmlm", "--task", "quora", "--set", "family=AR"], "Unknown override(s) ['family']"),
     (["table", "--paper", "nope"], "Unknown paper 'nope'"),

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bench.data.types import Example
+from systems import build
 from systems.base import System, TaskInfo
-from systems.copybert import system as cs
 from systems.copybert.features import Layout, doc_spans, parse
 from systems.copybert.presets import VARIANTS, apply_overrides, preset
 
@@ -42,10 +42,10 @@ def test_presets_and_factories() -> None:
         assert (paper.max_seq_length, paper.doc_stride, paper.max_query_length) == (384, 128, 64)
         assert (paper.beam_size, paper.n_best, paper.max_decode_len) == (5, 20, 20)
         assert preset(variant, "cpu").backbone == "minilm-l6"
-        assert isinstance(getattr(cs, variant)("smoke", {}), System)
+        assert isinstance(build(variant, "smoke", {}), System)
     assert preset("copybert_spanbert_selfcopy", "paper").backbone == "spanbert-large-cased"
     assert preset("copybert_twohop", "paper").copy == "twohop"
-    assert "stands in for spanbert" in cs.copybert_spanbert_selfcopy("cpu", {}).describe().backbone
+    assert "stands in for spanbert" in build("copybert_spanbert_selfcopy", "cpu", {}).describe().backbone
     with pytest.raises(ValueError, match="Unknown override"):
         apply_overrides(preset("copybert_selfcopy", "cpu"), {"bogus": 1})
 
@@ -104,22 +104,22 @@ def test_fit_decode_resume(tmp_path: Path) -> None:
         "max_decode_len": 5,
         "n_best": 3,
     }
-    sys_a = cs.copybert_selfcopy("smoke", over)
+    sys_a = build("copybert_selfcopy", "smoke", over)
     sys_a.fit(task, tmp_path / "run")
     tests = _examples(2)
     out = sys_a.decode(tests)
     assert len(out) == 2 and out == [sys_a.decode_one(ex) for ex in tests]
-    slow = cs.copybert_selfcopy("smoke", {**over, "init_from": str(tmp_path / "run"), "decode_cache": False})
+    slow = build("copybert_selfcopy", "smoke", {**over, "init_from": str(tmp_path / "run"), "decode_cache": False})
     slow.fit(task, tmp_path / "slow")
     assert slow.decode(tests) == out  # the cached decoder (smoke default) = the reference recompute
     assert (tmp_path / "run" / "best" / "best.json").is_file()
     info = sys_a.describe()
     assert info.family == "AR" and info.config["train"]["steps"] == 4
-    again = cs.copybert_selfcopy("smoke", over)
+    again = build("copybert_selfcopy", "smoke", over)
     again.fit(task, tmp_path / "run")  # finished run: resumes at the last step, no retraining
     assert again.train_result["resumed_from"] == 4
     assert again.decode(tests) == out
-    loaded = cs.copybert_selfcopy("smoke", {**over, "init_from": str(tmp_path / "run")})
+    loaded = build("copybert_selfcopy", "smoke", {**over, "init_from": str(tmp_path / "run")})
     assert not loaded.needs_training and again.needs_training
     loaded.fit(task, tmp_path / "other")
     assert loaded.decode(tests) == out

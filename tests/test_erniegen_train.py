@@ -88,9 +88,9 @@ def _task(n: int) -> TaskInfo:
 
 
 def test_system_smoke(tmp_path) -> None:
-    from systems.erniegen.system import erniegen_base, erniegen_large
+    from systems import build
 
-    sys_ = erniegen_base("smoke", {"steps": 6, "batch_size": 4, "train_examples": 40})
+    sys_ = build("erniegen_base", "smoke", {"steps": 6, "batch_size": 4, "train_examples": 40})
     info = sys_.describe()
     assert info.name == "erniegen_base" and "[ATTN]" in info.backbone
     sys_.fit(_task(40), tmp_path / "run")
@@ -100,11 +100,11 @@ def test_system_smoke(tmp_path) -> None:
     assert [sys_.decode_one(e) for e in exs] == outs
     assert (tmp_path / "run" / "checkpoints").is_dir()
     # resume: a second fit on a finished workdir loads the last checkpoint and trains no further
-    again = erniegen_base("smoke", {"steps": 6, "batch_size": 4, "train_examples": 40})
+    again = build("erniegen_base", "smoke", {"steps": 6, "batch_size": 4, "train_examples": 40})
     again.fit(_task(40), tmp_path / "run")
     assert again.decode(exs) == outs
     # init_from: another system decodes this run's model without training (same outputs, provenance kept)
-    loaded = erniegen_base("smoke", {"init_from": str(tmp_path / "run")})
+    loaded = build("erniegen_base", "smoke", {"init_from": str(tmp_path / "run")})
     assert not loaded.needs_training and again.needs_training
     loaded.fit(_task(40), tmp_path / "other")
     assert loaded.decode(exs) == outs
@@ -112,9 +112,10 @@ def test_system_smoke(tmp_path) -> None:
     assert "loaded_from" not in again.describe().config
     assert not (tmp_path / "other" / "checkpoints").exists()
     with pytest.raises(ValueError, match="tgt_type_id=3"):
-        erniegen_base("smoke", {"init_from": str(tmp_path / "run"), "tgt_type_id": 1}).fit(_task(4), tmp_path / "x")
+        bad = build("erniegen_base", "smoke", {"init_from": str(tmp_path / "run"), "tgt_type_id": 1})
+        bad.fit(_task(4), tmp_path / "x")
     with pytest.raises(FileNotFoundError, match="erniegen_model.json not found"):
-        erniegen_base("smoke", {"init_from": str(tmp_path / "other")}).fit(_task(4), tmp_path / "y")
-    assert erniegen_large("cpu", {}).describe().backbone.startswith("minilm-l6 + added [ATTN]")
+        build("erniegen_base", "smoke", {"init_from": str(tmp_path / "other")}).fit(_task(4), tmp_path / "y")
+    assert build("erniegen_large", "cpu", {}).describe().backbone.startswith("minilm-l6 + added [ATTN]")
     with pytest.raises(ValueError, match="Unknown override"):
-        erniegen_base("smoke", {"nope": 1})
+        build("erniegen_base", "smoke", {"nope": 1})

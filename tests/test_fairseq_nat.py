@@ -164,13 +164,13 @@ def test_decoder_pass_counts(
 
 @pytest.mark.slow
 def test_resume_skip_and_tamper(trained: Any, toy_task: TaskInfo) -> None:
-    from systems.fairseq_nat.system import fairseq_nat
+    from systems import build
 
     _, work = trained("fairseq_nat")
-    again = fairseq_nat("smoke", {"seed": 1, "threads": 1})
+    again = build("fairseq_nat", "smoke", {"seed": 1, "threads": 1})
     again.fit(toy_task, work)  # the same finished run: skipped, checkpoint verified and loaded
     assert again.describe().config["train"]["updates"] == 20
-    longer = fairseq_nat("smoke", {"seed": 1, "threads": 1, "max_update": 26})
+    longer = build("fairseq_nat", "smoke", {"seed": 1, "threads": 1, "max_update": 26})
     longer.fit(toy_task, work)  # resumes fairseq's own checkpoint_last.pt at update 20
     train = longer.describe().config["train"]
     assert train["resumed_from_sha256"] and train["updates"] == 26
@@ -183,7 +183,7 @@ def test_resume_skip_and_tamper(trained: Any, toy_task: TaskInfo) -> None:
     with pytest.raises(UntrustedCheckpointError):
         longer.load(work)
     with pytest.raises(UntrustedCheckpointError):
-        fairseq_nat("smoke", {"seed": 1, "threads": 1, "max_update": 30}).fit(toy_task, work)
+        build("fairseq_nat", "smoke", {"seed": 1, "threads": 1, "max_update": 30}).fit(toy_task, work)
 
 
 @pytest.mark.slow
@@ -239,10 +239,10 @@ def test_random_weights_length_forced(name: str, tmp_path: Path) -> None:
 def test_decode_only_overrides_reuse_the_finished_run(trained: Any, toy_task: TaskInfo) -> None:
     """The harness gives decode-only overrides the plain run's workdir; fit there must skip training."""
     from bench.runs import RunSpec, training_spec
-    from systems.fairseq_nat.system import fairseq_transformer
+    from systems import build
 
     _, work = trained("fairseq_transformer")
-    shorter = fairseq_transformer("smoke", {"seed": 1, "threads": 1, "beam": 2, "max_len_b": 12})
+    shorter = build("fairseq_transformer", "smoke", {"seed": 1, "threads": 1, "beam": 2, "max_len_b": 12})
     spec = RunSpec("fairseq_transformer", "quora", overrides={"beam": 2, "max_len_b": 12})
     assert training_spec(spec, shorter) == RunSpec("fairseq_transformer", "quora")
     assert training_spec(RunSpec("fairseq_transformer", "quora", overrides={"lr": 1e-3}), shorter).overrides

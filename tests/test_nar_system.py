@@ -40,10 +40,10 @@ def task() -> TaskInfo:
 
 @pytest.fixture(scope="module")
 def trained(task: TaskInfo, tmp_path_factory: pytest.TempPathFactory) -> tuple[System, Path]:
-    from systems.nar.system import mist_minilm_l6
+    from systems import build
 
     work = tmp_path_factory.mktemp("mist_smoke")
-    system = mist_minilm_l6("smoke", {})
+    system = build("mist_minilm_l6", "smoke", {})
     system.fit(task, work)
     return system, work
 
@@ -65,7 +65,7 @@ def test_fit_decode_and_decode_one_agree(trained: tuple[System, Path], task: Tas
 
 
 def test_forced_length_and_iterative_reuse(trained: tuple[System, Path], task: TaskInfo) -> None:
-    from systems.nar.system import encoder_minilm_l6, mist_minilm_l6
+    from systems import build
 
     system, work = trained
     ex = task.dev[0]
@@ -73,28 +73,28 @@ def test_forced_length_and_iterative_reuse(trained: tuple[System, Path], task: T
     forced = system.decode_one(ex, forced_length=3)
     assert len(forced.split()) <= 3
     for method, k in (("mist_iter", 3), ("mask_predict", 6)):
-        other = mist_minilm_l6("smoke", {"init_from": str(work), "decode": method, "iterations": k})
+        other = build("mist_minilm_l6", "smoke", {"init_from": str(work), "decode": method, "iterations": k})
         other.fit(task, work.parent / f"reuse_{method}")  # loads, does not train
         assert not (work.parent / f"reuse_{method}" / "checkpoints").exists()
         assert other.describe().family == "semi-NAR"
         out = other.decode([ex])
         assert other.last_iterations == k
         assert out == [other.decode_one(ex)]
-    same = encoder_minilm_l6("smoke", {"init_from": str(work)})
+    same = build("encoder_minilm_l6", "smoke", {"init_from": str(work)})
     same.fit(task, work.parent / "reuse_single")
     assert same.decode(list(task.dev)) == system.decode(list(task.dev))
 
 
 def test_overrides_are_checked() -> None:
-    from systems.nar.system import encoder_unilm
+    from systems import build
 
     with pytest.raises(ValueError, match="Unknown override"):
-        encoder_unilm("smoke", {"lerning_rate": 1})
+        build("encoder_unilm", "smoke", {"lerning_rate": 1})
     with pytest.raises(ValueError, match="decode"):
-        encoder_unilm("smoke", {"decode": "beam"})
+        build("encoder_unilm", "smoke", {"decode": "beam"})
     with pytest.raises(ValueError, match="budget"):
-        encoder_unilm("gpu", {})
-    paper = encoder_unilm("paper", {}).cfg
+        build("encoder_unilm", "gpu", {})
+    paper = build("encoder_unilm", "paper", {}).cfg
     assert (paper.lr, paper.warmup, paper.backbone) == (3e-5, 500, "unilm1.2-base-uncased")
     size = paper.size_for("squad_qg")
     assert (size.steps, size.batch_size, size.max_source_len, size.max_target_len) == (30_005, 64, 464, 48)
@@ -102,9 +102,9 @@ def test_overrides_are_checked() -> None:
 
 
 def test_init_from_missing_workdir_is_a_clear_error(task: TaskInfo, tmp_path: Path) -> None:
-    from systems.nar.system import mist_minilm_l6
+    from systems import build
 
-    system = mist_minilm_l6("smoke", {"init_from": str(tmp_path / "nope")})
+    system = build("mist_minilm_l6", "smoke", {"init_from": str(tmp_path / "nope")})
     with pytest.raises(FileNotFoundError, match="init_from"):
         system.fit(task, tmp_path / "w")
 
@@ -112,10 +112,10 @@ def test_init_from_missing_workdir_is_a_clear_error(task: TaskInfo, tmp_path: Pa
 def test_static_mixing_trains_on_original_plus_mixed(
     trained: tuple[System, Path], task: TaskInfo, tmp_path: Path
 ) -> None:
-    from systems.nar.system import static_mix_minilm_l6
+    from systems import build
 
     _, work = trained
-    system = static_mix_minilm_l6("smoke", {"mix_from": str(work), "steps": 4})
+    system = build("static_mix_minilm_l6", "smoke", {"mix_from": str(work), "steps": 4})
     system.fit(task, tmp_path)
     assert system.describe().config["train"]["n_pairs"] == 2 * 256
     import json
@@ -129,10 +129,10 @@ def test_static_mixing_trains_on_original_plus_mixed(
 def test_decode_only_overrides_reuse_the_trained_workdir(trained: tuple[System, Path], task: TaskInfo) -> None:
     """`bench run --set decode=mist_iter` shares the plain run's workdir; fitting there must not train again."""
     from bench.runs import RunSpec, training_spec, workdir_for
-    from systems.nar.system import mist_minilm_l6
+    from systems import build
 
     system, work = trained
-    iterative = mist_minilm_l6("smoke", {"decode": "mist_iter", "iterations": 3})
+    iterative = build("mist_minilm_l6", "smoke", {"decode": "mist_iter", "iterations": 3})
     decode_only = {"decode": "mist_iter", "iterations": 3}
     spec = RunSpec("mist_minilm_l6", "quora", budget="cpu", overrides=decode_only, limit=50)
     plain = RunSpec("mist_minilm_l6", "quora", budget="cpu")

@@ -224,15 +224,15 @@ def _examples(n: int, seed: int):
 @pytest.fixture(scope="module")
 def nar_runs(tmp_path_factory: pytest.TempPathFactory):
     """encoder_minilm_l6 at smoke size, 30 updates on one fixed batch sequence, fp32 and bf16."""
+    from systems import build
     from systems.base import TaskInfo
-    from systems.nar.system import encoder_minilm_l6
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     task = TaskInfo("squad_qg", _examples(256, 0), _examples(16, 1), 464, 48)
     runs = {}
     for precision in ("fp32", "bf16"):
-        system = encoder_minilm_l6("smoke", {"precision": precision, "steps": 30, "save_every": 0})
+        system = build("encoder_minilm_l6", "smoke", {"precision": precision, "steps": 30, "save_every": 0})
         system.fit(task, tmp_path_factory.mktemp(f"nar_{precision}"))
         runs[precision] = system
     yield runs, task

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import replace_fields
+from systems.presets import CPU_SPEED, replace_fields
 
 CITATION = (
     "Varanasi, Amin & Neumann 2020, CopyBERT: A Unified Approach to Question Generation with "
@@ -81,8 +81,6 @@ class CopyBERTConfig:
     init_from: str | None = None  # decode a model trained by another run (its workdir)
 
 
-#: the cpu budget's speed policy (benchmarks/bench_training.py measures it; README "Training speed")
-CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool": 32, "pad_multiple": 8}
 
 
 def preset(variant: str, budget: str) -> CopyBERTConfig:

@@ -17,7 +17,7 @@ from bench.data.types import Example
 from systems.base import System, SystemInfo, TaskInfo, check_budget
 from systems.copybert.features import Feature, Layout
 from systems.copybert.presets import CITATION, VARIANTS, CopyBERTConfig, apply_overrides, preset
-from systems.presets import seeded_subset, variant_factory
+from systems.presets import seeded_subset
 from systems.saved_run import VOCAB, open_run, write_run_files
 
 META = "copybert_model.json"
@@ -286,11 +286,3 @@ class CopyBERTSystem(System):
 def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) -> CopyBERTSystem:
     """Build a variant under a budget with overrides (the registry factories call this)."""
     return CopyBERTSystem(apply_overrides(preset(variant, check_budget(budget)), dict(overrides or {})))
-
-
-
-copybert_nocopy = variant_factory(make, "copybert_nocopy", "CopyBERT")
-copybert_normalcopy = variant_factory(make, "copybert_normalcopy", "CopyBERT")
-copybert_selfcopy = variant_factory(make, "copybert_selfcopy", "CopyBERT")
-copybert_twohop = variant_factory(make, "copybert_twohop", "CopyBERT")
-copybert_spanbert_selfcopy = variant_factory(make, "copybert_spanbert_selfcopy", "CopyBERT")

@@ -244,13 +244,3 @@ def _pad_head_bias(state: dict[str, Any], vocab_size: int) -> dict[str, Any]:
 def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) -> ErnieGenSystem:
     """Build a variant under a budget with overrides (the registry factories call this)."""
     return ErnieGenSystem(apply_overrides(preset(variant, check_budget(budget)), dict(overrides or {})))
-
-
-def erniegen_base(budget: str, overrides: Mapping[str, Any]) -> ErnieGenSystem:
-    """Registry factory: ERNIE-GEN BASE (lr 2.5e-5, dropout 0.1; cpu/smoke: minilm-l6/tiny + [ATTN])."""
-    return make("erniegen_base", budget, overrides)
-
-
-def erniegen_large(budget: str, overrides: Mapping[str, Any]) -> ErnieGenSystem:
-    """Registry factory: ERNIE-GEN LARGE (lr 1.5e-5 paper / 1e-5 config, dropout 0.2)."""
-    return make("erniegen_large", budget, overrides)

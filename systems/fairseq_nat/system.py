@@ -257,27 +257,3 @@ def make(system: str, budget: str, overrides: Mapping[str, Any] | None = None) -
     """``system`` under ``budget`` with field overrides (``seed`` maps to fairseq's ``--seed``)."""
     cfg = apply_overrides(preset(system, check_budget(budget)), dict(overrides or {}))
     return FairseqSystem(cfg)
-
-
-def fairseq_transformer(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
-    return make("fairseq_transformer", budget, overrides)
-
-
-def fairseq_nat(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
-    return make("fairseq_nat", budget, overrides)
-
-
-def fairseq_inat(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
-    return make("fairseq_inat", budget, overrides)
-
-
-def fairseq_cmlm(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
-    return make("fairseq_cmlm", budget, overrides)
-
-
-def fairseq_levt(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
-    return make("fairseq_levt", budget, overrides)
-
-
-def fairseq_inst(budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
-    return make("fairseq_inst", budget, overrides)

@@ -14,7 +14,7 @@ from typing import Any
 from bench.data.types import Example
 from systems.base import System, SystemInfo, TaskInfo, check_budget
 from systems.nar.presets import CITATION, NARConfig, TrainSize, apply_overrides, preset
-from systems.presets import seeded_subset, variant_factory
+from systems.presets import seeded_subset
 from systems.saved_run import CHECKPOINTS, VOCAB, open_run, write_run_files
 
 META = "nar_model.json"
@@ -341,17 +341,6 @@ def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) 
 
 
 
-encoder_random = variant_factory(make, "encoder_random", "NAR")
-encoder_minilm = variant_factory(make, "encoder_minilm", "NAR")
-encoder_bert = variant_factory(make, "encoder_bert", "NAR")
-encoder_unilm = variant_factory(make, "encoder_unilm", "NAR")
-encoder_minilm_l6 = variant_factory(make, "encoder_minilm_l6", "NAR")
-mist_minilm = variant_factory(make, "mist_minilm", "NAR")
-mist_bert = variant_factory(make, "mist_bert", "NAR")
-mist_unilm = variant_factory(make, "mist_unilm", "NAR")
-mist_minilm_l6 = variant_factory(make, "mist_minilm_l6", "NAR")
-static_mix_unilm = variant_factory(make, "static_mix_unilm", "NAR")
-static_mix_minilm_l6 = variant_factory(make, "static_mix_minilm_l6", "NAR")
 
 
 def _refuse_stale_workdir(meta_path: Path, meta: dict[str, Any]) -> None:

@@ -3,16 +3,16 @@
 SYSTEMS.md §2. Both train a BERT-layout backbone with an MLM head on ``[CLS] src [SEP] tgt [SEP]``
 under a seq2seq mask and decode left to right with a ``[MASK]`` query per step; the source K/V
 is computed once and cached (unilm-v1 caches hidden states, which gives the same numbers).
-Registry factories: ``systems.unilm:unilm`` and ``systems.unilm:unilm_s2sft``. Modules: ``config``
+Registered through ``systems.unilm.system:make`` (one per name in ``VARIANTS``). Modules: ``config``
 (presets), ``collate`` (training batches), ``decode`` (the decoder), ``system`` (the adapter).
 """
 
 from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, answer_window, s2sft_mask, truncate_pair
-from systems.unilm.config import CITATION, UniLMConfig, make_config, presets
+from systems.unilm.config import CITATION, VARIANTS, UniLMConfig, make_config, presets
 from systems.unilm.decode import UniLMDecoder
-from systems.unilm.system import UniLMSystem, unilm, unilm_s2sft
+from systems.unilm.system import UniLMSystem, make
 
 __all__ = [
     "CITATION", "S2SFTCollator", "UniLMConfig", "UniLMDecoder", "UniLMSystem", "V1Collator", "_Parts", "answer_window",
-    "make_config", "presets", "s2sft_mask", "truncate_pair", "unilm", "unilm_s2sft",
+    "VARIANTS", "make", "make_config", "presets", "s2sft_mask", "truncate_pair",
 ]

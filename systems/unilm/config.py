@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from systems.base import check_budget
-from systems.presets import replace_fields
+from systems.presets import CPU_SPEED, replace_fields
 
 CITATION = "Dong et al., Unified Language Model Pre-training for NLU and NLG, NeurIPS 2019"
 
@@ -63,7 +63,9 @@ class UniLMConfig:
 
 
 #: the cpu budget's speed policy (benchmarks/bench_training.py measures it; README "Training speed")
-CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool": 32, "pad_multiple": 8}
+#: registered system name -> recipe (the presets below): one list that registers and builds them
+VARIANTS: dict[str, str] = {"unilm": "v1", "unilm_s2sft": "s2sft"}
+
 
 
 def presets(variant: str) -> dict[str, UniLMConfig]:

@@ -14,7 +14,7 @@ from typing import Any
 from bench.data.types import Example
 from systems.base import System, SystemInfo, TaskInfo
 from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, _torch, answer_window
-from systems.unilm.config import CITATION, UniLMConfig, make_config
+from systems.unilm.config import CITATION, VARIANTS, UniLMConfig, make_config
 from systems.unilm.decode import UniLMDecoder
 
 
@@ -216,11 +216,8 @@ def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(d, default=list))
 
 
-def unilm(budget: str, overrides: Mapping[str, Any]) -> UniLMSystem:
-    """Registry factory for ``unilm`` (unilm-v1 QG recipe)."""
-    return UniLMSystem("unilm", budget, make_config("v1", budget, overrides))
-
-
-def unilm_s2sft(budget: str, overrides: Mapping[str, Any]) -> UniLMSystem:
-    """Registry factory for ``unilm_s2sft`` (s2s-ft pseudo-masking)."""
-    return UniLMSystem("unilm_s2sft", budget, make_config("s2sft", budget, overrides))
+def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) -> UniLMSystem:
+    """``unilm`` (the unilm-v1 QG recipe) or ``unilm_s2sft`` (s2s-ft pseudo-masking) under a budget."""
+    if variant not in VARIANTS:
+        raise ValueError(f"Unknown UniLM variant '{variant}'; known: {', '.join(VARIANTS)}")
+    return UniLMSystem(variant, budget, make_config(VARIANTS[variant], budget, dict(overrides or {})))

@@ -197,3 +197,33 @@ def test_mask_predict_schedule() -> None:
     assert remask_schedule(12, 6) == [10, 8, 6, 4, 2]
     with pytest.raises(ValueError):
         remask_schedule(10, 0)
+
+
+def test_cpu_learning_rate_is_per_task_and_an_override_wins() -> None:
+    """#18: Quora's cpu lr/updates come from its calibration sweep; SQuAD keeps the earlier 1e-4."""
+    from systems.nar.presets import apply_overrides, preset
+
+    cfg = preset("encoder_minilm_l6", "cpu")
+    assert cfg.lr is None
+    quora, squad = cfg.size_for("quora"), cfg.size_for("squad_qg")
+    assert (quora.lr, quora.steps, quora.train_examples) == (5e-4, 600, 38400)
+    assert squad.lr == 1e-4
+    assert apply_overrides(cfg, {"lr": 5e-4}).size_for("quora").lr == 5e-4
+    assert preset("mist_minilm_l6", "cpu").size_for("quora") == quora  # MIST and the encoder: one budget
+    assert preset("encoder_bert", "paper").size_for("squad_qg").lr == 3e-5
+
+
+def test_a_workdir_trained_under_another_sizing_is_refused(tmp_path) -> None:
+    import json
+
+    from bench.errors import UserError
+    from systems.nar.system import _refuse_stale_workdir
+
+    meta = tmp_path / "nar_model.json"
+    new = {"size": {"steps": 600, "batch_size": 32, "lr": 1e-3}}
+    _refuse_stale_workdir(meta, new)  # no workdir yet: fine
+    meta.write_text(json.dumps({"size": {"steps": 300, "batch_size": 32}}))
+    with pytest.raises(UserError, match="steps 300 -> 600"):
+        _refuse_stale_workdir(meta, new)
+    meta.write_text(json.dumps({"size": {"steps": 600, "batch_size": 32}}))  # older meta without lr: same run
+    _refuse_stale_workdir(meta, new)

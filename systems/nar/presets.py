@@ -137,8 +137,8 @@ class NARConfig:
 # time: 2 no-grad + 2 grad passes instead of 1 + 1). Quora is calibrated (#18): the learning rate and
 # updates are the pick of results/calibration/encoder_minilm_l6--quora--cpu.json (bench calibrate, first
 # 500 dev pairs, mist-quora BLEU-4 at 600 updates: lr 5e-4 9.11, lr 1e-3 8.58; 600 updates is what MIST's
-# twice-as-costly step affords within the ~45 min training cap). The other tasks keep the earlier estimate (FLOPs + timings)
-# until their sweeps exist (#19).
+# twice-as-costly step affords within the ~45 min training cap). The other tasks keep the earlier
+# estimate (FLOPs + timings) until their sweeps exist (#19).
 CPU_SIZES = {
     "squad_qg": TrainSize(
         steps=250, batch_size=16, max_source_len=112, max_target_len=32, train_examples=4000, lr=1e-4

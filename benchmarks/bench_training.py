@@ -117,9 +117,14 @@ def main() -> int:
     ap.add_argument("--warm", type=int, default=10, help="updates excluded from timing (compilation)")
     ap.add_argument("--train", type=int, default=2048, help="training examples per run")
     ap.add_argument("--families", nargs="*", default=list(FAMILIES), choices=list(FAMILIES))
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads (default: torch's; 1 = how runs are queued, one per core)")
     args = ap.parse_args()
 
     import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     from bench.precision import resolve_precision
 

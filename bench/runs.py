@@ -78,15 +78,20 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     return out
 
 
+#: what runs write, not code: a run that re-records (``--force``) a committed record must not make the
+#: next run in the same worktree look "dirty" (the flag says whether the *code* differs from the commit)
+DATA_PATHSPECS = (":(exclude)results", ":(exclude)reports")
+
+
 def harness_info() -> dict[str, Any]:
-    """Version and git SHA of the harness, with a dirty flag (uncommitted changes)."""
+    """Version and git SHA of the harness, with a dirty flag (uncommitted changes to the code)."""
     sha, dirty = "unknown", None
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
         ).stdout.strip()
         status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", *DATA_PATHSPECS],
             cwd=REPO_ROOT, capture_output=True, text=True, check=True,
         ).stdout
         dirty = bool(status.strip())
@@ -101,8 +106,8 @@ def code_state(harness: Mapping[str, Any]) -> dict[str, Any]:
     state = {"git_sha": harness.get("git_sha"), "dirty": harness.get("dirty")}
     if harness.get("dirty"):
         try:
-            diff = subprocess.run(["git", "diff", "HEAD", "--no-color"], cwd=REPO_ROOT, capture_output=True,
-                                  check=True).stdout
+            diff = subprocess.run(["git", "diff", "HEAD", "--no-color", "--", ".", *DATA_PATHSPECS],
+                                  cwd=REPO_ROOT, capture_output=True, check=True).stdout
             state["diff_sha256"] = hashlib.sha256(diff).hexdigest()
         except (OSError, subprocess.CalledProcessError):
             state["diff_sha256"] = None

@@ -82,3 +82,29 @@ def test_record_output_paths_are_repo_relative_inside_the_checkout(tmp_path):
     demo_output = REPO_ROOT / ".cache" / "demo" / "results" / "outputs" / "x.txt"
     assert _display_path(demo_output) == ".cache/demo/results/outputs/x.txt"
     assert _display_path(tmp_path / "x.txt") == str((tmp_path / "x.txt").resolve())
+
+
+def test_dirty_means_code_not_recorded_results(tmp_path, monkeypatch) -> None:
+    """Re-recording a committed record (--force) must not mark the next run in that worktree dirty."""
+    import subprocess
+
+    import bench.runs as runs
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "reports").mkdir()
+    for name in ("code.py", "results/r.json", "reports/t.md"):
+        (tmp_path / name).write_text("a\n")
+    git("add", ".")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x")
+    monkeypatch.setattr(runs, "REPO_ROOT", tmp_path)
+    assert runs.harness_info()["dirty"] is False
+    (tmp_path / "results/r.json").write_text("b\n")
+    (tmp_path / "reports/t.md").write_text("b\n")
+    assert runs.harness_info()["dirty"] is False
+    (tmp_path / "code.py").write_text("b\n")
+    state = runs.code_state(runs.harness_info())
+    assert state["dirty"] is True and state["diff_sha256"]

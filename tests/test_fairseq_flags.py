@@ -144,13 +144,13 @@ def test_presets_and_overrides_fail_clearly() -> None:
 def test_factories_describe_without_fairseq() -> None:
     from systems.fairseq_nat import system as fs
 
-    info = fs.fairseq_cmlm("cpu", {"seed": 3}).describe()
+    info = fs.make("fairseq_cmlm", "cpu", {"seed": 3}).describe()
     assert info.family == "semi-NAR" and info.iterations == "adaptive (<= 10)"
     assert "--iter-decode-max-iter 9" in " ".join(info.config["fairseq_generate_args"])
     assert "passes" in info.config["iterations_mapping"]
     assert info.config["fairseq_train_args"][info.config["fairseq_train_args"].index("--seed") + 1] == "3"
-    assert fs.fairseq_nat("smoke").describe().iterations == 1
-    assert fs.fairseq_transformer("paper").describe().family == "AR"
+    assert fs.make("fairseq_nat", "smoke").describe().iterations == 1
+    assert fs.make("fairseq_transformer", "paper").describe().family == "AR"
 
 
 def test_cpu_decoding_stops_near_the_trained_target_length() -> None:

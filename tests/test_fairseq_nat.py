@@ -100,7 +100,7 @@ def trained(toy_task: TaskInfo, tmp_path_factory: pytest.TempPathFactory) -> Any
             from systems.fairseq_nat import system as fs
 
             work = tmp_path_factory.mktemp(name)
-            sys_ = getattr(fs, name)("smoke", {"seed": 1, "threads": 1})
+            sys_ = fs.make(name, "smoke", {"seed": 1, "threads": 1})
             sys_.fit(toy_task, work)
             done[name] = (sys_, work)
         return done[name]
@@ -217,7 +217,7 @@ def test_random_weights_length_forced(name: str, tmp_path: Path) -> None:
     from systems.fairseq_nat import system as fs
 
     torch.set_num_threads(1)
-    sys_ = getattr(fs, name)("smoke", {"weights": "random", "threads": 1})
+    sys_ = fs.make(name, "smoke", {"weights": "random", "threads": 1})
     assert sys_.supports_forced_length and not sys_.needs_training
     sys_.fit(TaskInfo("squad_qg", (), (), 48, 32), tmp_path)
     assert not (tmp_path / "checkpoints").exists()  # nothing was trained
@@ -228,7 +228,7 @@ def test_random_weights_length_forced(name: str, tmp_path: Path) -> None:
         sys_.decode_one(ex, forced_length=length)
         assert sys_.decoder.last_target_tokens == length - 1, (name, length)
         assert sys_.last_iterations == FORCED_PASSES.get(name, length), (name, length)
-    again = getattr(fs, name)("smoke", {"weights": "random", "threads": 1})
+    again = fs.make(name, "smoke", {"weights": "random", "threads": 1})
     again.fit(TaskInfo("squad_qg", (), (), 48, 32), tmp_path / "again")
     assert again.decode_one(ex, forced_length=7) == sys_.decode_one(ex, forced_length=7)  # seeded build
     with pytest.raises(RuntimeError, match="length-forced"):

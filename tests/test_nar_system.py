@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
 import torch
+from toy_training import qg_examples
 
-from bench.data.types import Example
 from systems.base import System, TaskInfo
-
-WORDS = "the river city team music war king school law film church army island".split()
-
-
-def _examples(n: int, seed: int) -> list[Example]:
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        ans = rng.choice(WORDS)
-        para = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 30)))
-        out.append(Example(f"e{i}", f"{ans} [SEP] {para}", f"what is the {ans} ?"))
-    return out
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -35,7 +22,7 @@ def _one_thread():
 
 @pytest.fixture(scope="module")
 def task() -> TaskInfo:
-    return TaskInfo("squad_qg", _examples(256, 0), _examples(16, 1), 464, 48)
+    return TaskInfo("squad_qg", qg_examples(256, 0), qg_examples(16, 1), 464, 48)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from toy_training import toy_collate, toy_data, toy_loss  # noqa: E402
+
 from systems.training import (  # noqa: E402
     BertAdam,
     Schedule,
@@ -110,22 +112,6 @@ def toy_model() -> torch.nn.Module:
     return torch.nn.Sequential(
         torch.nn.Linear(4, 16), torch.nn.Dropout(0.2), torch.nn.ReLU(), torch.nn.LayerNorm(16), torch.nn.Linear(16, 1)
     )
-
-
-def toy_data(n: int = 64) -> list[tuple[list[float], float]]:
-    g = torch.Generator().manual_seed(1)
-    x = torch.randn(n, 4, generator=g)
-    y = x @ torch.tensor([1.0, -2.0, 0.5, 3.0])
-    return [(x[i].tolist(), float(y[i])) for i in range(n)]
-
-
-def toy_collate(items, rng):
-    x = torch.tensor([i[0] for i in items]) + torch.tensor([[rng.gauss(0, 0.01)] for _ in items])
-    return {"x": x, "y": torch.tensor([i[1] for i in items])}
-
-
-def toy_loss(model, batch):
-    return ((model(batch["x"]).squeeze(-1) - batch["y"]) ** 2).mean()
 
 
 def toy_config(**kw) -> TrainConfig:

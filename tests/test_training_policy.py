@@ -19,6 +19,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from toy_training import qg_examples, toy_collate, toy_data, toy_loss  # noqa: E402
+
 from bench.precision import compile_units, compiled, resolve_precision  # noqa: E402
 from systems.training import TrainConfig, Trainer  # noqa: E402
 from systems.training.batching import BatchOrder, pad_length  # noqa: E402
@@ -118,22 +120,6 @@ def block_model() -> torch.nn.Module:
     return torch.nn.Sequential(Block(), Block(), torch.nn.Linear(4, 1))
 
 
-def toy_data(n: int = 64) -> list[tuple[list[float], float]]:
-    g = torch.Generator().manual_seed(1)
-    x = torch.randn(n, 4, generator=g)
-    y = x @ torch.tensor([1.0, -2.0, 0.5, 3.0])
-    return [(x[i].tolist(), float(y[i])) for i in range(n)]
-
-
-def toy_collate(items, rng):
-    x = torch.tensor([i[0] for i in items]) + torch.tensor([[rng.gauss(0, 0.01)] for _ in items])
-    return {"x": x, "y": torch.tensor([i[1] for i in items])}
-
-
-def toy_loss(model, batch):
-    return ((model(batch["x"]).squeeze(-1).float() - batch["y"]) ** 2).mean()
-
-
 def policy_config(**kw) -> TrainConfig:
     base = dict(
         steps=12,
@@ -206,19 +192,6 @@ def test_resume_after_kill_is_exact_under_the_policy(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- bf16 on a real family (NAR, smoke size)
-WORDS = "the river city team music war king school law film church army island".split()
-
-
-def _examples(n: int, seed: int):
-    from bench.data.types import Example
-
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        ans = rng.choice(WORDS)
-        para = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 30)))
-        out.append(Example(f"e{i}", f"{ans} [SEP] {para}", f"what is the {ans} ?"))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -229,7 +202,7 @@ def nar_runs(tmp_path_factory: pytest.TempPathFactory):
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
-    task = TaskInfo("squad_qg", _examples(256, 0), _examples(16, 1), 464, 48)
+    task = TaskInfo("squad_qg", qg_examples(256, 0), qg_examples(16, 1), 464, 48)
     runs = {}
     for precision in ("fp32", "bf16"):
         system = build("encoder_minilm_l6", "smoke", {"precision": precision, "steps": 30, "save_every": 0})
@@ -258,7 +231,7 @@ def test_bf16_model_decodes_alike_in_fp32_and_bf16(nar_runs) -> None:
 
     runs, task = nar_runs
     system = runs["bf16"]
-    examples = _examples(64, 7)
+    examples = qg_examples(64, 7)
     fp32 = system.decode(examples)
     with autocast(Precision("bf16", "bf16")):
         bf16 = system.decode(examples)

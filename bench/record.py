@@ -33,7 +33,7 @@ class RunRecord:
     system: dict[str, Any]  # SystemInfo.to_json(): family, iterations, backbone, config (incl. training facts)
     data: dict[str, Any]  # split_sha256, n_examples, partial, note
     outputs: dict[str, Any]  # path, sha256, n (, resumed)
-    model: dict[str, Any]  # training_run_id, workdir: whose checkpoint was decoded
+    model: dict[str, Any]  # training_run_id, training_key, workdir: whose checkpoint was decoded
     output_stats: dict[str, Any]  # bench.output_stats: distinct ratio, most frequent share, ...
     training_curve: dict[str, Any] | None  # bench.curves: train loss, dev loss per checkpoint
     scores: dict[str, Any]  # recipe -> Scores.to_json()

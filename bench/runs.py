@@ -122,13 +122,21 @@ def outputs_path(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> Path:
     return Path(results_dir) / "outputs" / f"{spec.run_id}.txt"
 
 
-def workdir_for(spec: RunSpec) -> Path:
-    """Checkpoints and resumable state live outside results/ (not committed): ``$BENCH_CACHE/runs``
-    like every other cache, else ``<repo>/.cache/runs``."""
+#: config fields that decide how fast a run goes or what it prints, not what it learns
+RUNTIME_FIELDS = frozenset({"threads", "progress"})
+
+
+def cache_root() -> Path:
+    """Checkpoints and resumable state live outside results/ (not committed): ``$BENCH_CACHE``
+    like every other cache, else ``<repo>/.cache``."""
     import os
 
-    base = Path(os.environ["BENCH_CACHE"]).expanduser() if os.environ.get("BENCH_CACHE") else REPO_ROOT / ".cache"
-    return base / "runs" / spec.run_id
+    return Path(os.environ["BENCH_CACHE"]).expanduser() if os.environ.get("BENCH_CACHE") else REPO_ROOT / ".cache"
+
+
+def workdir_for(spec: RunSpec) -> Path:
+    """A run's own scratch directory, named by its run id (the decode journal of a workdir-less run)."""
+    return cache_root() / "runs" / spec.run_id
 
 
 def training_spec(spec: RunSpec, system: Any) -> RunSpec:
@@ -143,6 +151,31 @@ def training_spec(spec: RunSpec, system: Any) -> RunSpec:
     decode_only = set(system.decode_only_overrides)
     kept = {k: v for k, v in spec.overrides.items() if k not in decode_only}
     return replace(spec, overrides=kept, limit=None, split="test")
+
+
+def training_config(system: Any) -> dict[str, Any]:
+    """The resolved settings that decide the trained model: the system's config (preset + overrides)
+    without its decode-only and runtime fields."""
+    drop = set(system.decode_only_overrides) | RUNTIME_FIELDS
+    return {k: v for k, v in system.describe().config.items() if k not in drop}
+
+
+def training_key(system: Any) -> str:
+    """A short hash of :func:`training_config`: equal exactly when two runs train the same model."""
+    text = json.dumps(training_config(system), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def training_workdir(spec: RunSpec, system: Any) -> Path:
+    """Where ``spec``'s model is trained (resumably) and found again, keyed by what training resolves to.
+
+    The key is the *resolved* config, not the spec: the spec names a budget, and the budget's preset
+    is code that changes (a calibration picks new values). Keyed by the spec, the same `bench run`
+    line after a preset change would resume the old preset's checkpoints under the new preset's
+    name. Keyed by the config, it trains afresh; and a calibration point (preset + ``--set lr=…``)
+    and the later run of a preset that adopted those values share one model, as they should.
+    """
+    return cache_root() / "runs" / f"{spec.system}--{spec.task}--{spec.budget}--s{spec.seed}--cfg{training_key(system)}"
 
 
 def load_record(path: Path) -> dict[str, Any]:
@@ -223,7 +256,8 @@ def execute(
     else:
         info = TaskInfo(spec.task, (), (), task.max_source_len, task.max_target_len)
     trained_by = training_spec(spec, system)
-    workdir = workdir_for(trained_by)
+    trained_key = training_key(system)  # before fit: describe() may add what training ran with
+    workdir = training_workdir(spec, system)
     workdir.mkdir(parents=True, exist_ok=True)
     say(f"[fit] {spec.system} on {spec.task} ({spec.budget} budget) -> {workdir}")
     system.fit(info, workdir)
@@ -282,7 +316,8 @@ def execute(
             "n": len(outputs),
             **({"resumed": decoded.resumed} if decoded.resumed else {}),
         },
-        model={"training_run_id": trained_by.run_id, "workdir": _display_path(workdir)},
+        model={"training_run_id": trained_by.run_id, "training_key": trained_key,
+               "workdir": _display_path(workdir)},
         output_stats=stats,
         training_curve=training_curve(workdir),
         scores=scores,

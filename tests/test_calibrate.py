@@ -29,13 +29,30 @@ def test_pick_is_the_best_healthy_point() -> None:
 
 
 def test_a_dev_point_and_the_test_run_share_one_trained_model() -> None:
-    from bench.runs import RunSpec, training_spec, workdir_for
-    from systems.baselines import CopySource
+    from bench.runs import RunSpec, training_workdir
+    from systems import build
 
     dev = RunSpec("encoder_minilm_l6", "quora", split="dev", budget="cpu", overrides={"lr": 5e-4}, limit=500)
     test = RunSpec("encoder_minilm_l6", "quora", split="test", budget="cpu", overrides={"lr": 5e-4})
     assert dev.run_id != test.run_id
-    assert workdir_for(training_spec(dev, CopySource("cpu"))) == workdir_for(training_spec(test, CopySource("cpu")))
+    system = build("encoder_minilm_l6", "cpu", {"lr": 5e-4})
+    assert training_workdir(dev, system) == training_workdir(test, system)
+
+
+def test_a_preset_that_adopts_a_calibrated_value_reuses_that_points_model() -> None:
+    """The workdir is keyed by the resolved config: `--set lr=X` on a preset whose lr is X is the
+    same training; a preset changed after a model was trained under the same spec is not."""
+    from bench.runs import RunSpec, training_key, training_workdir
+    from systems import build
+
+    preset = build("unilm", "cpu", {})
+    lr = preset.describe().config["lr"]
+    same = build("unilm", "cpu", {"lr": lr, "threads": 2, "beam_size": 3})  # runtime / decode-only fields
+    other = build("unilm", "cpu", {"lr": lr * 2})
+    spec = RunSpec("unilm", "squad_qg", budget="cpu")
+    assert training_key(same) == training_key(preset)
+    assert training_workdir(spec, same) == training_workdir(spec, preset)
+    assert training_workdir(spec, other) != training_workdir(spec, preset)  # same spec, another preset
 
 
 def test_smoke_sweep_records_points_and_draws_the_curve(tmp_path: Path) -> None:

@@ -109,11 +109,11 @@ def test_bench_run_resumes_a_killed_decode(tmp_path: Path, monkeypatch: pytest.M
     equal an unbroken run's, and the journal is gone once the record is written."""
     if not DATA.is_dir():
         pytest.skip(f"data dir {DATA} not found")
-    from bench.runs import RunSpec, execute, training_spec
+    from bench.runs import RunSpec, execute, training_workdir
     from systems.baselines import CopySource
 
     spec = RunSpec("copy_source", "quora", budget="smoke", limit=300)
-    monkeypatch.setattr("bench.runs.workdir_for", lambda s: tmp_path / "work" / s.run_id)
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
     plain = CopySource.decode
     calls = {"n": 0}
 
@@ -126,8 +126,9 @@ def test_bench_run_resumes_a_killed_decode(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(CopySource, "decode", dies_on_second_chunk)
     with pytest.raises(KeyboardInterrupt):
         execute(spec, results_dir=tmp_path / "results", say=quiet)
-    trained_by = training_spec(spec, CopySource("smoke"))  # the workdir is the training spec's (no limit)
-    journal = tmp_path / "work" / trained_by.run_id / "decode" / f"{spec.run_id}.jsonl"
+    workdir = training_workdir(spec, CopySource("smoke"))  # the trained model's, whatever the limit
+    assert workdir.parent == tmp_path / "cache" / "runs"
+    journal = workdir / "decode" / f"{spec.run_id}.jsonl"
     assert journal.is_file() and len(journal.read_text().splitlines()) == 2  # header + one chunk
     rec = execute(spec, results_dir=tmp_path / "results", say=quiet)
     assert rec["outputs"]["resumed"] == 128 and rec["outputs"]["n"] == 300

@@ -115,7 +115,7 @@ def test_static_mixing_trains_on_original_plus_mixed(
 
 def test_decode_only_overrides_reuse_the_trained_workdir(trained: tuple[System, Path], task: TaskInfo) -> None:
     """`bench run --set decode=mist_iter` shares the plain run's workdir; fitting there must not train again."""
-    from bench.runs import RunSpec, training_spec, workdir_for
+    from bench.runs import RunSpec, training_spec, training_workdir
     from systems import build
 
     system, work = trained
@@ -124,7 +124,8 @@ def test_decode_only_overrides_reuse_the_trained_workdir(trained: tuple[System, 
     spec = RunSpec("mist_minilm_l6", "quora", budget="cpu", overrides=decode_only, limit=50)
     plain = RunSpec("mist_minilm_l6", "quora", budget="cpu")
     assert training_spec(spec, iterative) == plain
-    assert workdir_for(training_spec(spec, iterative)) == workdir_for(plain)
+    plain_system = build("mist_minilm_l6", "smoke", {})
+    assert training_workdir(spec, iterative) == training_workdir(plain, plain_system)
     trained_lr = RunSpec("mist_minilm_l6", "quora", overrides={"lr": 1e-3, "iterations": 6})
     assert training_spec(trained_lr, iterative).overrides == {"lr": 1e-3}
 

@@ -118,3 +118,18 @@ def test_latency_records_keep_every_family_s_config() -> None:
 
     info = SystemInfo("copybert_twohop", "AR", "n", "test", config={"copy": "two-hop", "beam_size": 5, "train": {}})
     assert system_summary(info)["config"] == {"copy": "two-hop", "beam_size": 5, "train": {}}
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS.names()))
+def test_every_training_config_is_plain_json_and_blind_to_runtime_fields(name: str) -> None:
+    """The training key names the workdir a model resumes from: it must be the same in every process
+    (no object reprs), and thread counts must not retrain a model."""
+    import json
+
+    from bench.runs import training_config, training_key
+
+    for budget in ("smoke", "cpu"):
+        system = build(name, budget, {})
+        json.dumps(training_config(system), sort_keys=True)  # no default=str needed: no addresses in keys
+        if "threads" in system.describe().config:
+            assert training_key(build(name, budget, {"threads": 1})) == training_key(system)

@@ -28,6 +28,14 @@ class UniLMSystem(System):
         self.fit_result: dict[str, Any] = {}
         self._use_cache = True
 
+    @property
+    def decode_only_overrides(self) -> tuple[str, ...]:  # type: ignore[override]
+        """Search settings: a `--set beam_size=3` run decodes the plain run's checkpoint. The decode
+        length sizes the tiny random model's position table, so it is decode-only for pretrained ones."""
+        search = ("beam_size", "length_penalty", "no_repeat_ngram", "ngram_ignore", "decode_min_len",
+                  "decode_batch_size")
+        return search if self.cfg.backbone == "tiny" else (*search, "max_decode_len")
+
     def describe(self) -> SystemInfo:
         config = _jsonable(asdict(self.cfg))
         if self.fit_result:  # what training ran with (effective precision, compile, threads, buckets)

@@ -29,6 +29,28 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+@app.callback()
+def _plugins(
+    include: Annotated[list[Path], typer.Option(
+        "--include", help="A .py file or folder that registers systems, tasks or recipes, imported before the "
+        "command runs (repeatable; also $BENCH_INCLUDE). Installed plugins need no flag: they are found "
+        "through entry points. See README 'Add your own system'.")] = [],  # noqa: B006
+) -> None:
+    """Import plugins before any command reads the registries."""
+    from bench.plugins import include as include_path
+    from bench.plugins import include_paths_from_env
+
+    for path in [*include_paths_from_env(), *include]:
+        try:
+            include_path(path)
+        except Exception as exc:  # a plugin's mistake is one line, as every user error here
+            from bench.errors import UserError
+
+            if not isinstance(exc, UserError):
+                raise
+            _fail(str(exc))
+
+
 def _say(to: Console) -> Callable[[str], None]:
     """Print a harness message verbatim: its "[fit]"-style tags are text, not rich markup."""
     return lambda msg: to.print(msg, markup=False)
@@ -65,24 +87,29 @@ def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
         table.add_column("family")
         table.add_column("splits")
         table.add_column("default recipes")
+        table.add_column("from")
         for name in TASKS.names():
             task = TASKS.get(name)
             splits = ", ".join(f"{s} ({task.splits[s].describe()})" for s in task.splits)
-            table.add_row(name, task.family, splits, ", ".join(task.default_recipes))
+            table.add_row(name, task.family, splits, ", ".join(task.default_recipes), TASKS.meta(name)["origin"])
     elif kind is Kind.systems:
         from systems import SYSTEMS
 
         table.add_column("system")
         table.add_column("family")
+        table.add_column("from")
         for name in SYSTEMS.names():
-            table.add_row(name, SYSTEMS.meta(name).get("family", ""))
+            meta = SYSTEMS.meta(name)
+            table.add_row(name, meta.get("family", ""), meta["origin"])
     else:
         from bench.scoring import RECIPES
 
         table.add_column("recipe")
-        table.add_column("tasks")
+        table.add_column("family")
+        table.add_column("from")
         for name in RECIPES.names():
-            table.add_row(name, RECIPES.meta(name).get("tasks", ""))
+            meta = RECIPES.meta(name)
+            table.add_row(name, meta.get("family", ""), meta["origin"])
     console.print(table)
 
 

@@ -61,7 +61,7 @@ def degeneracy(stats: Mapping[str, Any] | None) -> list[str]:
         return []
     reasons = []
     share = stats["most_frequent_share"]
-    if share > MOST_FREQUENT_LIMIT:
+    if share > MOST_FREQUENT_LIMIT and round(share * stats["n"]) > 1:  # one output repeated, not one of few
         reasons.append(
             f"most frequent output is {share:.1%} of outputs (> {MOST_FREQUENT_LIMIT:.0%}): {stats['most_frequent']!r}"
         )

@@ -3,10 +3,17 @@
 Entries are registered as lazy ``"module:attr"`` strings so that listing names never imports
 heavy dependencies (torch, fairseq, java); the object is imported the first time it is asked for.
 Modelled on lm-evaluation-harness's ``lm_eval/api/registry.py``.
+
+Every entry remembers where it came from (``meta(name)["origin"]``): ``built-in``, an installed
+distribution's entry point (``bench.systems`` / ``bench.tasks`` / ``bench.recipes``, read the first
+time a registry is asked for a name or a listing), or a file or folder imported by
+``bench --include`` (:mod:`bench.plugins`). A record of a plugin's run names that origin.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import difflib
 import importlib
 from collections.abc import Callable, Iterator
@@ -15,6 +22,19 @@ from typing import Any, Generic, TypeVar
 from bench.errors import UserError
 
 T = TypeVar("T")
+
+BUILT_IN = "built-in"
+_ORIGIN: contextvars.ContextVar[str] = contextvars.ContextVar("bench_registry_origin", default=BUILT_IN)
+
+
+@contextlib.contextmanager
+def registering_from(origin: str) -> Iterator[None]:
+    """Entries registered inside this block are stamped with ``origin`` (``bench --include`` uses it)."""
+    token = _ORIGIN.set(origin)
+    try:
+        yield
+    finally:
+        _ORIGIN.reset(token)
 
 
 class RegistryError(UserError, KeyError):
@@ -36,19 +56,41 @@ def _bound(make: Any, first: str) -> Any:
 
 
 class Registry(Generic[T]):
-    """Maps names to objects or lazy ``"module:attr"`` references."""
+    """Maps names to objects or lazy ``"module:attr"`` references.
 
-    def __init__(self, kind: str) -> None:
+    ``entry_point_group``: installed distributions add entries through this group (name = entry
+    name, value = ``"module:attr"``), loaded once, lazily. ``check(name, obj)``: run on every object
+    the first time it is resolved, so a plugin's mistake is one line naming the entry and the fix.
+    """
+
+    def __init__(self, kind: str, *, entry_point_group: str | None = None,
+                 check: Callable[[str, Any], None] | None = None) -> None:
         self.kind = kind
+        self.entry_point_group = entry_point_group
+        self._check = check
         self._entries: dict[str, T | str] = {}
         self._meta: dict[str, dict[str, str]] = {}
         self._bind: dict[str, str] = {}
+        self._refs: dict[str, str] = {}
+        self._entry_points_loaded = entry_point_group is None
 
     def register(self, name: str, obj: T | str, *, bind: str | None = None, **meta: str) -> None:
         """Add ``name``; ``obj`` may be the object or a ``"module:attr"`` string. ``bind``: the entry is
-        ``obj`` with this first argument bound (one ``make(variant, ...)`` serves every variant of a family)."""
+        ``obj`` with this first argument bound (one ``make(variant, ...)`` serves every variant of a family).
+
+        Registering the same lazy reference under the same name again is a no-op (a plugin both
+        installed and passed to ``--include``); another object under a taken name is an error.
+        """
+        ref = f"{obj}@{bind}" if isinstance(obj, str) else None
         if name in self._entries:
-            raise RegistryError(f"Duplicate {self.kind} '{name}': it is already registered.")
+            if ref is not None and self._refs.get(name) == ref:
+                return
+            where, new = self._meta[name].get("origin", BUILT_IN), _ORIGIN.get()
+            source = "" if new == BUILT_IN else f" from {new}"
+            raise RegistryError(
+                f"Duplicate {self.kind} '{name}'{source}: it is already registered ({where}). Give the new "
+                "one another name."
+            )
         if isinstance(obj, str) and ":" not in obj:
             raise ValueError(f"Lazy {self.kind} reference must look like 'module:attr', got {obj!r}")
         if bind is not None and not isinstance(obj, str):
@@ -56,7 +98,21 @@ class Registry(Generic[T]):
         elif bind is not None:
             self._bind[name] = bind
         self._entries[name] = obj
-        self._meta[name] = dict(meta)
+        self._meta[name] = {"origin": _ORIGIN.get(), **meta}
+        if ref is not None:
+            self._refs[name] = ref
+
+    def load_entry_points(self) -> None:
+        """Register every installed ``entry_point_group`` entry (once; lazily, nothing is imported)."""
+        if self._entry_points_loaded:
+            return
+        self._entry_points_loaded = True
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=str(self.entry_point_group)):
+            dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown distribution"
+            with registering_from(f"entry point {self.entry_point_group} of {dist}"):
+                self.register(ep.name, ep.value)
 
     def decorator(self, name: str, **meta: str) -> Callable[[T], T]:
         def wrap(obj: T) -> T:
@@ -67,35 +123,55 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         """Return the object, importing it on first use; unknown names suggest a close match."""
+        self.load_entry_points()
         if name not in self._entries:
             raise RegistryError(self._unknown_message(name))
         entry = self._entries[name]
         if isinstance(entry, str):
-            module_name, attr = entry.split(":", 1)
-            obj: Any = importlib.import_module(module_name)
-            for part in attr.split("."):
-                obj = getattr(obj, part)
+            obj = self._import(name, entry)
             if name in self._bind:
                 obj = _bound(obj, self._bind[name])
+            if self._check is not None:
+                self._check(name, obj)
             self._entries[name] = obj
             entry = obj
         return entry
 
+    def _import(self, name: str, ref: str) -> Any:
+        module_name, attr = ref.split(":", 1)
+        origin = self._meta[name].get("origin", BUILT_IN)
+        try:
+            obj: Any = importlib.import_module(module_name)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError) as exc:
+            if origin == BUILT_IN:
+                raise
+            raise RegistryError(
+                f"{self.kind} '{name}' ({origin}) points at '{ref}', which cannot be loaded: "
+                f"{type(exc).__name__}: {exc}. Fix the plugin's reference or install what it imports."
+            ) from exc
+        return obj
+
     def meta(self, name: str) -> dict[str, str]:
+        self.load_entry_points()
         if name not in self._entries:
             raise RegistryError(self._unknown_message(name))
         return dict(self._meta[name])
 
     def names(self) -> list[str]:
+        self.load_entry_points()
         return sorted(self._entries)
 
     def __contains__(self, name: object) -> bool:
+        self.load_entry_points()
         return name in self._entries
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def __len__(self) -> int:
+        self.load_entry_points()
         return len(self._entries)
 
     def _unknown_message(self, name: str) -> str:

@@ -303,12 +303,13 @@ def execute(
         spec=spec.to_json(),
         harness=harness,
         environment={**env_before, "loadavg_end": loadavg()},
-        system=system.describe().to_json(),
+        system={**system.describe().to_json(), "origin": SYSTEMS.meta(spec.system)["origin"]},
         data={
             "split_sha256": test_split.sha256,
             "n_examples": len(test_split),
             "partial": test_split.partial,
             "note": test_split.note,
+            "task_origin": TASKS.meta(spec.task)["origin"],
         },
         outputs={
             "path": _display_path(out_path),

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
-from bench.registry import Registry
+from typing import Any
 
-SYSTEMS: Registry = Registry("system")
+from bench.registry import Registry, RegistryError
+
+
+def _check_factory(name: str, factory: Any) -> None:
+    if not callable(factory):
+        raise RegistryError(
+            f"system '{name}': its registered object is a {type(factory).__name__}, not a factory; register a "
+            "callable `make(budget, overrides) -> systems.base.System`."
+        )
+
+
+#: installed plugins add systems through the ``bench.systems`` entry-point group (bench.plugins)
+SYSTEMS: Registry = Registry("system", entry_point_group="bench.systems", check=_check_factory)
 
 # Reference baselines: exercise the whole pipeline on real data without a model.
 SYSTEMS.register("copy_source", "systems.baselines:copy_source", family="reference")
@@ -39,6 +51,16 @@ for _name, (_arch, _noise, _flags, _family) in _FAIRSEQ.items():
 def build(name: str, budget: str, overrides: dict | None = None):
     """The system ``name`` under ``budget`` with ``overrides``, checked to honour the :class:`~systems.base.System`
     contract (a plugin's factory that returns something else is a one-line error, not a later AttributeError)."""
+    import inspect
+
     from systems.base import check_system
 
-    return check_system(name, SYSTEMS.get(name)(budget, dict(overrides or {})))
+    factory = SYSTEMS.get(name)
+    try:
+        inspect.signature(factory).bind(budget, {})
+    except TypeError as exc:
+        raise RegistryError(f"system '{name}': its factory cannot be called as factory(budget, overrides) ({exc}); "
+                            "register a callable `make(budget, overrides) -> systems.base.System`.") from None
+    except ValueError:  # no introspectable signature (some builtins): let the call itself decide
+        pass
+    return check_system(name, factory(budget, dict(overrides or {})))

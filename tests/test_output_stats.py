@@ -36,6 +36,9 @@ def test_thresholds_are_the_issue_s() -> None:
     refs_q = [f"r{i % 728}" for i in range(1000)]
     outs = [f"o{i % 360}" for i in range(1000)]
     assert any("below half" in r for r in degeneracy(output_stats(outs, refs_q)))
+    # a handful of distinct outputs: each is > 2 % of them, but none is repeated
+    assert degeneracy(output_stats(["a", "b", "c", "d", "e", "f"], ["r1", "r2", "r3", "r4", "r5", "r6"])) == []
+    assert degeneracy(output_stats(["a", "a", "c", "d", "e", "f"], ["r1", "r2", "r3", "r4", "r5", "r6"]))
 
 
 def test_repetition_and_length_cap() -> None:

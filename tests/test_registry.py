@@ -48,7 +48,7 @@ def test_decorator_registers_object():
     def double(x: int) -> int:
         return 2 * x
 
-    assert reg.get("double")(2) == 4 and reg.meta("double") == {"tasks": "any"}
+    assert reg.get("double")(2) == 4 and reg.meta("double") == {"origin": "built-in", "tasks": "any"}
 
 
 def test_project_registries_have_no_duplicates_and_resolve():

@@ -50,7 +50,7 @@ def load_split(
     """Return split ``split`` of ``task``, building (and caching) it if missing or stale."""
     t = _task(task)
     spec = t.split(split)
-    root = _data_dir(data_dir)
+    root = _root_for(t, data_dir)
     tdir = cache.task_cache_dir(cache.cache_root(cache_dir), t.name, t.version)
     if spec.optional:
         from bench.data.xsum import find_full, full_missing_message  # only XSum has optional splits
@@ -97,7 +97,7 @@ def build(
 ) -> dict[str, int]:
     """(Re)build every split of ``task`` the available data allows; return ``{split: count}``."""
     t = _task(task)
-    root = _data_dir(data_dir)
+    root = _root_for(t, data_dir)
     tdir = cache.task_cache_dir(cache.cache_root(cache_dir), t.name, t.version)
     manifest = _build(t, root, tdir)
     return {name: entry["count"] for name, entry in manifest["splits"].items()}
@@ -112,7 +112,7 @@ def verify(
     verified ``{split: count}``.
     """
     t = _task(task)
-    root = _data_dir(data_dir)
+    root = _root_for(t, data_dir)
     verify_raw(root, t.raw_files)
     tdir = cache.task_cache_dir(cache.cache_root(cache_dir), t.name, t.version)
     manifest = _fresh_manifest(t, root, tdir) or _build(t, root, tdir)
@@ -185,6 +185,11 @@ def _task(name: str) -> Task:
 
 def _data_dir(explicit: Path | str | None) -> Path:
     return data_dir(explicit)
+
+
+def _root_for(t: Task, explicit: Path | str | None) -> Path:
+    """Where ``t``'s raw files are: the folder the task ships (plugins), else the shared data directory."""
+    return Path(t.data_root) if t.data_root is not None else _data_dir(explicit)
 
 
 def _fresh_manifest(t: Task, root: Path, tdir: Path) -> dict[str, Any] | None:

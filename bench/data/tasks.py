@@ -71,6 +71,9 @@ class Task:
     raw_files: tuple[str, ...]  # paths under the data dir, verified against SHA256SUMS before a build
     key_field: str = ""  # fields[...] name holding the scoring group key, if any
     reversed_dev_test: bool = False  # builder option: swap dev and test (Zhao et al. 2018)
+    #: a folder holding ``raw_files`` and their ``SHA256SUMS`` that ships with the task (a plugin's
+    #: own data); None: the shared data directory (``--data-dir`` / ``$BENCH_DATA``)
+    data_root: str | None = None
 
     def __post_init__(self) -> None:
         extra = [r for r in self.default_recipes if r not in self.recipes]
@@ -286,6 +289,17 @@ XSUM = Task(
     ),
 )
 
-TASKS: Registry[Task] = Registry("task")
+def _check_task(name: str, task: Any) -> None:
+    from bench.registry import RegistryError
+
+    if not isinstance(task, Task):
+        raise RegistryError(f"task '{name}': its registered object is a {type(task).__name__}; register a "
+                            "bench.data.tasks.Task.")
+    if task.name != name:
+        raise RegistryError(f"task '{name}': the registered Task is named '{task.name}'; the names must match.")
+
+
+#: installed plugins add tasks through the ``bench.tasks`` entry-point group (bench.plugins)
+TASKS: Registry[Task] = Registry("task", entry_point_group="bench.tasks", check=_check_task)
 for _task in (SQUAD_QG, SQUAD_QG_REVERSED, QUORA, XSUM):
     TASKS.register(_task.name, _task, family=_task.family, description=_task.description)

@@ -13,7 +13,20 @@ from typing import TYPE_CHECKING, Any
 
 from bench.registry import Registry
 
-RECIPES: Registry[Any] = Registry("recipe")
+
+def _check_recipe(name: str, recipe: Any) -> None:
+    from bench.registry import RegistryError
+    from bench.scoring.recipe import Recipe
+
+    if not isinstance(recipe, Recipe):
+        raise RegistryError(f"recipe '{name}': its registered object is a {type(recipe).__name__}; register an "
+                            "instance of a bench.scoring.recipe.Recipe subclass.")
+    if recipe.name != name:
+        raise RegistryError(f"recipe '{name}': the registered recipe is named '{recipe.name}'; the names must match.")
+
+
+#: installed plugins add recipes through the ``bench.recipes`` entry-point group (bench.plugins)
+RECIPES: Registry[Any] = Registry("recipe", entry_point_group="bench.recipes", check=_check_recipe)
 for _name, _ref, _fam in (
     ("nqg", "bench.scoring.recipes_qg:NQG", "qg"),
     ("unilm", "bench.scoring.recipes_qg:UNILM", "qg"),

@@ -237,6 +237,37 @@ def _print_scores(record: dict) -> None:
     console.print(f"outputs: {record['outputs']['path']}", soft_wrap=True)
 
 
+@app.command("submit")
+def submit_cmd(
+    name: Annotated[str, typer.Option(help="Name the outputs are shown under (letters, digits, _ . + -).")],
+    task: Annotated[str, typer.Option(help="Task whose split holds the references (bench ls tasks).")],
+    hyp: Annotated[Path, typer.Option(help="The outputs, one per example of the split, in split order.")],
+    split: Annotated[str, typer.Option(help="Split the outputs are for (XSum's published outputs: "
+                                       "test-refs).")] = "test",
+    paper: Annotated[str | None, typer.Option(help="Paper table the outputs stand beside, e.g. mist:1.")] = None,
+    row: Annotated[str | None, typer.Option(help="That table's row (label or id) whose published number the "
+                                            "outputs are, e.g. 'BART(Lewis et al. 2020)'.")] = None,
+    meta: Annotated[list[str], typer.Option("--meta", help="key=value the record keeps (who, what, where from); "
+                                            "repeatable.")] = [],  # noqa: B006
+    results_dir: Annotated[Path, typer.Option(help="Where the record is written.")] = Path("results"),
+    force: Annotated[bool, typer.Option(help="Score again even if these outputs were submitted before.")] = False,
+    data_dir: DataDir = None,
+) -> None:
+    """Score a file of outputs made elsewhere under every default recipe of the task and record it as a
+    submission (kind `external`): shown in tables and the leaderboard as a submitted row, never as a reproduction."""
+    from bench.data import DataError
+    from bench.registry import RegistryError
+    from bench.scoring import ScoringError
+    from bench.submit import parse_meta, submit
+
+    try:
+        record = submit(name, task, split, hyp, paper=paper, row=row, meta=parse_meta(meta),
+                        results_dir=results_dir, data_dir=data_dir, force=force)
+    except (RegistryError, DataError, ScoringError, ValueError) as exc:
+        _fail(str(exc))
+    _print_scores(record)
+
+
 @app.command("score")
 def score(
     hyp: Annotated[Path, typer.Option(help="Hypothesis file, one output per line.")],

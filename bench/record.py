@@ -43,13 +43,18 @@ class RunRecord:
     schema: int = SCHEMA_VERSION
     #: what ``bench rescore`` added later (recipes, output statistics) and when; absent until then
     rescored: list[dict[str, Any]] = field(default_factory=list)
+    #: ``run``: the harness trained/decoded it; ``external``: outputs submitted with ``bench submit``
+    kind: str = "run"
+    #: external records only: name, paper table and row it stands beside, the submitter's --meta
+    submission: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         # key order of the files on disk: identity first, then provenance, then results
-        order = ["schema", "run_id", "status", "created", "spec", "harness", "environment", "system", "data",
-                 "outputs", "model", "output_stats", "training_curve", "scores", "latency", "timings"]
-        return {k: out[k] for k in order} | ({"rescored": out["rescored"]} if self.rescored else {})
+        order = ["schema", "run_id", "status", "kind", "created", "spec", "harness", "environment", "system",
+                 "data", "outputs", "model", "output_stats", "training_curve", "scores", "latency", "timings"]
+        return ({k: out[k] for k in order} | ({"rescored": out["rescored"]} if self.rescored else {})
+                | ({"submission": out["submission"]} if self.submission is not None else {}))
 
     @classmethod
     def from_json(cls, rec: dict[str, Any], path: Path | str = "<record>") -> RunRecord:

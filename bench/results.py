@@ -38,7 +38,7 @@ def _rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
         "seed": spec.get("seed"),
         "limit": spec.get("limit"),
         "overrides": json.dumps(spec.get("overrides") or {}, sort_keys=True),
-        "kind": rec.get("kind", "reproduced"),
+        "kind": rec.get("kind", "run"),  # run | external (bench submit)
         "family": info.get("family"),
         "backbone": info.get("backbone"),
         "precision": train.get("precision"),

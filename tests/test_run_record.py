@@ -31,7 +31,7 @@ def test_every_committed_record_reads_as_a_run_record_and_round_trips() -> None:
     for rec in records:
         again = RunRecord.from_json(rec).to_json()
         assert {k: v for k, v in again.items() if k in rec} == rec
-        assert list(again)[:4] == ["schema", "run_id", "status", "created"]
+        assert list(again)[:5] == ["schema", "run_id", "status", "kind", "created"]
 
 
 def test_a_record_written_is_the_record_read(tmp_path: Path) -> None:

@@ -19,9 +19,11 @@ from bench.report import speed
 from bench.report.cells import (
     DEGENERATE_MARK,
     RECIPE_MARK,
+    _degenerate_flag,
     _distinct_cell,
     _latency_cell,
     _quality_cell,
+    fmt_delta,
     fmt_num,
 )
 from bench.report.matching import (
@@ -59,40 +61,6 @@ class TableView:
     header: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
@@ -161,10 +129,6 @@ def _system_cell(row: Row, budget: str | None) -> str:
     return main
 
 
-
-
-
-
 def _context_rows(
     table: Table,
     records: Sequence[dict],
@@ -199,6 +163,56 @@ def _context_rows(
         else:
             cells.append("reference; " + ", ".join(statuses))
         out.append(cells)
+    return out
+
+
+SUBMITTED_MARK = "(submitted outputs, not a reproduction)"
+
+
+def _submitted_rows(
+    table: Table, records: Sequence[dict], has_section: bool, run_notes: list[str]
+) -> list[list[str]]:
+    """Rows for outputs made elsewhere (``bench submit``), scored by the table's recipes.
+
+    A submission that names this table and one of its rows (``--paper``/``--row``) stands beside that
+    row's published number with Δ; one that names no table is shown under every table with a column
+    on its task and split, like the reference baselines. Never in a reproduction cell.
+    """
+    from bench.submit import is_submission
+
+    out = []
+    rows = {r.id: r for r in table.rows}
+    for rec in sorted((r for r in records if is_submission(r)), key=lambda r: r["run_id"]):
+        sub = rec.get("submission") or {}
+        if sub.get("paper") not in (None, table.ref):
+            continue
+        paper_row = rows.get(sub.get("row") or "") if sub.get("paper") == table.ref else None
+        spec = rec["spec"]
+        cells: list[str] = []
+        shown = False
+        for g, c in table.columns():
+            recipe = (table.reported_recipe(paper_row, g) if paper_row is not None else g.recipe) or ""
+            task, split = table.task_split(paper_row, g) if paper_row is not None else (g.task, g.split)
+            score = rec["scores"].get(recipe) if g.kind == "quality" and c.metric else None
+            value = score["metrics"].get(c.metric) if score and (task, split) == (spec["task"], spec["split"]) else None
+            if value is None:
+                cells.append(paper_row.reported.get(c.id, "") if paper_row is not None else "")
+                continue
+            shown = True
+            reported = paper_row.reported.get(c.id, "") if paper_row is not None else ""
+            ref = leading_number(reported)
+            delta = f" / {fmt_delta(value - ref)}" if ref is not None else ""
+            cells.append(f"{reported or '–'} / {fmt_num(value)} (submitted){_degenerate_flag(rec)}{delta}")
+        if not shown:
+            continue
+        meta = ", ".join(f"{k}: {v}" for k, v in sorted((sub.get("meta") or {}).items()))
+        note = (f"`{rec['run_id']}`: submitted outputs `{sub.get('name', spec['system'])}` scored by the harness "
+                f"(outputs sha256 {rec['outputs']['sha256'][:12]}…); {_where(rec)}" + (f"; {meta}" if meta else ""))
+        run_notes.append(note)
+        label = (f"{paper_row.label} — submitted outputs" if paper_row is not None
+                 else f"`{sub.get('name', spec['system'])}` {SUBMITTED_MARK}")
+        section = [paper_row.section if paper_row is not None else ""] if has_section else []
+        out.append(section + [label, "submitted"] + cells + [f"submitted [{len(run_notes)}]"])
     return out
 
 
@@ -315,6 +329,7 @@ def build_table_view(
             cells.append("; ".join(f"{lab}: {s}" for lab, s in statuses))
         rows_out.append(cells)
     rows_out += _context_rows(table, records, by_group, has_section, run_notes)
+    rows_out += _submitted_rows(table, records, has_section, run_notes)
 
     notes = [f"[{i}] run {text}" for i, text in enumerate(run_notes, 1)]
     if any(DEGENERATE_MARK.upper() in text for text in run_notes):
@@ -420,8 +435,6 @@ def build_protocol_view(records: Sequence[dict]) -> TableView:
     )
 
 
-
-
 def build_runs_view(records: Sequence[dict]) -> TableView:
     """One line per recorded run: identity, size, speed and where it ran."""
     header = [
@@ -469,7 +482,5 @@ def build_runs_view(records: Sequence[dict]) -> TableView:
         header=header,
         rows=rows,
     )
-
-
 
 

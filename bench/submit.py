@@ -1,0 +1,144 @@
+"""``bench submit``: a file of outputs made elsewhere, scored and stored as an ``external`` record.
+
+A paper's released outputs, or a model the harness cannot run, belong on the leaderboard next to
+the runs, scored by the same recipes, but never as a reproduction: the harness did not train or
+decode anything, so the record claims no spec beyond task and split, no fingerprint of the machine
+that made the outputs and no training. It keeps what can be checked (the outputs' sha256, the
+split's sha256, every default recipe's signature and score, the output statistics) and what the
+submitter says (``--meta key=value``: who, what, where from). Tables show a submission as its own
+row, marked submitted, under the paper table it names (``--paper mist:1 --row "BART(...)"``, with Δ
+to that row's published number) or, without one, as a context row under every table whose column
+it was scored for.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bench.errors import UserError
+from bench.record import RunRecord
+
+KIND = "external"
+BUDGET = "external"  # never one of the run budgets: no table matches it to a reproduction
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+class SubmissionError(UserError, ValueError):
+    """A submission that cannot be recorded as given; the message says what to change."""
+
+
+def submission_id(name: str, task: str, split: str, outputs_sha256: str, paper: str | None, row: str | None) -> str:
+    digest = hashlib.sha256("\0".join([name, task, split, outputs_sha256, paper or "", row or ""]).encode())
+    return f"{name}--{task}--{split}--{BUDGET}--{digest.hexdigest()[:8]}"
+
+
+def parse_meta(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SubmissionError(f"--meta {item!r}: expected key=value, e.g. --meta source=https://... ")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def check_paper_row(paper: str | None, row: str | None) -> tuple[str | None, str | None]:
+    """``--paper P:T`` must name a table and ``--row`` one of its rows (label or id); returns the
+    table's canonical reference (``mist:1``) and the row's id."""
+    if paper is None:
+        if row is not None:
+            raise SubmissionError("--row needs --paper PAPER:TABLE (e.g. --paper mist:1).")
+        return None, None
+    from bench.papers import get_table, parse_table_ref
+
+    table = get_table(*parse_table_ref(paper))
+    if row is None:
+        return table.ref, None
+    for r in table.rows:
+        if row in (r.label, r.id):
+            return table.ref, r.id
+    labels = "; ".join(f"{r.label!r}" for r in table.rows)
+    raise SubmissionError(f"--row {row!r} is not a row of {table.ref}. Its rows: {labels}.")
+
+
+def submit(
+    name: str,
+    task: str,
+    split: str,
+    hyp: Path,
+    *,
+    paper: str | None = None,
+    row: str | None = None,
+    meta: Mapping[str, str] | None = None,
+    results_dir: Path = Path("results"),
+    data_dir: Path | None = None,
+    force: bool = False,
+) -> dict[str, Any]:
+    """Score ``hyp`` under every default recipe of ``task`` on ``split`` and write the external record."""
+    from bench.atomic import write_text_atomic
+    from bench.data import TASKS, load_split
+    from bench.output_stats import output_stats
+    from bench.runs import check_recipes, harness_info, load_record, sha256_text
+    from bench.scoring import ScoringSession, read_hypotheses, score_split
+
+    if not _NAME.match(name):
+        raise SubmissionError(f"--name {name!r}: use letters, digits and _ . + - (it names files), e.g. nqg_du2017.")
+    paper, row_id = check_paper_row(paper, row)
+    info = TASKS.get(task)
+    check_recipes(info)
+    sp = load_split(task, split, data_dir=data_dir)
+    outputs = read_hypotheses(hyp, expected=len(sp), ref_label=f"{task}/{split}")
+    text = "".join(line + "\n" for line in outputs)
+    sha = sha256_text(text)
+    run_id = submission_id(name, task, split, sha, paper, row_id)
+    spec = {"system": name, "task": task, "split": split, "budget": BUDGET, "overrides": {}}
+    rec_path = Path(results_dir) / f"{run_id}.json"
+    if rec_path.exists() and not force:  # the same outputs, submitted again: nothing new to score
+        return load_record(rec_path)
+    started = time.perf_counter()
+    scores: dict[str, Any] = {}
+    with ScoringSession() as session:
+        for recipe in info.default_recipes:
+            scores[recipe] = score_split(recipe, outputs, sp, session=session).to_json()
+    out_path = Path(results_dir) / "outputs" / f"{run_id}.txt"
+    write_text_atomic(out_path, text)  # the outputs as scored (one per line, final newline)
+    record = RunRecord(
+        run_id=run_id,
+        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        kind=KIND,
+        spec=spec,
+        harness=harness_info(),  # the code that scored it
+        environment={},  # no claim about the machine that made the outputs
+        system={"name": name, "family": "submitted", "origin": "submitted outputs"},
+        data={"split_sha256": sp.sha256, "n_examples": len(sp), "partial": sp.partial, "note": sp.note,
+              "task_origin": TASKS.meta(task)["origin"]},
+        outputs={"path": _display(out_path), "sha256": sha, "n": len(outputs), "submitted_file": str(hyp)},
+        model={},
+        output_stats=output_stats(outputs, [ex.target for ex in sp.examples]),
+        training_curve=None,
+        scores=scores,
+        latency=None,
+        timings={"score_s": round(time.perf_counter() - started, 3)},
+        submission={"name": name, "paper": paper, "row": row_id, "meta": dict(meta or {})},
+    )
+    record.write(results_dir)
+    return record.to_json()
+
+
+def _display(path: Path) -> str:
+    from bench.runs import REPO_ROOT
+
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def is_submission(rec: Mapping[str, Any]) -> bool:
+    return rec.get("kind") == KIND

@@ -251,6 +251,8 @@ def submit_cmd(
                                             "repeatable.")] = [],  # noqa: B006
     results_dir: Annotated[Path, typer.Option(help="Where the record is written.")] = Path("results"),
     force: Annotated[bool, typer.Option(help="Score again even if these outputs were submitted before.")] = False,
+    copy: Annotated[bool, typer.Option(help="Keep a copy under results/outputs/ (--no-copy: record the file's path "
+                                       "and sha256 only, for third-party releases).")] = True,
     data_dir: DataDir = None,
 ) -> None:
     """Score a file of outputs made elsewhere under every default recipe of the task and record it as a
@@ -262,7 +264,7 @@ def submit_cmd(
 
     try:
         record = submit(name, task, split, hyp, paper=paper, row=row, meta=parse_meta(meta),
-                        results_dir=results_dir, data_dir=data_dir, force=force)
+                        results_dir=results_dir, data_dir=data_dir, force=force, copy=copy)
     except (RegistryError, DataError, ScoringError, ValueError) as exc:
         _fail(str(exc))
     _print_scores(record)

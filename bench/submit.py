@@ -79,8 +79,14 @@ def submit(
     results_dir: Path = Path("results"),
     data_dir: Path | None = None,
     force: bool = False,
+    copy: bool = True,
 ) -> dict[str, Any]:
-    """Score ``hyp`` under every default recipe of ``task`` on ``split`` and write the external record."""
+    """Score ``hyp`` under every default recipe of ``task`` on ``split`` and write the external record.
+
+    ``copy``: keep the outputs as scored under ``results/outputs/`` (a user's own outputs). Without
+    it the record points at ``hyp`` and keeps its sha256 only: third-party releases (the shared
+    data's NQG, PTGEN and ConvS2S outputs) are never copied into the repository.
+    """
     from bench.atomic import write_text_atomic
     from bench.data import TASKS, load_split
     from bench.output_stats import output_stats
@@ -106,8 +112,12 @@ def submit(
     with ScoringSession() as session:
         for recipe in info.default_recipes:
             scores[recipe] = score_split(recipe, outputs, sp, session=session).to_json()
-    out_path = Path(results_dir) / "outputs" / f"{run_id}.txt"
-    write_text_atomic(out_path, text)  # the outputs as scored (one per line, final newline)
+    if copy:
+        out_path = Path(results_dir) / "outputs" / f"{run_id}.txt"
+        write_text_atomic(out_path, text)  # the outputs as scored (one per line, final newline)
+        shown = _display(out_path)
+    else:
+        shown = _display(Path(hyp))
     record = RunRecord(
         run_id=run_id,
         created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
@@ -118,7 +128,7 @@ def submit(
         system={"name": name, "family": "submitted", "origin": "submitted outputs"},
         data={"split_sha256": sp.sha256, "n_examples": len(sp), "partial": sp.partial, "note": sp.note,
               "task_origin": TASKS.meta(task)["origin"]},
-        outputs={"path": _display(out_path), "sha256": sha, "n": len(outputs), "submitted_file": str(hyp)},
+        outputs={"path": shown, "sha256": sha, "n": len(outputs), "copied": copy, "submitted_file": str(hyp)},
         model={},
         output_stats=output_stats(outputs, [ex.target for ex in sp.examples]),
         training_curve=None,
@@ -132,12 +142,15 @@ def submit(
 
 
 def _display(path: Path) -> str:
+    import os
+
     from bench.runs import REPO_ROOT
 
+    resolved = path.resolve()
     try:
-        return str(path.resolve().relative_to(REPO_ROOT))
+        return str(resolved.relative_to(REPO_ROOT))
     except ValueError:
-        return str(path)
+        return os.path.relpath(resolved, REPO_ROOT) if resolved.parts[:2] == REPO_ROOT.parts[:2] else str(path)
 
 
 def is_submission(rec: Mapping[str, Any]) -> bool:

@@ -40,10 +40,11 @@ def test_submit_scores_every_default_recipe_and_claims_nothing_it_did_not_do(tmp
     assert rec["submission"] == {"name": "my_model", "paper": None, "row": None,
                                  "meta": {"source": "https://example.org/outputs.txt", "by": "someone"}}
     assert set(rec["scores"]) == {"exact_match", "sacrebleu"}
-    assert rec["scores"]["exact_match"]["metrics"]["exact_match"] == pytest.approx(200 / 6)  # rows 1 and 5 match exactly
+    # rows 1 and 5 match their references exactly
+    assert rec["scores"]["exact_match"]["metrics"]["exact_match"] == pytest.approx(200 / 6)
     stored = (ROOT / rec["outputs"]["path"]) if not Path(rec["outputs"]["path"]).is_absolute() \
         else Path(rec["outputs"]["path"])
-    assert stored.read_text() == hyp.read_text()
+    assert stored.read_text() == hyp.read_text() and rec["outputs"]["copied"] is True
     # the same outputs again: the record is kept, not re-scored
     again = bench("submit", "--name", "my_model", "--task", "toy_pairs", "--hyp", str(hyp), "--results-dir",
                   str(results), tmp_path=tmp_path)
@@ -126,3 +127,8 @@ def test_the_published_outputs_are_on_the_leaderboard() -> None:
     assert (round(nqg["bleu4"], 3), round(nqg["meteor"], 3), round(nqg["rougeL"], 3)) == (12.056, 16.355, 39.501)
     for name in ("ptgen_xsum", "convs2s_xsum"):
         assert subs[name]["spec"]["split"] == "test-refs" and "rouge155" in subs[name]["scores"]
+    ptgen = subs["ptgen_xsum"]["scores"]["rouge155"]["metrics"]  # Narayan et al. 2018, Table 4: 29.70 / 9.21 / 23.24
+    assert (round(ptgen["rouge1"], 2), round(ptgen["rouge2"], 2), round(ptgen["rougeL"], 2)) == (29.70, 9.21, 23.24)
+    for rec in subs.values():  # third-party releases are referenced by path and hash, never copied in
+        assert rec["outputs"]["copied"] is False
+        assert not (ROOT / "results" / "outputs" / f"{rec['run_id']}.txt").exists()

@@ -70,7 +70,8 @@ def pareto_data(task: str, records: Sequence[dict]) -> dict[str, Any]:
     else:
         recipe, metric = None, None
     runs, omitted = [], []
-    for rec in sorted((r for r in records if r["spec"]["task"] == task), key=lambda r: r["run_id"]):
+    for rec in sorted((r for r in records if r["spec"]["task"] == task and r.get("kind") != "external"),
+                      key=lambda r: r["run_id"]):  # submissions have no speed to plot
         rec_recipe = recipe or sorted(rec["scores"])[0]
         rec_metric = metric or next(
             (m for m in FALLBACK_METRICS if m in rec["scores"][rec_recipe]["metrics"]), None

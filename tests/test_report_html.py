@@ -57,7 +57,7 @@ def reports(tmp_path_factory) -> Path:
     return out
 
 
-def _dump_dom(page: Path, profile: Path) -> str:
+def _dump_dom(page: Path | str, profile: Path) -> str:
     cmd = [
         str(CHROMIUM),
         "--headless",
@@ -69,7 +69,7 @@ def _dump_dom(page: Path, profile: Path) -> str:
         "--no-first-run",
         f"--user-data-dir={profile}",
         "--dump-dom",
-        page.resolve().as_uri(),
+        page if isinstance(page, str) else page.resolve().as_uri(),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}"
@@ -108,3 +108,40 @@ def test_html_is_self_contained(reports):
     assert "<script" not in page and "<link" not in page  # renders offline, exactly as written
     for src in ("pareto-squad_qg.png", "mist-table6-iterations.png"):
         assert f'src="{src}"' in page and (reports / src).is_file()
+
+
+def _leaderboard_rows(dom: str) -> list[tuple[str, list[str]]]:
+    import re
+
+    rows = re.findall(r'<tr data-budget="([^"]*)"[^>]*>(.*?)</tr>', dom, re.S)
+    return [(budget, [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", body, re.S)])
+            for budget, body in rows]
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless check needs /usr/bin/chromium (CI installs it)")
+def test_task_leaderboard_sorts_and_filters_in_a_browser(reports, tmp_path):
+    """Every record of the task is on its page; the fragment's sort and budget filter are applied by the page."""
+    import json
+
+    page = reports / "leaderboard-squad_qg.html"
+    assert 'href="leaderboard-squad_qg.html"' in (reports / "index.html").read_text(encoding="utf-8")
+    records = [r for r in (json.loads(p.read_text()) for p in FIXTURES.glob("*squad_qg--*.json"))
+               if r["status"] == "complete"]
+    header = page.read_text(encoding="utf-8").split("<thead>")[1].split("</thead>")[0]
+    col = header.count("<th") - header[header.index('data-col="mist:bleu4"'):].count("<th")
+    base = page.resolve().as_uri()
+    plain = _leaderboard_rows(_dump_dom(base, tmp_path / "p1"))
+    assert len(plain) == len(records) and sorted(r[1][-1] for r in plain) == sorted(r["run_id"] for r in records)
+    ascending = _leaderboard_rows(_dump_dom(base + "#sort=mist:bleu4&dir=asc", tmp_path / "p2"))
+    values = [float(cells[col]) for _, cells in ascending if cells[col]]
+    assert values == sorted(values) and len(values) >= 2
+    descending = _leaderboard_rows(_dump_dom(base + "#sort=mist:bleu4&dir=desc", tmp_path / "p3"))
+    assert [float(c[col]) for _, c in descending if c[col]] == sorted(values, reverse=True)
+    assert _leaderboard_rows(_dump_dom(base + "#budget=paper", tmp_path / "p4")) == []  # the fixtures are cpu runs
+    assert all(b == "cpu" for b, _ in _leaderboard_rows(_dump_dom(base + "#budget=cpu", tmp_path / "p5")))
+
+
+def test_task_leaderboard_is_self_contained_and_flags_degenerate_runs(reports):
+    page = (reports / "leaderboard-squad_qg.html").read_text(encoding="utf-8")
+    assert "<link" not in page and " src=" not in page  # inline script and style only: works offline
+    assert "⚠ degenerate" in page or 'class="degenerate"' not in page

@@ -31,7 +31,7 @@ from bench.report.views import (
 #: Names render_all owns in reports/; anything else there is left alone (and never flagged).
 OWNED = re.compile(
     r"^([a-z]+-table\w+\.md|pareto-[\w.-]+\.(png|json)|mist-table6-iterations\.(png|json)"
-    r"|calibration-[\w.-]+\.(png|json)|index\.html|protocol-sensitivity\.md)$"
+    r"|calibration-[\w.-]+\.(png|json)|index\.html|leaderboard-[\w.-]+\.html|protocol-sensitivity\.md)$"
 )
 
 
@@ -97,7 +97,13 @@ def _plan(
         texts[f"{name}.json"] = _sidecar(data)
         pngs[f"{name}.png"] = (plots.draw_calibration, data)
         images.append((f"{name}.png", data["title"]))
-    texts["index.html"] = html_mod.page(views + [protocol, runs], images)
+    from bench.report import leaderboard
+
+    boards = []
+    for task in leaderboard.leaderboard_tasks(records):
+        texts[f"leaderboard-{task}.html"] = leaderboard.task_page(task, records)
+        boards.append((f"leaderboard-{task}.html", task))
+    texts["index.html"] = html_mod.page(views + [protocol, runs], images, leaderboards=boards)
     return texts, pngs
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -67,7 +68,7 @@ class KVCache:
             tuple(v.index_select(0, batch_idx) for v in self.values),
         )
 
-    def to(self, *args: object, **kwargs: object) -> KVCache:
+    def to(self, *args: Any, **kwargs: Any) -> KVCache:
         return KVCache(
             tuple(k.to(*args, **kwargs) for k in self.keys), tuple(v.to(*args, **kwargs) for v in self.values)
         )

@@ -26,8 +26,8 @@ class WordPieceTokenizer:
         else:
             tokens = list(vocab)
         self.vocab: dict[str, int] = {}
-        for i, tok in enumerate(tokens):
-            self.vocab.setdefault(tok, i)
+        for i, piece in enumerate(tokens):
+            self.vocab.setdefault(piece, i)
         missing = [t for t in SPECIAL_TOKENS if t not in self.vocab]
         if missing:
             raise ValueError(f"vocab lacks BERT special tokens {missing}")

@@ -65,7 +65,7 @@ class FairseqSystem(System):
         self.workdir: Path | None = None
 
     @property
-    def needs_training(self) -> bool:
+    def needs_training(self) -> bool:  # type: ignore[override]  # a property where the base has a default
         """False for untrained WordPiece models: their dictionary is the BERT vocab, no data needed."""
         return self.cfg.weights != "random" or self.cfg.vocab == "sentencepiece"
 

@@ -133,6 +133,7 @@ def decode_mask_predict(
         new_tokens, new_probs = _predict(
             model, source, tokens.masked_fill(remask, ids.mask), tgt_len, ids.pad, probs=True
         )
+        assert new_probs is not None  # probs=True
         tokens = torch.where(remask, new_tokens, tokens)
         probs = torch.where(remask, new_probs, probs)
         passes += 1

@@ -51,7 +51,7 @@ class NARSystem(System):
         self.loaded_from: dict[str, Any] | None = None
 
     @property
-    def needs_training(self) -> bool:
+    def needs_training(self) -> bool:  # type: ignore[override]  # a property where the base has a default
         """False when decoding another run's checkpoint (``init_from``) or timing the untrained
         architecture (``weights=random``): the harness then skips loading the training split (XSum's
         needs the full corpus, which a speed column does not)."""
@@ -194,6 +194,7 @@ class NARSystem(System):
         def on_step(done: int, _loss: float) -> None:
             state["done"] = done
 
+        assert size.lr is not None  # size_for resolved the task's learning rate
         tcfg = TrainConfig(
             steps=size.steps,
             batch_size=size.batch_size,
@@ -246,6 +247,7 @@ class NARSystem(System):
                 chunk = order[start : start + bs]
                 src, src_len = pad_batch([base[i].src for i in chunk], enc.pad)
                 out = decode(m, src, src_len, ids, clamp=(self.cfg.length_min, self.cfg.length_max))
+                assert self.size is not None  # set by fit
                 new, new_len = mist_source(
                     src, src_len, out.tokens, out.lengths, self.size.max_source_len, enc.cls, enc.sep, enc.pad
                 )
@@ -318,7 +320,7 @@ class NARSystem(System):
             chunk = order[start : start + bs]
             for i, text in zip(chunk, self._decode_ids([sources[i] for i in chunk]), strict=True):
                 out[i] = text
-            passes.append(self.last_iterations)
+            passes.append(self.last_iterations or 0)
         self.last_iterations = max(passes, default=0)
         return out
 

@@ -46,7 +46,7 @@ class BatchOrder:
             assert self.lengths is not None
             lengths, span, group = self.lengths, self.span, self.span * self.pool
             rng = random.Random(self.seed * 7_919 + e)
-            head, out = perm[: self.usable], []
+            head, out = perm[: self.usable], list[list[int]]()
             for start in range(0, self.usable, group):
                 chunk = sorted(head[start : start + group], key=lambda i: lengths[i])
                 batches = [chunk[b : b + span] for b in range(0, len(chunk), span)]

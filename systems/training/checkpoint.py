@@ -22,7 +22,7 @@ MARKER = "COMPLETE"
 
 
 def rng_state() -> dict[str, Any]:
-    np_state = np.random.get_state()
+    np_state: Any = np.random.get_state()  # the legacy tuple form
     state = {
         "python": list(random.getstate()[1]),
         "python_pos": random.getstate()[2],

@@ -15,7 +15,8 @@ def no_decay(name: str) -> bool:
 
 
 def param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
-    decay, plain = [], []
+    decay: list[nn.Parameter] = []
+    plain: list[nn.Parameter] = []
     seen: set[int] = set()
     for name, p in model.named_parameters():
         if not p.requires_grad or id(p) in seen:

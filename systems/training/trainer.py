@@ -192,7 +192,7 @@ class Trainer:
                 result.examples += cfg.batch_size
                 elapsed = time.perf_counter() - t0
                 elapsed_at.append((done, round(elapsed, 4)))
-                bar.update(done, total, lr, result.examples / max(elapsed, 1e-9))
+                bar.update(done, total, float(lr), result.examples / max(elapsed, 1e-9))
                 if done % cfg.log_every == 0 or done == cfg.steps:
                     result.losses.append((done, total))
                     if acc.is_main_process:
@@ -260,7 +260,7 @@ class _progress:
 
     def __init__(self, enabled: bool, total: int, start: int) -> None:
         self.enabled, self.total, self.start = enabled, total, start
-        self.prog = None
+        self.prog: Any = None
 
     def __enter__(self) -> _progress:
         if self.enabled and self.start < self.total:  # a finished run that is resumed trains nothing

@@ -29,6 +29,7 @@ SYSTEMS.register("null", "systems.null:null", family="reference")
 from systems.copybert.presets import VARIANTS as _COPYBERT  # noqa: E402
 from systems.erniegen.presets import VARIANTS as _ERNIEGEN  # noqa: E402
 from systems.fairseq_nat.presets import SYSTEMS as _FAIRSEQ  # noqa: E402
+from systems.hf_seq2seq.config import VARIANTS as _HF_SEQ2SEQ  # noqa: E402
 from systems.nar.presets import VARIANTS as _NAR  # noqa: E402
 from systems.unilm.config import VARIANTS as _UNILM  # noqa: E402
 
@@ -44,6 +45,9 @@ for _name in _ERNIEGEN:
 # CopyBERT (SYSTEMS.md §1): the five Table-1 variants, presets over one class.
 for _name in _COPYBERT:
     SYSTEMS.register(_name, "systems.copybert.system:make", bind=_name, family="AR")
+# Hugging Face seq2seq (any AutoModelForSeq2SeqLM or BERT2BERT via `--set model=`): BART-large, BERT2BERT MiniLM.
+for _name in _HF_SEQ2SEQ:
+    SYSTEMS.register(_name, "systems.hf_seq2seq.system:make", bind=_name, family="AR")
 # fairseq NAR/AR baselines (SYSTEMS.md §5): the real fairseq models; need `make fairseq`.
 for _name, (_arch, _noise, _flags, _family) in _FAIRSEQ.items():
     SYSTEMS.register(_name, "systems.fairseq_nat.system:make", bind=_name, family=_family)

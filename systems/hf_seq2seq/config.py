@@ -1,0 +1,214 @@
+"""Presets of the Hugging Face seq2seq adapter: one config dataclass, three named variants, override checks.
+
+Light on purpose (no torch, no transformers): ``systems/__init__.py`` imports :data:`VARIANTS` to register
+the names, and ``bench ls systems`` must not pay for a model library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bench.errors import UserError
+from systems.base import check_budget
+from systems.presets import CPU_SPEED, replace_fields
+
+CITATIONS: dict[str, str] = {
+    "bart": "Lewis et al. 2020, BART: Denoising Sequence-to-Sequence Pre-training for Natural Language Generation, "
+    "Translation, and Comprehension (ACL)",
+    "bert2bert": "Rothe, Narayan & Severyn 2020, Leveraging Pre-trained Checkpoints for Sequence Generation Tasks "
+    "(TACL)",
+}
+
+#: registered system name -> recipe of :func:`presets`: one dict registers (systems/__init__.py) and builds them
+VARIANTS: dict[str, str] = {"hf_seq2seq": "generic", "bart_large": "bart", "bert2bert_minilm_l6": "bert2bert"}
+
+#: what a generic preset without a model says (the example is the paper row the adapter was written for)
+MODEL_HINT = (
+    "--set model=facebook/bart-large (a hub id in the local HF cache, a local directory, a $BENCH_CHECKPOINTS "
+    "name, or bert2bert:<encoder> to warm-start both sides from a BERT-layout checkpoint)"
+)
+
+
+class PresetUnavailable(UserError, ValueError):
+    """A budget a variant does not offer, or a generic preset without its model. It is a user error (the CLI
+    prints the message, no traceback) that names what to run instead; a ValueError for callers that catch those."""
+
+
+@dataclass(frozen=True)
+class HFSeq2SeqConfig:
+    """Everything one run needs; a budget preset fills it and ``--set`` may change any field.
+
+    Lengths count tokenizer pieces including the model's special tokens. ``model`` is a hub id (local HF
+    cache only), a directory, a ``$BENCH_CHECKPOINTS`` name, ``bert2bert:<encoder>`` (an EncoderDecoderModel
+    warm-started on both sides from a BERT-layout checkpoint, Rothe et al. 2020), or ``tiny-bart`` /
+    ``tiny-bert2bert`` (random 2-layer models over the offline MiniLM vocabulary, for smoke runs).
+    """
+
+    model: str = ""
+    max_source_len: int = 1024  # truncation keeps the head of the source
+    max_target_len: int = 128  # training targets (longer references are cut, EOS kept)
+    train_examples: int | None = None  # a seeded subset of the training split (None: all of it)
+    steps: int = 20_000
+    batch_size: int = 32  # examples per optimizer update, over processes and accumulation steps
+    grad_accum: int = 1
+    lr: float = 3e-5
+    warmup: float = 500  # < 1: a fraction of steps; else a number of updates
+    schedule: str = "linear"  # systems.training.optim.Schedule
+    optimizer: str = "adamw"
+    weight_decay: float = 0.01
+    label_smoothing: float = 0.1  # fairseq label_smoothed_cross_entropy (systems.training.losses)
+    max_grad_norm: float = 1.0
+    # speed policy (bench.precision; README "Training speed")
+    precision: str = "fp32"  # auto | fp32 | bf16 | fp16
+    compile: bool = False  # torch.compile the training forward (decoding stays eager)
+    bucket_pool: int = 0  # > 1: length-bucketed training batches
+    pad_multiple: int = 1  # training batches padded to a multiple of this
+    save_every: int = 0  # 0: only the final checkpoint (and one dev-loss point)
+    seed: int = 42
+    # decoding (model.generate); lengths count generated tokens, EOS included
+    beam_size: int = 1
+    length_penalty: float = 1.0
+    no_repeat_ngram: int = 0
+    min_len: int = 0
+    max_decode_len: int = 48
+    decode_batch_size: int = 32
+    threads: int | None = None  # torch intra-op threads during fit/decode (None: leave as is)
+    progress: bool = True
+
+
+#: smoke: a pipeline check on random tiny models (any machine, no download): 20 updates of 8
+SMOKE = HFSeq2SeqConfig(
+    model="tiny-bart",
+    max_source_len=32,
+    max_target_len=16,
+    train_examples=256,
+    steps=20,
+    batch_size=8,
+    lr=1e-3,
+    warmup=0.1,
+    max_grad_norm=1.0,
+    max_decode_len=16,
+    decode_batch_size=64,
+    threads=1,
+    progress=False,
+)
+
+# cpu: BERT2BERT on the offline MiniLM-L6 (both sides warm-started, 6x384, uncased; cross-attention new),
+# sized like the UniLM cpu preset (systems/unilm/config.py) so the two AR rows cost about the same: 6,400
+# training examples (a fixed seeded subset), one pass of 400 updates x 16, source <= 96 pieces with [CLS]/[SEP]
+# (for squad_qg the task's source is "answer [SEP] paragraph"; the head is kept, no answer window), target <= 24
+# with [SEP]; greedy decoding of <= 24 pieces. lr 1e-4 for the short schedule: both values await
+# `bench calibrate` (a new cross-attention usually wants more updates than UniLM's shared stack).
+CPU = HFSeq2SeqConfig(
+    model="bert2bert:minilm-l6",
+    max_source_len=96,
+    max_target_len=24,
+    train_examples=6400,
+    steps=400,
+    batch_size=16,
+    lr=1e-4,
+    warmup=0.1,
+    schedule="linear",
+    optimizer="adamw",
+    weight_decay=0.01,
+    label_smoothing=0.1,
+    max_grad_norm=1.0,
+    save_every=100,  # a checkpoint and a dev-loss point every 100 updates
+    beam_size=1,
+    length_penalty=1.0,
+    max_decode_len=24,
+    decode_batch_size=64,
+    # README "Training speed": bf16 where native, length buckets, and torch.compile of the whole training
+    # forward (HF modules carry no COMPILE_UNIT marker; the adapter's loss wrapper does); not yet measured for
+    # this family by benchmarks/bench_training.py: `--set compile=false` if compiling costs more than it saves
+    **CPU_SPEED,
+)
+
+# paper: fairseq's BART fine-tuning recipe, examples/bart/README.summarization.md (the CNN-DM command):
+#   --lr 3e-05 --total-num-update 20000 --warmup-updates 500 --lr-scheduler polynomial_decay (power 1, end 0 =
+#   linear decay) --criterion label_smoothed_cross_entropy --label-smoothing 0.1 --weight-decay 0.01
+#   --optimizer adam --adam-betas "(0.9, 0.999)" --adam-eps 1e-08 (fairseq's Adam decays weights decoupled, like
+#   AdamW; here biases and LayerNorms are not decayed) --clip-norm 0.1 --fp16 --truncate-source (1,024 positions).
+#   Batch: --max-tokens 2048 on 8 GPUs x --update-freq 4 = 65,536 tokens per update; with sources truncated to
+#   1,024 that is ~64 examples (fewer tokens per example on short-source tasks: raise batch_size to keep the
+#   token budget). The same README says "TOTAL_NUM_UPDATES=15000 UPDATE_FREQ=2 for Xsum" (32,768 tokens per
+#   update): `--set steps=15000 --set batch_size=32` for that row.
+# Generation: fairseq examples/bart/summarize.py XSUM_KWARGS = beam 6, lenpen 1.0, max_len_b 60, min_len 10,
+#   no_repeat_ngram_size 3 (max_len_b/min_len count generated tokens, as max_decode_len/min_len do here).
+#   GLGE's exact generation settings for its BART rows (e.g. question generation) were not available offline;
+#   these XSum values are used for every task.
+PAPER = HFSeq2SeqConfig(
+    model="facebook/bart-large",
+    max_source_len=1024,
+    max_target_len=128,
+    steps=20_000,
+    batch_size=64,
+    grad_accum=8,  # micro-batches of 8 sources of <= 1,024 tokens (one 80 GB GPU in fp16)
+    lr=3e-5,
+    warmup=500,
+    schedule="linear",
+    optimizer="adamw",
+    weight_decay=0.01,
+    label_smoothing=0.1,
+    max_grad_norm=0.1,
+    precision="fp16",
+    save_every=2000,
+    beam_size=6,
+    length_penalty=1.0,
+    no_repeat_ngram=3,
+    min_len=10,
+    max_decode_len=60,
+    decode_batch_size=32,
+)
+
+
+def presets(recipe: str) -> dict[str, HFSeq2SeqConfig | str]:
+    """The three budgets of a recipe; a string is the reason that budget is refused."""
+    if recipe == "generic":  # the model comes from --set model=...; smoke needs none
+        return {"smoke": SMOKE, "cpu": replace(CPU, model=""), "paper": replace(PAPER, model="")}
+    if recipe == "bart":
+        return {
+            "smoke": SMOKE,
+            "cpu": "BART-large (406M parameters) does not fit a 2-core CPU budget; run bert2bert_minilm_l6 at cpu "
+            "(or hf_seq2seq --set model=<a smaller seq2seq model>), and bart_large at paper on a GPU",
+            "paper": PAPER,
+        }
+    if recipe == "bert2bert":
+        return {
+            "smoke": replace(SMOKE, model="tiny-bert2bert"),
+            "cpu": CPU,
+            "paper": "bert2bert_minilm_l6 is not a paper row (it is the cpu stand-in for the AR seq2seq baselines); "
+            "run bart_large at paper, or hf_seq2seq --budget paper --set model=bert2bert:<encoder checkpoint>",
+        }
+    raise ValueError(f"Unknown hf_seq2seq recipe '{recipe}'; known: generic, bart, bert2bert")
+
+
+def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> HFSeq2SeqConfig:
+    """The preset of ``variant`` at ``budget`` with ``overrides`` (unknown keys and wrong types are errors
+    listing the known fields); a refused budget or a missing model is a :class:`PresetUnavailable`."""
+    if variant not in VARIANTS:
+        raise ValueError(f"Unknown hf_seq2seq variant '{variant}'; known: {', '.join(VARIANTS)}")
+    preset = presets(VARIANTS[variant])[check_budget(budget)]
+    if isinstance(preset, str):
+        raise PresetUnavailable(f"{variant} has no {budget} preset: {preset}.")
+    cfg = replace_fields(preset, dict(overrides), variant)
+    if not cfg.model.strip():
+        raise PresetUnavailable(f"{variant} at budget {budget} needs a model: {MODEL_HINT}.")
+    for name in ("max_source_len", "max_target_len", "beam_size", "max_decode_len", "decode_batch_size"):
+        if getattr(cfg, name) < 1:
+            raise ValueError(f"override {name}={getattr(cfg, name)} for {variant}: must be >= 1")
+    if cfg.min_len < 0 or cfg.no_repeat_ngram < 0 or not 0.0 <= cfg.label_smoothing < 1.0:
+        raise ValueError(f"{variant}: min_len and no_repeat_ngram must be >= 0, label_smoothing in [0, 1)")
+    return cfg
+
+
+def citation(variant: str, model: str) -> str:
+    """The paper a run's numbers belong to: the variant's, else the one the model spec names."""
+    recipe = VARIANTS.get(variant, "generic")
+    if recipe == "generic":
+        if model.startswith("bert2bert:") or model == "tiny-bert2bert":
+            return CITATIONS["bert2bert"]
+        return f"Hugging Face transformers seq2seq model {model}"
+    return CITATIONS[recipe]

@@ -1,0 +1,160 @@
+"""The Hugging Face seq2seq adapter: presets and refusals, the BERT2BERT warm start, end-to-end smoke runs, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bench.errors import UserError
+from systems import build
+from systems.hf_seq2seq import VARIANTS
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("BENCH_DATA", REPO / ".." / "shared" / "data"))
+
+
+def quiet(_msg: str) -> None:
+    return None
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_every_variant_builds_at_smoke_as_a_tiny_random_model(name: str) -> None:
+    system = build(name, "smoke")
+    info = system.describe()
+    assert info.family == "AR" and info.iterations == "n" and info.budget == "smoke"
+    assert info.backbone in ("tiny-bart", "tiny-bert2bert") and info.config["model"] == info.backbone
+    assert json.loads(json.dumps(info.config)) == info.config  # plain JSON
+    assert system.model is None  # describe() and build load nothing
+
+
+def test_cpu_bert2bert_preset_is_the_offline_minilm() -> None:
+    cfg = build("bert2bert_minilm_l6", "cpu").describe().config
+    assert cfg["model"] == "bert2bert:minilm-l6"
+    assert (cfg["max_source_len"], cfg["max_target_len"], cfg["batch_size"], cfg["lr"]) == (96, 24, 16, 1e-4)
+    assert cfg["beam_size"] == 1 and 24 <= cfg["max_decode_len"] <= 32
+    assert "Rothe" in build("bert2bert_minilm_l6", "cpu").describe().citation
+
+
+def test_generic_preset_needs_a_model_beyond_smoke() -> None:
+    for budget in ("cpu", "paper"):
+        with pytest.raises(ValueError, match="--set model=facebook/bart-large"):
+            build("hf_seq2seq", budget)
+    system = build("hf_seq2seq", "cpu", {"model": "bert2bert:minilm-l6"})
+    assert system.describe().backbone == "bert2bert:minilm-l6" and "Rothe" in system.describe().citation
+    assert "t5-small" in build("hf_seq2seq", "paper", {"model": "t5-small"}).describe().citation
+
+
+def test_budgets_a_variant_does_not_offer_are_refused_with_the_reason() -> None:
+    with pytest.raises(UserError, match="does not fit a 2-core CPU budget.*bert2bert_minilm_l6"):
+        build("bart_large", "cpu")
+    with pytest.raises(ValueError, match="not a paper row"):  # a UserError that is also a ValueError
+        build("bert2bert_minilm_l6", "paper")
+
+
+def test_bart_large_paper_preset_is_fairseqs_recipe() -> None:
+    system = build("bart_large", "paper")
+    cfg = system.describe().config
+    assert cfg["model"] == "facebook/bart-large" and "Lewis" in system.describe().citation
+    train = {k: cfg[k] for k in ("lr", "steps", "warmup", "schedule", "label_smoothing", "weight_decay",
+                                 "max_grad_norm", "precision")}
+    assert train == {"lr": 3e-5, "steps": 20_000, "warmup": 500, "schedule": "linear", "label_smoothing": 0.1,
+                     "weight_decay": 0.01, "max_grad_norm": 0.1, "precision": "fp16"}
+    search = {k: cfg[k] for k in ("beam_size", "length_penalty", "no_repeat_ngram", "min_len", "max_decode_len")}
+    assert search == {"beam_size": 6, "length_penalty": 1.0, "no_repeat_ngram": 3, "min_len": 10, "max_decode_len": 60}
+
+
+def test_overrides_are_checked_before_anything_runs() -> None:
+    with pytest.raises(ValueError, match=r"Unknown override\(s\) \['beams'\].*known: .*beam_size"):
+        build("hf_seq2seq", "smoke", {"beams": 2})
+    with pytest.raises(ValueError, match="expected int"):
+        build("bert2bert_minilm_l6", "smoke", {"steps": "many"})
+    with pytest.raises(ValueError, match="beam_size=0"):
+        build("bert2bert_minilm_l6", "smoke", {"beam_size": 0})
+
+
+def test_decode_only_overrides_reuse_the_trained_model() -> None:
+    from bench.runs import training_key
+
+    plain = build("bert2bert_minilm_l6", "cpu")
+    assert training_key(build("bert2bert_minilm_l6", "cpu", {"beam_size": 2, "no_repeat_ngram": 3})) == (
+        training_key(plain)
+    )
+    assert training_key(build("bert2bert_minilm_l6", "cpu", {"lr": 5e-5})) != training_key(plain)
+
+
+def test_bert2bert_is_warm_started_from_the_package_on_both_sides() -> None:
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import load_file
+
+    from systems.backbone.loading import minilm_dir
+    from systems.hf_seq2seq.system import build_model
+
+    torch.set_num_threads(1)
+    model, tok = build_model("bert2bert:minilm-l6", seed=0)
+    ref = load_file(str(minilm_dir() / "model.safetensors"))
+    assert torch.equal(model.encoder.embeddings.word_embeddings.weight, ref["embeddings.word_embeddings.weight"])
+    query = "encoder.layer.3.attention.self.query.weight"
+    assert torch.equal(model.decoder.bert.get_parameter(query), ref[query])  # the decoder is BERT too
+    assert model.config.decoder.is_decoder and model.config.decoder.add_cross_attention
+    assert model.decoder.bert.encoder.layer[0].crossattention is not None  # new, randomly initialised
+    assert model.generation_config.decoder_start_token_id == tok.cls_token_id
+    assert model.generation_config.eos_token_id == tok.sep_token_id
+
+
+@pytest.fixture(scope="module")
+def split_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One private $BENCH_CACHE for the module: the Quora splits are built once, not per test."""
+    return tmp_path_factory.mktemp("bench-cache")
+
+
+@pytest.mark.parametrize("name", ["hf_seq2seq", "bert2bert_minilm_l6"])
+def test_smoke_run_end_to_end_then_resume_trains_nothing(
+    name: str, split_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not DATA.is_dir():
+        pytest.skip(f"data dir {DATA} not found")
+    import torch
+
+    from bench.runs import RunSpec, execute, training_workdir
+    from systems.training.checkpoint import list_checkpoints
+
+    monkeypatch.setenv("BENCH_CACHE", str(split_cache))
+    torch.set_num_threads(1)
+    spec = RunSpec(name, "quora", budget="smoke", limit=16)
+    rec = execute(spec, results_dir=tmp_path / "results", say=quiet)
+    assert rec["status"] == "complete" and rec["outputs"]["n"] == 16
+    lines = (tmp_path / "results" / "outputs" / f"{spec.run_id}.txt").read_text().split("\n")
+    assert len(lines) == 17 and lines[-1] == ""  # 16 lines, each newline-terminated, none inside an output
+    assert rec["system"]["config"]["train"]["steps"] == 20 and rec["training_curve"]["dev_loss"]
+
+    work = training_workdir(spec, build(name, "smoke", {"seed": spec.seed}))
+    log = (work / "train_log.jsonl").read_text()
+    ckpts = [p.name for p in list_checkpoints(work / "checkpoints")]
+    assert ckpts == ["step-20"]
+    again = execute(spec, results_dir=tmp_path / "results", say=quiet, force=True)  # fit again, same workdir
+    assert (work / "train_log.jsonl").read_text() == log  # nothing trained
+    assert [p.name for p in list_checkpoints(work / "checkpoints")] == ckpts
+    assert json.loads((work / "fit.json").read_text())["resumed_from"] == 20
+    assert again["outputs"]["sha256"] == rec["outputs"]["sha256"]  # the final checkpoint was loaded
+
+
+def test_decode_one_equals_batched_decode_and_refuses_a_forced_length(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from toy_training import qg_examples
+
+    from bench.latency.meter import LengthForcedUnsupported
+    from systems.base import TaskInfo
+
+    torch.set_num_threads(1)
+    exs = qg_examples(32, 0)
+    system = build("hf_seq2seq", "smoke", {"steps": 4, "train_examples": None, "beam_size": 2,
+                                           "no_repeat_ngram": 2})
+    system.fit(TaskInfo("toy", exs, exs[:8], 32, 16), tmp_path)
+    batched = system.decode(exs[:6])
+    assert [system.decode_one(ex) for ex in exs[:6]] == batched
+    assert all("\n" not in out and out == " ".join(out.split()) for out in batched)
+    with pytest.raises(LengthForcedUnsupported):
+        system.decode_one(exs[0], forced_length=3)

@@ -11,11 +11,15 @@ import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from bench.launch.local import Outcome
+    from bench.launch.plan import Job
 
 app = typer.Typer(
     help="Benchmark harness for autoregressive, non-autoregressive and semi-NAR text generation.",
@@ -496,20 +500,98 @@ def table_cmd(
         typer.echo(overview.read_text(encoding="utf-8"))
 
 
+class Launcher(str, Enum):
+    inline = "inline"
+    local = "local"
+    slurm = "slurm"
+
+
+LogsOpt = Annotated[Path | None, typer.Option(
+    "--logs", help="One log per job, <run id>.log (default: RESULTS_DIR/../.cache/launch).")]
+
+
 @app.command("reproduce")
 def reproduce(
     target: Annotated[str, typer.Argument(help="paper:table, e.g. mist:1")],
     budget: Annotated[str, typer.Option(help="smoke | cpu | paper")] = "cpu",
     results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
     data_dir: DataDir = None,
+    launcher: Annotated[Launcher, typer.Option(
+        help="inline: one run after another in this process; local: --jobs child `bench run`s at a time on "
+        "this machine; slurm: one SLURM job per run, through submitit.")] = Launcher.inline,
+    jobs: Annotated[int | None, typer.Option(
+        help="local: runs at once (default: cores / --threads-per-job); slurm: runs at once of those that "
+        "wait for nothing (a job array).")] = None,
+    threads_per_job: Annotated[int | None, typer.Option(
+        help="`bench run --threads` of each job (local default: cores / --jobs; slurm: --cpus-per-task).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the plan (runs, dependencies, what is done, estimates) and run nothing.")] = False,
+    logs: LogsOpt = None,
+    partition: Annotated[str | None, typer.Option(help="slurm: partition (default: the cluster's).")] = None,
+    time_min: Annotated[int, typer.Option(help="slurm: time limit of each job in minutes (a job that reaches it "
+                                          "is requeued and resumes from its checkpoint).")] = 24 * 60,
+    gpus: Annotated[int, typer.Option(help="slurm: GPUs per job.")] = 0,
+    cpus_per_task: Annotated[int | None, typer.Option(
+        help="slurm: CPUs per job (default: --threads-per-job, else 1).")] = None,
 ) -> None:
-    """Run every runnable row of a paper table (skipping completed runs), then render it."""
+    """Run every runnable row of a paper table (skipping completed runs), then render it.
+
+    With --launcher local or slurm the runs go in parallel; a run that decodes another run's trained
+    model (decode-only settings, e.g. MIST Table 6) starts after it. Relaunching skips complete runs
+    and resumes the others from their checkpoints; `bench status PAPER:TABLE` shows where each stands.
+    """
+    from bench import report
+    from bench.papers import parse_table_ref
+    from bench.registry import RegistryError
+
+    try:
+        paper, table = parse_table_ref(target)
+    except ValueError as exc:
+        _fail(str(exc))
+    if launcher is Launcher.inline and not dry_run:
+        if jobs is not None:
+            _fail("--jobs needs --launcher local or --launcher slurm (inline runs one run at a time).")
+        if threads_per_job is not None:
+            _set_threads(threads_per_job)
+        _reproduce_inline(paper, table, budget, results_dir, data_dir)
+        typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
+        return
+
+    from bench.launch.joblog import default_log_dir
+    from bench.launch.plan import plan_table
+    from bench.launch.view import plan_view
+
+    try:
+        plan = plan_table(paper, table, budget, results_dir)
+    except (RegistryError, ValueError) as exc:
+        _fail(str(exc))
+    if not plan:
+        console.print(f"No row of {paper} table {table} can run at budget {budget}.")
+    logs = logs or default_log_dir(results_dir)
+    if dry_run:
+        console.print(plan_view(plan, title=f"{paper}:{table} at budget {budget} ({launcher.value} launcher)"))
+        return
+    if launcher is Launcher.local:
+        outcomes = _launch_local(plan, results_dir, logs, jobs, threads_per_job, data_dir)
+        console.line()
+        typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
+        failed = sum(o.state == "failed" for o in outcomes)
+        skipped = sum(o.state == "skipped" for o in outcomes)
+        if failed or skipped:
+            _fail(f"{failed} run(s) of {paper}:{table} failed and {skipped} did not start (they need a failed "
+                  f"run's model); the table above says why, the logs are in {logs}. Fix the cause and run the same "
+                  "command again: complete runs are skipped, the others resume.", code=1)
+        return
+    _launch_slurm(plan, results_dir, logs, jobs, threads_per_job, data_dir, partition, time_min, gpus,
+                  cpus_per_task)
+    console.print(f"`bench status {paper}:{table} --budget {budget}` shows where each job stands.")
+
+
+def _reproduce_inline(paper: str, table: str, budget: str, results_dir: Path, data_dir: Path | None) -> None:
+    """Today's behaviour: every runnable row in this process, one after another."""
     from bench import report
     from bench.runs import RunSpec, execute
 
-    if ":" not in target:
-        _fail("Target must look like paper:table, e.g. mist:1")
-    paper, table = target.split(":", 1)
     rows = report.runnable_rows(paper, table, budget)
     if not rows:
         console.print(f"No row of {paper} table {table} can run at budget {budget}.")
@@ -517,7 +599,66 @@ def reproduce(
         spec = RunSpec(system=row.system, task=row.task, split=row.split, budget=budget,
                        overrides=dict(row.overrides))
         execute(spec, results_dir=results_dir, data_dir=data_dir, say=_say(console), progress=console)
-    typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
+
+
+def _launch_local(plan: list[Job], results_dir: Path, logs: Path, jobs: int | None, threads: int | None,
+                  data_dir: Path | None) -> list[Outcome]:
+    from bench.launch.local import check_threads, resolve_pool, run_local
+
+    n, t = resolve_pool(jobs, threads)
+    check_threads(n, t)
+    console.print(f"local launcher: {n} job(s) at a time, {t} thread(s) each; logs in {logs}", soft_wrap=True)
+    return run_local(plan, results_dir=results_dir, logs=logs, n_jobs=n, threads=t, data_dir=data_dir,
+                     console=console)
+
+
+def _launch_slurm(plan: list[Job], results_dir: Path, logs: Path, jobs: int | None, threads: int | None,
+                  data_dir: Path | None, partition: str | None, time_min: int, gpus: int,
+                  cpus_per_task: int | None) -> None:
+    try:
+        from bench.launch.slurm import SlurmOptions, submit_plan
+    except ImportError as exc:
+        _fail(f"--launcher slurm needs submitit ({exc}): pip install 'submitit>=1.5' (or the [slurm] extra).")
+    from bench.launch.view import state_view
+
+    options = SlurmOptions(partition=partition, time_min=time_min, gpus=gpus,
+                           cpus_per_task=cpus_per_task or threads or 1, parallelism=jobs)
+    subs = submit_plan(plan, results_dir=results_dir, logs=logs, options=options, threads=threads,
+                       data_dir=data_dir, say=lambda msg: None)
+    states = {s.plan.run_id: (s.state, s.detail or f"slurm job {s.job_id}") for s in subs}
+    console.print(state_view(plan, states, title=f"submitted to SLURM; logs in {logs}"))
+
+
+@app.command("status")
+def status_cmd(
+    target: Annotated[str, typer.Argument(help="paper:table, e.g. mist:6")],
+    budget: Annotated[str, typer.Option(help="Budget of the runs.")] = "cpu",
+    results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
+    logs: LogsOpt = None,
+) -> None:
+    """Where each run of a table stands: done (its record), running (the last line of its log),
+    failed (the log and its last error line), stopped (killed; a relaunch resumes it), queued on SLURM,
+    skipped (a run it needs failed), or not started."""
+    from bench.launch.joblog import default_log_dir
+    from bench.launch.plan import plan_table
+    from bench.launch.status import plan_status
+    from bench.launch.view import state_view
+    from bench.papers import parse_table_ref
+    from bench.registry import RegistryError
+
+    try:
+        paper, table = parse_table_ref(target)
+        plan = plan_table(paper, table, budget, results_dir)
+    except (RegistryError, ValueError) as exc:
+        _fail(str(exc))
+    logs = logs or default_log_dir(results_dir)
+    statuses = plan_status(plan, results_dir, logs)
+    console.print(state_view(plan, {rid: (s.state, s.detail) for rid, s in statuses.items()},
+                             title=f"{paper}:{table} at budget {budget}"))
+    counts: dict[str, int] = {}
+    for s in statuses.values():
+        counts[s.state] = counts.get(s.state, 0) + 1
+    console.print(", ".join(f"{n} {state}" for state, n in counts.items()) or "no runnable row")
 
 
 @app.command("calibrate")

@@ -40,6 +40,8 @@ from bench.registry import registering_from
 
 ENV_VAR = "BENCH_INCLUDE"
 GROUPS = ("bench.systems", "bench.tasks", "bench.recipes")
+#: every path this process included (flag or environment), resolved: child `bench run`s get them too
+_INCLUDED: list[Path] = []
 
 
 class PluginError(UserError):
@@ -49,6 +51,12 @@ class PluginError(UserError):
 def include_paths_from_env() -> list[Path]:
     raw = os.environ.get(ENV_VAR, "")
     return [Path(p) for p in raw.split(os.pathsep) if p.strip()]
+
+
+def included() -> list[Path]:
+    """The paths this process has included, in order: what a launcher passes on as ``$BENCH_INCLUDE``
+    so that its child ``bench run`` processes know the same systems, tasks and recipes."""
+    return list(_INCLUDED)
 
 
 def include(path: Path | str) -> str:
@@ -73,6 +81,8 @@ def include(path: Path | str) -> str:
         else:
             for file in sorted(path.glob("*.py")):
                 _import_file(file)
+    if path not in _INCLUDED:
+        _INCLUDED.append(path)
     return origin
 
 

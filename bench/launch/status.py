@@ -1,0 +1,59 @@
+"""Where each job of a plan stands, from its record and its launcher log alone.
+
+Why no launcher state: the launcher may be gone (a closed terminal, a SLURM submission that
+returned at once); the record and the log are what is left, so they must be enough.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from bench.launch.joblog import log_path, read_attempt
+from bench.launch.plan import Job
+from bench.runs import completed_record, record_path
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """``state``: done | running | queued | stopped | failed | skipped (a job it needs failed) | not started;
+    ``detail``: the one line that says why."""
+
+    state: str
+    detail: str
+    log: Path
+
+
+def job_status(job: Job, results_dir: Path, logs: Path) -> JobStatus:
+    log = log_path(logs, job.run_id)
+    if completed_record(job.spec, results_dir) is not None:
+        return JobStatus("done", record_path(job.spec, results_dir).stem, log)  # the record id
+    attempt = read_attempt(log)
+    if attempt is None:
+        return JobStatus("not started", "", log)
+    if attempt.exit is not None:
+        why = attempt.error_line or f"exit {attempt.exit}"
+        if attempt.exit == 0:
+            why = f"exited 0 without a complete record; {why}"
+        return JobStatus("failed", f"{log}: {why}", log)
+    if not attempt.launched:
+        return JobStatus("queued", f"slurm job {attempt.submitted}", log)
+    alive = attempt.alive_here
+    if alive is False:
+        return JobStatus("stopped", f"process {attempt.pid} is gone (killed?); relaunch resumes it. {log}: "
+                         f"{attempt.last_line}", log)
+    where = f"slurm job {attempt.submitted} on {attempt.host}" if attempt.submitted else f"pid {attempt.pid}"
+    return JobStatus("running", f"{where}: {attempt.last_line}", log)
+
+
+def plan_status(jobs: Sequence[Job], results_dir: Path, logs: Path) -> dict[str, JobStatus]:
+    """:func:`job_status` of every job, except that a job still waiting for a failed job says it will not run
+    (a SLURM dependent cancelled by ``--kill-on-invalid-dep`` leaves no trace in its log)."""
+    statuses = {job.run_id: job_status(job, results_dir, logs) for job in jobs}
+    for job in jobs:  # plan order: a job's dependencies are settled before it
+        status = statuses[job.run_id]
+        failed = [d for d in job.depends_on if d in statuses and statuses[d].state in ("failed", "skipped")]
+        if failed and status.state in ("queued", "not started"):
+            statuses[job.run_id] = replace(status, state="skipped", detail=f"not run: {failed[0]} failed")
+    return statuses

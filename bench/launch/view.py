@@ -1,0 +1,62 @@
+"""Rich tables of a plan: before a launch (``--dry-run``), during one (the live view) and after (``bench status``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich.table import Column, Table
+from rich.text import Text
+
+from bench.launch.plan import Job
+
+STYLES = {"done": "green", "complete": "green", "running": "cyan", "queued": "dim", "pending": "",
+          "failed": "red", "skipped": "red", "stopped": "yellow", "not started": "dim"}
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    seconds = int(round(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h{m:02d}m" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
+
+
+def overrides_text(job: Job) -> str:
+    parts = [f"{k}={v}" for k, v in sorted(job.spec.overrides.items())]
+    if job.spec.limit is not None:
+        parts.append(f"limit={job.spec.limit}")
+    return " ".join(parts)
+
+
+def _after(job: Job, index: Mapping[str, int]) -> str:
+    return ", ".join(f"#{index[d]}" if d in index else d for d in job.depends_on)
+
+
+def plan_view(jobs: Sequence[Job], title: str = "") -> Table:
+    """The plan as ``--dry-run`` prints it: what runs, after what, what is done, roughly how long."""
+    index = {job.run_id: i for i, job in enumerate(jobs, 1)}
+    table = Table("#", Column("job", no_wrap=True), "set", Column("run id", overflow="fold"), "after",
+                  Column("state", no_wrap=True), "estimate", title=title or None, header_style="bold")
+    for i, job in enumerate(jobs, 1):
+        state = "done (skipped)" if job.state == "done" else "pending"
+        table.add_row(str(i), job.label, overrides_text(job), job.run_id, _after(job, index),
+                      Text(state, style=STYLES[job.state]), duration(job.estimate_s))
+    pending = [job for job in jobs if job.state == "pending"]
+    known = [job.estimate_s for job in pending if job.estimate_s is not None]
+    if pending:
+        table.caption = (f"{len(pending)} to run, {len(jobs) - len(pending)} done; estimated "
+                         f"{duration(sum(known))} of run time for {len(known)} of them (one after another)")
+    return table
+
+
+def state_view(jobs: Sequence[Job], states: Mapping[str, tuple[str, str]], title: str = "") -> Table:
+    """One line per job: its state and the one line that says why (``states``: run id -> (state, detail))."""
+    index = {job.run_id: i for i, job in enumerate(jobs, 1)}
+    table = Table("#", Column("job", no_wrap=True), "set", "after", Column("state", no_wrap=True),
+                  Column("detail", ratio=1), title=title or None, header_style="bold")
+    for i, job in enumerate(jobs, 1):
+        state, detail = states[job.run_id]
+        table.add_row(str(i), job.label, overrides_text(job), _after(job, index),
+                      Text(state, style=STYLES.get(state, "")), Text(detail, overflow="fold"))
+    return table

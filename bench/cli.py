@@ -587,6 +587,53 @@ def reproduce(
     console.print(f"`bench status {paper}:{table} --budget {budget}` shows where each job stands.")
 
 
+@app.command("queue")
+def queue_cmd(
+    file: Annotated[Path, typer.Argument(help="One `bench run` option line per run (# comments, blank lines ok).")],
+    results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
+    data_dir: DataDir = None,
+    launcher: Annotated[Launcher, typer.Option(
+        help="local: --jobs child `bench run`s at a time on this machine; slurm: one SLURM job per run, through "
+        "submitit.")] = Launcher.local,
+    jobs: Annotated[int | None, typer.Option(help="Runs at once (default: cores / --threads-per-job).")] = None,
+    threads_per_job: Annotated[int | None, typer.Option(help="`bench run --threads` of each run.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and run nothing.")] = False,
+    logs: LogsOpt = None,
+    partition: Annotated[str | None, typer.Option(help="slurm: partition.")] = None,
+    time_min: Annotated[int, typer.Option(help="slurm: time limit of each job in minutes.")] = 24 * 60,
+    gpus: Annotated[int, typer.Option(help="slurm: GPUs per job.")] = 0,
+    cpus_per_task: Annotated[int | None, typer.Option(help="slurm: CPUs per job.")] = None,
+) -> None:
+    """Run a queue file of `bench run` lines in parallel: decode-only runs wait for the run that trains
+    their model, complete runs are skipped, a relaunch resumes the rest (how this project queues its runs)."""
+    from bench.launch.joblog import default_log_dir
+    from bench.launch.plan import plan_specs
+    from bench.launch.queue import read_queue
+    from bench.launch.view import plan_view
+    from bench.registry import RegistryError
+
+    if launcher is Launcher.inline:
+        _fail("bench queue runs in parallel: use --launcher local or --launcher slurm (or `bench run` per line).")
+    try:
+        plan = plan_specs(read_queue(file), results_dir)
+    except (RegistryError, ValueError) as exc:
+        _fail(str(exc))
+    logs = logs or default_log_dir(results_dir)
+    if dry_run:
+        console.print(plan_view(plan, title=f"{file} ({launcher.value} launcher)"))
+        return
+    if launcher is Launcher.local:
+        outcomes = _launch_local(plan, results_dir, logs, jobs, threads_per_job, data_dir)
+        failed = sum(o.state == "failed" for o in outcomes)
+        skipped = sum(o.state == "skipped" for o in outcomes)
+        if failed or skipped:
+            _fail(f"{failed} run(s) failed and {skipped} did not start; logs in {logs}. Run the same command again "
+                  "after fixing the cause: complete runs are skipped, the others resume.", code=1)
+        return
+    _launch_slurm(plan, results_dir, logs, jobs, threads_per_job, data_dir, partition, time_min, gpus,
+                  cpus_per_task)
+
+
 def _reproduce_inline(paper: str, table: str, budget: str, results_dir: Path, data_dir: Path | None) -> None:
     """Today's behaviour: every runnable row in this process, one after another."""
     from bench import report

@@ -1,0 +1,68 @@
+"""A queue file: one `bench run` per line, run by the same launchers as a paper table.
+
+Researchers keep their pending runs as a list of command lines; so does this project (its cpu
+evidence runs). Each non-blank, non-comment line holds the options of one `bench run`
+(``--system S --task T [--split X] [--budget B] [--seed N] [--set k=v ...] [--limit N]``; a
+leading ``bench run`` is allowed). The lines become a plan (:func:`bench.launch.plan.plan_specs`),
+so decode-only runs wait for the run that trains their model and complete runs are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+from bench.errors import UserError
+from bench.runs import RunSpec, parse_overrides
+
+
+class QueueFileError(UserError, ValueError):
+    """A line of a queue file that is not a `bench run` command; the message names file and line."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bench run", add_help=False, exit_on_error=False)
+    p.add_argument("--system", required=True)
+    p.add_argument("--task", required=True)
+    p.add_argument("--split", default="test")
+    p.add_argument("--budget", default="smoke")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--set", dest="set_", action="append", default=[])
+    p.add_argument("--limit", type=int, default=None)
+    return p
+
+
+def read_queue(path: Path) -> list[RunSpec]:
+    """The run specs of a queue file, in file order."""
+    if not path.is_file():
+        raise QueueFileError(f"{path}: no such queue file. Fix: write one `bench run` option line per run.")
+    specs: list[RunSpec] = []
+    parser = _parser()
+    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            words = shlex.split(raw, comments=True)
+        except ValueError as exc:
+            raise QueueFileError(f"{path}:{lineno}: {exc}: {raw.strip()!r}") from None
+        if not words:
+            continue
+        if words[:2] == ["bench", "run"]:
+            words = words[2:]
+        try:
+            args, extra = parser.parse_known_args(words)
+        except (argparse.ArgumentError, SystemExit) as exc:
+            raise QueueFileError(f"{path}:{lineno}: {exc or 'needs --system and --task'}: {raw.strip()!r}. Fix: "
+                                 "give the options of one `bench run`, e.g. --system unilm --task squad_qg "
+                                 "--budget cpu --limit 2000.") from None
+        if extra:
+            raise QueueFileError(f"{path}:{lineno}: unknown option(s) {extra} in {raw.strip()!r}; a queue line takes "
+                                 "--system --task --split --budget --seed --set --limit.")
+        try:
+            overrides = parse_overrides(args.set_)
+        except ValueError as exc:
+            raise QueueFileError(f"{path}:{lineno}: {exc}") from None
+        specs.append(RunSpec(system=args.system, task=args.task, split=args.split, budget=args.budget,
+                             overrides=overrides, seed=args.seed, limit=args.limit))
+    if not specs:
+        raise QueueFileError(f"{path}: no runs in it (blank and # lines are skipped).")
+    return specs

@@ -475,3 +475,29 @@ def test_slurm_path_on_submitits_local_executor_runs_in_dependency_order(toy: di
     assert rec is not None and rec["system"]["config"]["resumed_from"] == 5  # the trainer's model, not retrained
     outputs = (toy["results"] / "outputs" / f"{decoder.run_id}.txt").read_text().splitlines()
     assert len(outputs) == 6 and all(line.endswith(" ?") for line in outputs)  # its own decode setting
+
+
+@pytest.mark.slow
+@two_cores
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"data dir {DATA} not found")
+def test_reproduce_mist6_smoke_table_with_two_local_jobs(tmp_path: Path) -> None:
+    """#22's done-when: a whole smoke table through the local launcher, dependency order, then a final table."""
+    import json
+
+    env = {**os.environ, "BENCH_CACHE": str(tmp_path / "cache")}
+    results = tmp_path / "results"
+    cmd = [sys.executable, "-m", "bench", "reproduce", "mist:6", "--budget", "smoke", "--launcher", "local",
+           "--jobs", "2", "--threads-per-job", "1", "--results-dir", str(results)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=1200)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "MIST Table 6" in out.stdout and "Mask-Predict" in out.stdout  # the rendered table
+    records = [json.loads(p.read_text()) for p in results.glob("*.json")]
+    plain = {r["spec"]["task"]: r for r in records if not r["spec"].get("overrides")}
+    decoded = [r for r in records if r["spec"].get("overrides")]
+    assert set(plain) == {"squad_qg", "quora"} and len(decoded) == 8
+    for rec in decoded:  # every iterative decode started after, and decoded the model of, its plain run
+        base = plain[rec["spec"]["task"]]
+        assert rec["model"]["workdir"] == base["model"]["workdir"]
+        assert rec["created"] >= base["created"]
+    again = subprocess.run([*cmd, "--dry-run"], capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    assert again.returncode == 0 and again.stdout.count("done (skipped)") == 10

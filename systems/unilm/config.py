@@ -88,22 +88,25 @@ def presets(variant: str) -> dict[str, UniLMConfig]:
         progress=False,
         threads=1,
     )
-    # cpu: MiniLM-L6 from the offline package, 2 cores, ~30 min for train + decode + score.
-    # Training: 6,400 examples (a fixed seeded subset of the 75,722 train pairs), one pass:
-    # 400 updates x batch 16; source = answer [SEP] a 94-piece paragraph window around the answer
-    # (96 with [CLS]/[SEP]), target <= 23 pieces + [SEP]. Decoding: the full squad_qg test
-    # (11,877), greedy, <= 20 pieces, batches of 64. Sized from FLOP counts (~8.5 GFLOP per
-    # training example, ~3.3 GFLOP per decoded example) against benchmarks/bench_backbone.py.
+    # cpu: MiniLM-L6 from the offline package, one core per run.
+    # unilm (v1), calibrated: results/calibration/unilm--squad_qg--cpu.json (bench calibrate, first 500
+    # dev items, nqg BLEU-4: lr 1e-4 11.07, lr 2e-4 10.71 at 2,400 updates; lr 5e-4 was stopped at 400
+    # updates, its dev loss 0.5 above lr 2e-4's): 2,400 updates x batch 16 = one pass over a fixed
+    # seeded 38,400-pair subset of the 75,722 train pairs, lr 1e-4 (68 min of training on one busy
+    # Zen 4 core in bf16; about 37 min at 2 threads on an idle box). Source = answer [SEP] a 62-piece
+    # paragraph window around the answer (64 with [CLS]/[SEP]; the paper feeds the whole paragraph,
+    # 464 pieces), target <= 23 pieces + [SEP].
+    # unilm_s2sft keeps the earlier, uncalibrated sizing (400 updates over 6,400 pairs, 96-piece source).
     cpu = UniLMConfig(
         variant=variant,
         backbone="minilm-l6",
-        max_source_len=96,
+        max_source_len=64 if v1 else 96,
         max_target_len=24,
         source_window="answer",
-        train_examples=6400,
-        steps=400,
+        train_examples=38_400 if v1 else 6400,
+        steps=2400 if v1 else 400,
         batch_size=16,
-        lr=1.5e-4,
+        lr=1e-4 if v1 else 1.5e-4,
         warmup=0.1,
         optimizer="bertadam" if v1 else "adamw",
         schedule="bert" if v1 else "linear",

@@ -153,6 +153,14 @@ def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
     return rec
 
 
+def _is_calibration_summary(path: Path) -> bool:
+    try:
+        head = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False  # read_record names the problem
+    return isinstance(head, dict) and head.get("kind") == "calibration"
+
+
 def load_records(results_dir: Path | str) -> list[dict]:
     """Complete records under ``results_dir`` (top-level ``*.json``), sorted by run_id.
 
@@ -165,6 +173,8 @@ def load_records(results_dir: Path | str) -> list[dict]:
     out: dict[str, dict] = {}
     seen: dict[str, Path] = {}
     for path in sorted(root.glob("*.json")):
+        if _is_calibration_summary(path):
+            continue  # results/calibration/ keeps each sweep's summary beside its points' run records
         rec = read_record(path)
         if rec["status"] != "complete":
             continue

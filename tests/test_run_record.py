@@ -52,3 +52,9 @@ def test_unknown_fields_and_bad_files_are_named(tmp_path: Path) -> None:
     bad.write_text(json.dumps({**rec, "schema": 7}), encoding="utf-8")
     with pytest.raises(RecordError, match="'schema' must be 1"):
         read_record(bad)
+
+
+def test_a_calibration_directory_loads_its_point_records_only() -> None:
+    """`bench queue --results-dir results/calibration` plans against the points, not the sweep summaries."""
+    records = load_records(ROOT / "results" / "calibration")
+    assert records and all(r["spec"]["split"] == "dev" for r in records)

@@ -184,11 +184,49 @@ def load_record(path: Path) -> dict[str, Any]:
 
 
 def completed_record(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> dict[str, Any] | None:
+    """The spec's complete record, unless it is stale (:func:`stale_reason`): a stale record is not done."""
+    rec = _complete(spec, results_dir)
+    return rec if rec is not None and stale_reason(rec, spec) is None else None
+
+
+def _complete(spec: RunSpec, results_dir: Path) -> dict[str, Any] | None:
     path = record_path(spec, results_dir)
     if not path.exists():
         return None
     rec = load_record(path)
     return rec if rec.get("status") == "complete" else None
+
+
+def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:
+    drop = RUNTIME_FIELDS | {"train"}  # "train": what a fit reported, not a setting
+    return json.loads(json.dumps({k: v for k, v in config.items() if k not in drop}, sort_keys=True, default=str))
+
+
+def stale_reason(rec: Mapping[str, Any], spec: RunSpec) -> str | None:
+    """Why ``rec`` is not what ``spec`` runs today, or None.
+
+    Run ids hash the spec, and a spec names a budget whose preset is code: after a calibration moves a
+    preset, the same `bench run` line has the same run id, and its old record would be taken as done
+    (and shown in tables) although the run would now use other settings. A record is stale when a
+    setting the system resolves to today (preset + overrides, before training) differs from the one
+    the record stored; settings the record does not have, that are decided at fit time, or that only
+    a fit reports are not compared (so a preset change inside such a setting goes unnoticed).
+    """
+    try:
+        from systems import build
+
+        now = _comparable(build(spec.system, spec.budget, {**dict(spec.overrides), "seed": spec.seed})
+                          .describe().config)
+    except Exception:  # a system that no longer builds cannot make a record stale
+        return None
+    then = _comparable((rec.get("system") or {}).get("config") or {})
+    # None: decided at fit time (e.g. the NAR family's per-task learning rate), nothing to compare yet
+    changed = sorted(k for k in now if k in then and now[k] is not None and now[k] != then[k])
+    if not changed:
+        return None
+    shown = "; ".join(f"{k}: {then[k]!r} -> {now[k]!r}" for k in changed[:6])
+    more = f" (+{len(changed) - 6} more)" if len(changed) > 6 else ""
+    return f"made with other settings than the {spec.budget} preset resolves to today: {shown}{more}"
 
 
 def sha256_text(text: str) -> str:
@@ -220,10 +258,13 @@ def execute(
     Decoding is journaled in chunks (:mod:`bench.decode_journal`): a killed run, started again,
     decodes only what it had not. ``progress``: a rich Console for the decode bar (None: none).
     """
-    existing = completed_record(spec, results_dir)
+    existing = _complete(spec, results_dir)
     if existing is not None and not force:
-        say(f"[skip] {spec.run_id} is complete ({record_path(spec, results_dir)}); use --force to re-run.")
-        return existing
+        stale = stale_reason(existing, spec)
+        if stale is None:
+            say(f"[skip] {spec.run_id} is complete ({record_path(spec, results_dir)}); use --force to re-run.")
+            return existing
+        say(f"[stale] {record_path(spec, results_dir)} was {stale}; running again (the new record replaces it).")
 
     from bench.curves import training_curve
     from bench.data import TASKS, load_split

@@ -100,9 +100,18 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
         if not lat.get("valid", True):
             lat_text += f"; INVALID: {', '.join(lat.get('invalid_reasons') or ['no reason given'])}"
         parts.append(lat_text)
+    stale = _stale(rec)
+    if stale:
+        parts.append(f"STALE: {stale}; re-run it (`bench run` or `bench reproduce` re-runs a stale record)")
     if m.why:
         parts.append(m.why)
     return "; ".join(parts)
+
+
+def _stale(rec: dict) -> str | None:
+    from bench.runs import RunSpec, stale_reason
+
+    return stale_reason(rec, RunSpec.from_json(rec["spec"])) if rec.get("kind", "run") == "run" else None
 
 
 def _status(table: Table, row: Row, group: Group, budgets: Sequence[str], asked: str | None) -> str:

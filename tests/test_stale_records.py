@@ -1,0 +1,39 @@
+"""A record made under another preset is stale (#17: run ids hash the spec, not the resolved preset)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.runs import RunSpec, completed_record, record_path, stale_reason
+from systems import build
+
+
+def _record(spec: RunSpec, config: dict) -> dict:
+    return {"schema": 1, "run_id": spec.run_id, "status": "complete", "spec": spec.to_json(),
+            "system": {"name": spec.system, "config": config},
+            "scores": {"unilm": {"signature": "s", "metrics": {"bleu4": 1.0}}}}
+
+
+def test_a_changed_setting_makes_a_record_stale_and_names_it(tmp_path: Path) -> None:
+    spec = RunSpec("unilm", "squad_qg", budget="cpu")
+    now = build("unilm", "cpu", {"seed": 42}).describe().config
+    same = _record(spec, {**now, "threads": 7, "train": {"precision": "bf16"}})  # runtime / fit facts differ
+    assert stale_reason(same, spec) is None
+    old = _record(spec, {**now, "lr": 1.5e-4, "steps": 400, "retired_field": 1})
+    reason = stale_reason(old, spec)
+    assert reason is not None and "lr: 0.00015 -> 0.0001" in reason and "steps: 400 -> 2400" in reason
+    assert "retired_field" not in reason  # a setting today's config does not have is not compared
+    record_path(spec, tmp_path).write_text(json.dumps(old))
+    assert completed_record(spec, tmp_path) is None  # not done: bench run / reproduce / queue run it again
+    record_path(spec, tmp_path).write_text(json.dumps(same))
+    assert completed_record(spec, tmp_path) is not None
+
+
+def test_settings_decided_at_fit_time_and_unbuildable_systems_are_not_stale() -> None:
+    spec = RunSpec("encoder_minilm_l6", "squad_qg", budget="cpu")
+    now = build("encoder_minilm_l6", "cpu", {"seed": 42}).describe().config
+    assert now["lr"] is None  # the per-task learning rate is resolved by fit
+    assert stale_reason(_record(spec, {**now, "lr": 1e-4}), spec) is None
+    gone = RunSpec("no_such_system", "quora")
+    assert stale_reason(_record(gone, {"lr": 1}), gone) is None

@@ -136,6 +136,7 @@ KILLED_RUN = """
 import os, signal, sys
 sys.path.insert(0, {root!r}); sys.path.insert(0, {tests!r})
 import torch
+torch.set_num_threads(1)  # the reference trains at 1 thread too: float sums depend on the thread count
 from test_training import toy_model, toy_data, toy_collate, toy_loss, toy_config
 from systems.training import Trainer
 def die(step, loss):
@@ -146,6 +147,15 @@ Trainer(toy_config(), {work!r}, on_step=die).fit(toy_model(), toy_data(), toy_co
 
 
 def test_resume_after_kill_equals_uninterrupted_run(tmp_path: Path) -> None:
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the killed run: bitwise equality needs the same reduction order
+    try:
+        _resume_after_kill(tmp_path)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _resume_after_kill(tmp_path: Path) -> None:
     ref = toy_model()
     Trainer(toy_config(), tmp_path / "ref").fit(ref, toy_data(), toy_collate, toy_loss)
     work = tmp_path / "killed"

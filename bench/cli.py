@@ -41,17 +41,14 @@ def _plugins(
         "through entry points. See README 'Add your own system'.")] = [],  # noqa: B006
 ) -> None:
     """Import plugins before any command reads the registries."""
+    from bench.errors import UserError
     from bench.plugins import include as include_path
     from bench.plugins import include_paths_from_env
 
     for path in [*include_paths_from_env(), *include]:
         try:
             include_path(path)
-        except Exception as exc:  # a plugin's mistake is one line, as every user error here
-            from bench.errors import UserError
-
-            if not isinstance(exc, UserError):
-                raise
+        except UserError as exc:  # a plugin's mistake is one line, as every user error here
             _fail(str(exc))
 
 

@@ -39,7 +39,6 @@ from bench.errors import UserError
 from bench.registry import registering_from
 
 ENV_VAR = "BENCH_INCLUDE"
-GROUPS = ("bench.systems", "bench.tasks", "bench.recipes")
 #: every path this process included (flag or environment), resolved: child `bench run`s get them too
 _INCLUDED: list[Path] = []
 
@@ -137,25 +136,3 @@ def _import_package(folder: Path) -> None:
             f"--include {folder}: importing package '{folder.name}' failed with {type(exc).__name__}: {exc}. "
             f"Fix: run `python -c 'import {folder.name}'` from {parent} to see the traceback."
         ) from exc
-
-
-def origin_of(kind: str, name: str) -> str:
-    """Where a registered system/task/recipe came from (``built-in``, an entry point, an include)."""
-    registry = _registry(kind)
-    return registry.meta(name).get("origin", "built-in")
-
-
-def _registry(kind: str):  # the three registries hold different types
-    if kind == "system":
-        from systems import SYSTEMS
-
-        return SYSTEMS
-    if kind == "task":
-        from bench.data import TASKS
-
-        return TASKS
-    if kind == "recipe":
-        from bench.scoring import RECIPES
-
-        return RECIPES
-    raise ValueError(f"unknown registry kind {kind!r}")

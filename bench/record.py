@@ -85,11 +85,14 @@ class RunRecord:
 
 def read_record(path: Path | str) -> dict[str, Any]:
     """One record file as written (any status), with the JSON error named; see :func:`validate_record`."""
+    return validate_record(_read_json(path), path)
+
+
+def _read_json(path: Path | str) -> Any:
     try:
-        rec = json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise _fail(path, f"not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-    return validate_record(rec, path)
 
 
 class RecordError(UserError, ValueError):
@@ -153,14 +156,6 @@ def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
     return rec
 
 
-def _is_calibration_summary(path: Path) -> bool:
-    try:
-        head = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return False  # read_record names the problem
-    return isinstance(head, dict) and head.get("kind") == "calibration"
-
-
 def load_records(results_dir: Path | str) -> list[dict]:
     """Complete records under ``results_dir`` (top-level ``*.json``), sorted by run_id.
 
@@ -173,9 +168,10 @@ def load_records(results_dir: Path | str) -> list[dict]:
     out: dict[str, dict] = {}
     seen: dict[str, Path] = {}
     for path in sorted(root.glob("*.json")):
-        if _is_calibration_summary(path):
+        data = _read_json(path)
+        if isinstance(data, dict) and data.get("kind") == "calibration":
             continue  # results/calibration/ keeps each sweep's summary beside its points' run records
-        rec = read_record(path)
+        rec = validate_record(data, path)
         if rec["status"] != "complete":
             continue
         rid = rec["run_id"]

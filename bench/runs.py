@@ -134,9 +134,11 @@ def cache_root() -> Path:
     return Path(os.environ["BENCH_CACHE"]).expanduser() if os.environ.get("BENCH_CACHE") else REPO_ROOT / ".cache"
 
 
-def workdir_for(spec: RunSpec) -> Path:
-    """A run's own scratch directory, named by its run id (the decode journal of a workdir-less run)."""
-    return cache_root() / "runs" / spec.run_id
+def build_system(spec: RunSpec) -> Any:
+    """The system ``spec`` runs (preset + overrides + seed); building loads no weights."""
+    from systems import build
+
+    return build(spec.system, spec.budget, {**dict(spec.overrides), "seed": spec.seed})
 
 
 def training_spec(spec: RunSpec, system: Any) -> RunSpec:
@@ -175,7 +177,11 @@ def training_workdir(spec: RunSpec, system: Any) -> Path:
     name. Keyed by the config, it trains afresh; and a calibration point (preset + ``--set lr=…``)
     and the later run of a preset that adopted those values share one model, as they should.
     """
-    return cache_root() / "runs" / f"{spec.system}--{spec.task}--{spec.budget}--s{spec.seed}--cfg{training_key(system)}"
+    return _workdir(spec, training_key(system))
+
+
+def _workdir(spec: RunSpec, key: str) -> Path:
+    return cache_root() / "runs" / f"{spec.system}--{spec.task}--{spec.budget}--s{spec.seed}--cfg{key}"
 
 
 def load_record(path: Path) -> dict[str, Any]:
@@ -213,10 +219,7 @@ def stale_reason(rec: Mapping[str, Any], spec: RunSpec) -> str | None:
     a fit reports are not compared (so a preset change inside such a setting goes unnoticed).
     """
     try:
-        from systems import build
-
-        now = _comparable(build(spec.system, spec.budget, {**dict(spec.overrides), "seed": spec.seed})
-                          .describe().config)
+        now = _comparable(build_system(spec).describe().config)
     except Exception:  # a system that no longer builds cannot make a record stale
         return None
     then = _comparable((rec.get("system") or {}).get("config") or {})
@@ -271,7 +274,7 @@ def execute(
     from bench.fingerprint import environment_fingerprint, loadavg
     from bench.output_stats import degeneracy, output_stats
     from bench.scoring import ScoringSession, score_split
-    from systems import SYSTEMS, build
+    from systems import SYSTEMS
     from systems.base import TaskInfo, check_budget
 
     check_budget(spec.budget)
@@ -284,7 +287,7 @@ def execute(
     harness = harness_info()  # the code that runs is the code at start, whatever is edited meanwhile
 
     _seed_everything(spec.seed)
-    system = build(spec.system, spec.budget, {**dict(spec.overrides), "seed": spec.seed})
+    system = build_system(spec)
     test_split = first_examples(load_split(spec.task, spec.split, data_dir=data_dir), eval_limit(spec))
 
     timings: dict[str, float] = {}
@@ -298,7 +301,7 @@ def execute(
         info = TaskInfo(spec.task, (), (), task.max_source_len, task.max_target_len)
     trained_by = training_spec(spec, system)
     trained_key = training_key(system)  # before fit: describe() may add what training ran with
-    workdir = training_workdir(spec, system)
+    workdir = _workdir(spec, trained_key)
     workdir.mkdir(parents=True, exist_ok=True)
     say(f"[fit] {spec.system} on {spec.task} ({spec.budget} budget) -> {workdir}")
     system.fit(info, workdir)
@@ -353,13 +356,13 @@ def execute(
             "task_origin": TASKS.meta(spec.task)["origin"],
         },
         outputs={
-            "path": _display_path(out_path),
+            "path": display_path(out_path),
             "sha256": sha256_text(out_text),
             "n": len(outputs),
             **({"resumed": decoded.resumed} if decoded.resumed else {}),
         },
         model={"training_run_id": trained_by.run_id, "training_key": trained_key,
-               "workdir": _display_path(workdir)},
+               "workdir": display_path(workdir)},
         output_stats=stats,
         training_curve=training_curve(workdir),
         scores=scores,
@@ -376,7 +379,7 @@ def execute(
     return record.to_json()
 
 
-def _display_path(path: Path) -> str:
+def display_path(path: Path) -> str:
     """Repo-relative when inside the checkout (records stay portable), else absolute."""
     path = Path(path).resolve()
     try:

@@ -142,15 +142,14 @@ def submit(
 
 
 def _display(path: Path) -> str:
+    """:func:`bench.runs.display_path`, and a file beside the checkout (the shared data) relative to it."""
     import os
 
-    from bench.runs import REPO_ROOT
+    from bench.runs import REPO_ROOT, display_path
 
-    resolved = path.resolve()
-    try:
-        return str(resolved.relative_to(REPO_ROOT))
-    except ValueError:
-        return os.path.relpath(resolved, REPO_ROOT) if resolved.parts[:2] == REPO_ROOT.parts[:2] else str(path)
+    shown = display_path(path)
+    beside = Path(shown).is_absolute() and Path(shown).parts[:2] == REPO_ROOT.parts[:2]
+    return os.path.relpath(shown, REPO_ROOT) if beside else shown
 
 
 def is_submission(rec: Mapping[str, Any]) -> bool:

@@ -77,11 +77,11 @@ def test_parse_overrides_types_and_errors():
 
 
 def test_record_output_paths_are_repo_relative_inside_the_checkout(tmp_path):
-    from bench.runs import REPO_ROOT, _display_path
+    from bench.runs import REPO_ROOT, display_path
 
     demo_output = REPO_ROOT / ".cache" / "demo" / "results" / "outputs" / "x.txt"
-    assert _display_path(demo_output) == ".cache/demo/results/outputs/x.txt"
-    assert _display_path(tmp_path / "x.txt") == str((tmp_path / "x.txt").resolve())
+    assert display_path(demo_output) == ".cache/demo/results/outputs/x.txt"
+    assert display_path(tmp_path / "x.txt") == str((tmp_path / "x.txt").resolve())
 
 
 def test_dirty_means_code_not_recorded_results(tmp_path, monkeypatch) -> None:

@@ -45,10 +45,11 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, tmp_pat
 
 
 def test_run_workdirs_follow_bench_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench.runs import REPO_ROOT, RunSpec, workdir_for
+    from bench.runs import REPO_ROOT, RunSpec, build_system, training_workdir
 
     spec = RunSpec("copy_source", "quora")
+    system = build_system(spec)
     monkeypatch.delenv("BENCH_CACHE", raising=False)
-    assert workdir_for(spec) == REPO_ROOT / ".cache" / "runs" / spec.run_id
+    assert training_workdir(spec, system).parent == REPO_ROOT / ".cache" / "runs"
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path))
-    assert workdir_for(spec) == tmp_path / "runs" / spec.run_id
+    assert training_workdir(spec, system).parent == tmp_path / "runs"

@@ -56,7 +56,9 @@ def plan_specs(items: Iterable[RunSpec | tuple[RunSpec, str]], results_dir: Path
         if spec.run_id not in jobs:
             jobs[spec.run_id] = Job(spec=spec, label=label)
     edges = training_edges([job.spec for job in jobs.values()])
-    records = _records(results_dir)
+    from bench.record import load_records
+
+    records = load_records(results_dir)
     planned = [replace(job, depends_on=edges.get(rid, ()),
                        state="done" if completed_record(job.spec, results_dir) is not None else "pending",
                        estimate_s=estimate(job.spec, records))
@@ -68,17 +70,15 @@ def training_edges(specs: Sequence[RunSpec]) -> dict[str, tuple[str, ...]]:
     """run id -> the run id it must wait for: within each group of specs that train the same model,
     every spec waits for the group's trainer (its first spec without decode-only overrides, else its
     first spec). Systems that train nothing share nothing and wait for nothing."""
-    from bench.runs import training_key
-    from systems import build
+    from bench.runs import build_system, training_workdir
 
-    groups: dict[tuple[Any, ...], list[tuple[RunSpec, bool]]] = {}
+    groups: dict[Path, list[tuple[RunSpec, bool]]] = {}
     for spec in specs:
-        system = build(spec.system, spec.budget, {**dict(spec.overrides), "seed": spec.seed})
+        system = build_system(spec)
         if not system.needs_training:
             continue
         decode_only = bool(set(spec.overrides) & set(system.decode_only_overrides))
-        key = (spec.system, spec.task, spec.budget, spec.seed, training_key(system))
-        groups.setdefault(key, []).append((spec, decode_only))
+        groups.setdefault(training_workdir(spec, system), []).append((spec, decode_only))
     edges: dict[str, tuple[str, ...]] = {}
     for members in groups.values():
         trainer = next((s for s, decode_only in members if not decode_only), members[0][0])
@@ -108,12 +108,6 @@ def in_dependency_order(jobs: Sequence[Job]) -> list[Job]:
     for job in jobs:
         place(job, ())
     return out
-
-
-def _records(results_dir: Path) -> list[dict[str, Any]]:
-    from bench.record import load_records
-
-    return load_records(results_dir)
 
 
 def estimate(spec: RunSpec, records: Sequence[dict[str, Any]]) -> float | None:

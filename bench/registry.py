@@ -55,6 +55,15 @@ def _bound(make: Any, first: str) -> Any:
     return factory
 
 
+def check_named(kind: str, name: str, obj: Any, cls: type[Any], want: str, label: str) -> None:
+    """A registry's ``check`` for named objects (tasks, recipes): ``obj`` must be a ``cls`` whose
+    ``name`` is the entry's; otherwise one line saying what to register (``want``)."""
+    if not isinstance(obj, cls):
+        raise RegistryError(f"{kind} '{name}': its registered object is a {type(obj).__name__}; register {want}.")
+    if obj.name != name:
+        raise RegistryError(f"{kind} '{name}': the registered {label} is named '{obj.name}'; the names must match.")
+
+
 class Registry(Generic[T]):
     """Maps names to objects or lazy ``"module:attr"`` references.
 

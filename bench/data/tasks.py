@@ -290,13 +290,9 @@ XSUM = Task(
 )
 
 def _check_task(name: str, task: Any) -> None:
-    from bench.registry import RegistryError
+    from bench.registry import check_named
 
-    if not isinstance(task, Task):
-        raise RegistryError(f"task '{name}': its registered object is a {type(task).__name__}; register a "
-                            "bench.data.tasks.Task.")
-    if task.name != name:
-        raise RegistryError(f"task '{name}': the registered Task is named '{task.name}'; the names must match.")
+    check_named("task", name, task, Task, "a bench.data.tasks.Task", "Task")
 
 
 #: installed plugins add tasks through the ``bench.tasks`` entry-point group (bench.plugins)

@@ -15,14 +15,10 @@ from bench.registry import Registry
 
 
 def _check_recipe(name: str, recipe: Any) -> None:
-    from bench.registry import RegistryError
+    from bench.registry import check_named
     from bench.scoring.recipe import Recipe
 
-    if not isinstance(recipe, Recipe):
-        raise RegistryError(f"recipe '{name}': its registered object is a {type(recipe).__name__}; register an "
-                            "instance of a bench.scoring.recipe.Recipe subclass.")
-    if recipe.name != name:
-        raise RegistryError(f"recipe '{name}': the registered recipe is named '{recipe.name}'; the names must match.")
+    check_named("recipe", name, recipe, Recipe, "an instance of a bench.scoring.recipe.Recipe subclass", "recipe")
 
 
 #: installed plugins add recipes through the ``bench.recipes`` entry-point group (bench.plugins)

@@ -2,7 +2,7 @@
 
 A ``cpu`` preset is a choice (how many updates, which learning rate) that decides whether a
 reduced-budget model learns at all; it must be read off measured learning curves, not
-estimated. Each grid point is an ordinary run (``bench.runs.execute``: resumable, recorded with
+estimated. Each grid point is an ordinary run (``bench.pipeline.execute``: resumable, recorded with
 its spec, fingerprint, output statistics and training curve) of the system on the first ``dev``
 examples of the task's dev split, written under ``results/calibration/``. The sweep itself is a
 summary record ``results/calibration/<system>--<task>--<budget>.json`` listing every point
@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.atomic import write_json_atomic
-from bench.runs import Reporter, RunSpec, execute
+from bench.pipeline import execute
+from bench.runs import Reporter, RunSpec
 
 CALIBRATION_DIR = "calibration"
 SCHEMA = 1

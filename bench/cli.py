@@ -192,8 +192,9 @@ def run(
 ) -> None:
     """Train (or load) -> decode -> score -> (time) -> record one run."""
     from bench.data import DataError, default_eval_split
+    from bench.pipeline import execute
     from bench.registry import RegistryError
-    from bench.runs import RunSpec, execute, parse_overrides
+    from bench.runs import RunSpec, parse_overrides
 
     if threads is not None:
         _set_threads(threads)
@@ -634,7 +635,8 @@ def queue_cmd(
 def _reproduce_inline(paper: str, table: str, budget: str, results_dir: Path, data_dir: Path | None) -> None:
     """Today's behaviour: every runnable row in this process, one after another."""
     from bench import report
-    from bench.runs import RunSpec, execute
+    from bench.pipeline import execute
+    from bench.runs import RunSpec
 
     rows = report.runnable_rows(paper, table, budget)
     if not rows:

@@ -1,6 +1,6 @@
 """The run record (``results/<run_id>.json``): one module writes it and reads it.
 
-:class:`RunRecord` is the record as written by :func:`bench.runs.execute` (its fields are the
+:class:`RunRecord` is the record as written by :func:`bench.pipeline.execute` (its fields are the
 top-level keys of the JSON, documented field by field in ``docs/run-record.md``, which a test keeps
 in step with this class). :func:`read_record` / :func:`load_records` are the only readers: they
 check the fields the renderers, exports and lookups use, so a malformed record stops a report with
@@ -100,7 +100,7 @@ class RecordError(UserError, ValueError):
 
 
 def _fail(path: Path | str, msg: str) -> RecordError:
-    return RecordError(f"{path}: {msg}. Records are written by bench/runs.py; fix or delete this file.")
+    return RecordError(f"{path}: {msg}. Records are written by bench/pipeline.py; fix or delete this file.")
 
 
 def _is_number(x: Any) -> bool:

@@ -1,26 +1,23 @@
-"""RunSpec -> execution -> RunRecord.
+"""A run's identity and state: RunSpec, run ids, training keys and workdirs, staleness, provenance.
 
 One JSON record per run under ``results/`` (HELM's ``run_spec.json`` beside its stats): every
 number sits next to the spec, the harness version, the environment and the scorer signature that
-made it. Records and outputs are written atomically; a completed spec is not re-run unless forced.
+made it. :mod:`bench.pipeline` runs a spec stage by stage and writes its record (atomically; a
+completed spec is not re-run unless forced).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import subprocess
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from bench import __version__
-from bench.atomic import write_text_atomic
-from bench.decode_journal import decode_in_chunks
-from bench.record import RunRecord, read_record
+from bench.record import read_record
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SMOKE_EVAL_LIMIT = 200  # smoke runs decode the first 200 test examples: a pipeline check, not a score
@@ -246,139 +243,6 @@ def outputs_to_text(outputs: list[str]) -> str:
 Reporter = Callable[[str], None]
 
 
-def execute(
-    spec: RunSpec,
-    *,
-    results_dir: Path = RESULTS_DIR,
-    data_dir: Path | None = None,
-    force: bool = False,
-    latency_items: int = 0,
-    say: Reporter = print,
-    progress: Any = None,
-) -> dict[str, Any]:
-    """Train (or resume), decode, score and optionally time one spec; write and return its record.
-
-    Decoding is journaled in chunks (:mod:`bench.decode_journal`): a killed run, started again,
-    decodes only what it had not. ``progress``: a rich Console for the decode bar (None: none).
-    """
-    existing = _complete(spec, results_dir)
-    if existing is not None and not force:
-        stale = stale_reason(existing, spec)
-        if stale is None:
-            say(f"[skip] {spec.run_id} is complete ({record_path(spec, results_dir)}); use --force to re-run.")
-            return existing
-        say(f"[stale] {record_path(spec, results_dir)} was {stale}; running again (the new record replaces it).")
-
-    from bench.curves import training_curve
-    from bench.data import TASKS, load_split
-    from bench.fingerprint import environment_fingerprint, loadavg
-    from bench.output_stats import degeneracy, output_stats
-    from bench.scoring import ScoringSession, score_split
-    from systems import SYSTEMS
-    from systems.base import TaskInfo, check_budget
-
-    check_budget(spec.budget)
-    SYSTEMS.get(spec.system)  # an unknown name fails here, before any work
-    task = TASKS.get(spec.task)
-    task.split(spec.split)  # unknown split names fail here, before any work
-    check_recipes(task)
-    t_start = time.perf_counter()
-    env_before = environment_fingerprint()
-    harness = harness_info()  # the code that runs is the code at start, whatever is edited meanwhile
-
-    _seed_everything(spec.seed)
-    system = build_system(spec)
-    test_split = first_examples(load_split(spec.task, spec.split, data_dir=data_dir), eval_limit(spec))
-
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    if system.needs_training:
-        dev_name = "dev" if "dev" in task.splits else "validation"
-        train = load_split(spec.task, "train", data_dir=data_dir)
-        dev = load_split(spec.task, dev_name, data_dir=data_dir)
-        info = TaskInfo(spec.task, train.examples, dev.examples, task.max_source_len, task.max_target_len)
-    else:
-        info = TaskInfo(spec.task, (), (), task.max_source_len, task.max_target_len)
-    trained_by = training_spec(spec, system)
-    trained_key = training_key(system)  # before fit: describe() may add what training ran with
-    workdir = _workdir(spec, trained_key)
-    workdir.mkdir(parents=True, exist_ok=True)
-    say(f"[fit] {spec.system} on {spec.task} ({spec.budget} budget) -> {workdir}")
-    system.fit(info, workdir)
-    timings["fit_s"] = time.perf_counter() - t0
-
-    say(f"[decode] {len(test_split)} examples of {spec.task}/{spec.split}")
-    journal = workdir / "decode" / f"{spec.run_id}.jsonl"
-    key = {"run_id": spec.run_id, "split_sha256": test_split.sha256, "harness": code_state(harness)}
-    decoded = decode_in_chunks(system.decode, list(test_split.examples), journal, key,
-                               who=f"{spec.system}.decode", progress=progress, say=say)
-    outputs = decoded.outputs
-    timings["decode_s"] = decoded.seconds  # every session's chunks, when a killed decode was resumed
-    out_text = outputs_to_text(outputs)
-    out_path = outputs_path(spec, results_dir)
-    write_text_atomic(out_path, out_text)
-    stats = output_stats(outputs, [ex.target for ex in test_split.examples])
-
-    t0 = time.perf_counter()
-    recipes = list(task.default_recipes)
-    scores: dict[str, Any] = {}
-    with ScoringSession() as session:
-        for recipe in recipes:
-            say(f"[score] {recipe}")
-            scores[recipe] = score_split(recipe, outputs, test_split, session=session).to_json()
-    timings["score_s"] = time.perf_counter() - t0
-
-    latency = None
-    if latency_items > 0:
-        from bench.latency import measure
-
-        t0 = time.perf_counter()
-        items = list(test_split.examples)
-        report = measure({spec.system: system}, items, baseline=None, n=latency_items,
-                         rounds=min(5, latency_items), min_items=min(100, latency_items),
-                         reference_outputs={spec.system: outputs})
-        latency = report.record(spec.system)
-        timings["latency_s"] = time.perf_counter() - t0
-    timings["total_s"] = time.perf_counter() - t_start
-
-    record = RunRecord(
-        run_id=spec.run_id,
-        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        spec=spec.to_json(),
-        harness=harness,
-        environment={**env_before, "loadavg_end": loadavg()},
-        system={**system.describe().to_json(), "origin": SYSTEMS.meta(spec.system)["origin"]},
-        data={
-            "split_sha256": test_split.sha256,
-            "n_examples": len(test_split),
-            "partial": test_split.partial,
-            "note": test_split.note,
-            "task_origin": TASKS.meta(spec.task)["origin"],
-        },
-        outputs={
-            "path": display_path(out_path),
-            "sha256": sha256_text(out_text),
-            "n": len(outputs),
-            **({"resumed": decoded.resumed} if decoded.resumed else {}),
-        },
-        model={"training_run_id": trained_by.run_id, "training_key": trained_key,
-               "workdir": display_path(workdir)},
-        output_stats=stats,
-        training_curve=training_curve(workdir),
-        scores=scores,
-        latency=latency,
-        timings={k: round(v, 3) for k, v in timings.items()},
-    )
-    record.write(results_dir)
-    journal.unlink(missing_ok=True)  # the outputs and the record are written: the journal has done its job
-    if not any(journal.parent.iterdir()):
-        journal.parent.rmdir()
-    say(f"[done] {record_path(spec, results_dir)}")
-    for reason in degeneracy(stats):
-        say(f"[warning] degenerate outputs: {reason}. The scores are recorded but are not evidence of learning.")
-    return record.to_json()
-
-
 def display_path(path: Path) -> str:
     """Repo-relative when inside the checkout (records stay portable), else absolute."""
     path = Path(path).resolve()
@@ -419,7 +283,8 @@ def first_examples(split: Any, limit: int | None) -> Any:
                    note=f"{note}; {split.note}" if split.note else note)
 
 
-def _seed_everything(seed: int) -> None:
+def seed_everything(seed: int) -> None:
+    """Python, numpy and (when a system already imported it) torch, from the spec's seed."""
     import random
 
     random.seed(seed)

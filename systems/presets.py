@@ -84,10 +84,20 @@ def checked_value(name: str, value: Any, tp: Any, label: str) -> Any:
     return value
 
 
-def seeded_subset(examples: Sequence[E], n: int | None, seed: int) -> list[E]:
-    """A fixed, seeded subset in split order (all of it when ``n`` is None or too large), so a
-    budget's "N training examples" is the same N examples on every machine."""
+def seeded_subset(examples: Sequence[E], n: int | None, seed: int, *, keep_order: bool = True) -> list[E]:
+    """A fixed, seeded subset (all of it when ``n`` is None or too large), so a budget's "N training
+    examples" is the same N examples on every machine.
+
+    ``keep_order``: the chosen examples in split order (every family but UniLM); False: the first ``n``
+    of a seeded shuffle, in shuffled order, which is how UniLM's recorded runs chose theirs (kept so their
+    training keys still name the data they were trained on).
+    """
     if n is None or n >= len(examples):
         return list(examples)
-    idx = sorted(random.Random(seed).sample(range(len(examples)), n))
+    rng = random.Random(seed)
+    if not keep_order:
+        shuffled = list(examples)
+        rng.shuffle(shuffled)
+        return shuffled[:n]
+    idx = sorted(rng.sample(range(len(examples)), n))
     return [examples[i] for i in idx]

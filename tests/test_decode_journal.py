@@ -109,7 +109,8 @@ def test_bench_run_resumes_a_killed_decode(tmp_path: Path, monkeypatch: pytest.M
     equal an unbroken run's, and the journal is gone once the record is written."""
     if not DATA.is_dir():
         pytest.skip(f"data dir {DATA} not found")
-    from bench.runs import RunSpec, execute, training_workdir
+    from bench.pipeline import execute
+    from bench.runs import RunSpec, training_workdir
     from systems.baselines import CopySource
 
     spec = RunSpec("copy_source", "quora", budget="smoke", limit=300)

@@ -118,7 +118,8 @@ def test_smoke_run_end_to_end_then_resume_trains_nothing(
         pytest.skip(f"data dir {DATA} not found")
     import torch
 
-    from bench.runs import RunSpec, execute, training_workdir
+    from bench.pipeline import execute
+    from bench.runs import RunSpec, training_workdir
     from systems.training.checkpoint import list_checkpoints
 
     monkeypatch.setenv("BENCH_CACHE", str(split_cache))

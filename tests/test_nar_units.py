@@ -207,7 +207,11 @@ def test_cpu_learning_rate_is_per_task_and_an_override_wins() -> None:
     assert cfg.lr is None
     quora, squad = cfg.size_for("quora"), cfg.size_for("squad_qg")
     assert (quora.lr, quora.steps, quora.train_examples) == (5e-4, 600, 38400)
-    assert squad.lr == 1e-4
+    assert (squad.lr, squad.steps, squad.source_window) == (5e-4, 1000, "answer")
+    assert quora.source_window == "head"
+    assert apply_overrides(cfg, {"source_window": "head"}).size_for("squad_qg").source_window == "head"
+    with pytest.raises(ValueError, match="source_window"):
+        apply_overrides(cfg, {"source_window": "paragraph"})
     assert apply_overrides(cfg, {"lr": 5e-4}).size_for("quora").lr == 5e-4
     assert preset("mist_minilm_l6", "cpu").size_for("quora") == quora  # MIST and the encoder: one budget
     assert preset("encoder_bert", "paper").size_for("squad_qg").lr == 3e-5
@@ -227,3 +231,39 @@ def test_a_workdir_trained_under_another_sizing_is_refused(tmp_path) -> None:
         _refuse_stale_workdir(meta, new)
     meta.write_text(json.dumps({"size": {"steps": 600, "batch_size": 32}}))  # older meta without lr: same run
     _refuse_stale_workdir(meta, new)
+
+
+class _SpaceTokenizer:
+    """Whitespace "wordpieces" with ids in order of first sight (enough for the source layout)."""
+
+    pad_id, cls_id, sep_id, mask_id = PAD, CLS, SEP, MASK
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {"[SEP]": SEP}
+
+    def encode(self, text: str) -> list[int]:
+        return [self.ids.setdefault(w, len(self.ids) + 10) for w in text.split()]
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        return [self.encode(t) for t in texts]
+
+
+def test_answer_window_source_keeps_the_answers_sentence_in_a_short_source() -> None:
+    """cpu SQuAD (#19): with 12 pieces of room the head of a long paragraph never reaches the answer; the
+    window layout is ``answer [SEP]`` + the paragraph around the answer, within the same room."""
+    from bench.data.types import Example
+    from systems.nar.data import Encoder
+
+    para = " ".join(f"w{i}" for i in range(40)) + " the answer is here . " + " ".join(f"v{i}" for i in range(40))
+    start = para.index("answer is")
+    ex = Example("q1", "answer is [SEP] " + para, "where ?",
+                 {"paragraph": para, "answer": "answer is", "answer_start": start})
+    tok = _SpaceTokenizer()
+    head = Encoder(tok, 12, 8, test_extra=0).pairs([ex])[0].src
+    window = Encoder(tok, 12, 8, test_extra=0, source_window="answer").pairs([ex])[0].src
+    ans = tok.encode("answer is")
+    assert len(head) == len(window) == 12 and window[0] == CLS and window[-1] == SEP
+    assert list(window[1:4]) == [*ans, SEP]  # the answer first, then its context
+    assert tok.ids["here"] in window[4:] and tok.ids["here"] not in head[4:]
+    test_src = Encoder(tok, 12, 8, test_extra=2, source_window="answer").sources([ex], test=True)[0]
+    assert len(test_src) == 14  # the code's +2 at test time holds for the window too

@@ -15,7 +15,8 @@ DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[1] / "
 def record_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not DATA.is_dir():
         pytest.skip(f"data dir {DATA} not found")
-    from bench.runs import RunSpec, execute, record_path
+    from bench.pipeline import execute
+    from bench.runs import RunSpec, record_path
 
     results = tmp_path_factory.mktemp("results")
     spec = RunSpec("copy_source", "quora", budget="smoke", limit=40)

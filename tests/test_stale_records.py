@@ -37,3 +37,21 @@ def test_settings_decided_at_fit_time_and_unbuildable_systems_are_not_stale() ->
     assert stale_reason(_record(spec, {**now, "lr": 1e-4}), spec) is None
     gone = RunSpec("no_such_system", "quora")
     assert stale_reason(_record(gone, {"lr": 1}), gone) is None
+
+
+def test_committed_records_still_name_the_workdir_they_were_trained_in() -> None:
+    """A refactor of a family's config (a new field, a moved default) must not move the training key of
+    what is already recorded: the key names the workdir a decode-only run reuses, so a moved key would
+    retrain a committed model, and the record's key would no longer name its checkpoint."""
+    from bench.record import load_records
+    from bench.runs import REPO_ROOT, build_system, training_key
+
+    checked = 0
+    for rec in load_records(REPO_ROOT / "results"):
+        key = (rec.get("model") or {}).get("training_key")
+        spec = RunSpec.from_json(rec["spec"])
+        if rec.get("kind", "run") != "run" or not key or stale_reason(rec, spec) is not None:
+            continue  # submissions, records from before training keys, and stale ones name no live workdir
+        assert training_key(build_system(spec)) == key, rec["run_id"]
+        checked += 1
+    assert checked >= 4

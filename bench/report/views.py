@@ -100,12 +100,31 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
         if not lat.get("valid", True):
             lat_text += f"; INVALID: {', '.join(lat.get('invalid_reasons') or ['no reason given'])}"
         parts.append(lat_text)
+    window = _input_note(rec)
+    if window:
+        parts.append(window)
     stale = _stale(rec)
     if stale:
         parts.append(f"STALE: {stale}; re-run it (`bench run` or `bench reproduce` re-runs a stale record)")
     if m.why:
         parts.append(m.why)
     return "; ".join(parts)
+
+
+#: marks a run whose source layout departs from its paper's (a budget's stated input deviation)
+INPUT_MARK = "CPU INPUT"
+
+
+def _input_note(rec: dict) -> str | None:
+    """What a run fed its encoder when that is not the paper's source (``source_window="answer"``)."""
+    cfg = (rec.get("system") or {}).get("config") or {}
+    size = cfg.get("size") or {}
+    if (cfg.get("source_window") or size.get("source_window")) != "answer":
+        return None
+    n = size.get("max_source_len") or cfg.get("max_source_len")
+    room = f" ({n} pieces with [CLS]/[SEP])" if n else ""
+    return (f"{INPUT_MARK}: source = `answer [SEP]` + a paragraph window around the answer{room}, where the paper "
+            "feeds the whole paragraph (a stated deviation of the budget)")
 
 
 def _stale(rec: dict) -> str | None:
@@ -375,7 +394,9 @@ def build_table_view(
         f"Paper: {paper.citation}.",
         f"Reported numbers transcribed from `{paper.source}` into `bench/papers/{table.paper}.yaml`; "
         f"role: {'reproduction target' if table.role == 'reproduce' else 'reported only'}.",
-        "Budget: " + (f"`{budget}`." if budget else "best available per row (`paper`, else `cpu`)."),
+        "Budget: " + (f"`{budget}`." if budget else "best available per row (`paper`, else `cpu`).")
+        + (f" Runs whose note says {INPUT_MARK} read a shorter source than the paper's (the note says which)."
+           if any(INPUT_MARK in text for text in run_notes) else ""),
         "Cells: reported / reproduced (budget) / Δ = reproduced − reported; rows without a run show the "
         "reported value only, and the Status column says why.",
     ]

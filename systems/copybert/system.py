@@ -162,7 +162,7 @@ class CopyBERTSystem(System):
         from safetensors.torch import load_model, save_model
 
         from systems.copybert.data import collate, dev_loss
-        from systems.training import TrainConfig, Trainer
+        from systems.training import Trainer, train_config
 
         cfg = self.cfg
         best_dir = workdir / BEST
@@ -184,24 +184,7 @@ class CopyBERTSystem(System):
             if dev and cfg.eval_every and (done % cfg.eval_every == 0 or done == steps):
                 evaluate(done)
 
-        tcfg = TrainConfig(
-            steps=steps,
-            batch_size=cfg.batch_size,
-            grad_accum=cfg.grad_accum,
-            lr=cfg.lr,
-            warmup=cfg.warmup,
-            schedule=cfg.schedule,
-            optimizer=cfg.optimizer,
-            weight_decay=cfg.weight_decay,
-            max_grad_norm=cfg.max_grad_norm,
-            precision=cfg.precision,
-            compile=cfg.compile,
-            bucket_pool=cfg.bucket_pool,
-            save_every=cfg.save_every,
-            seed=cfg.seed,
-            log_every=10,
-            progress=cfg.budget != "smoke",  # a bar for real runs; tests stay quiet
-        )
+        tcfg = train_config(cfg, steps=steps, log_every=10, progress=cfg.budget != "smoke")  # quiet tests
         result = Trainer(tcfg, workdir, on_step=on_step).fit(
             model,
             feats,

@@ -110,7 +110,7 @@ class ErnieGenSystem(System):
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
         from systems.erniegen.data import collate, scored
-        from systems.training import DEV_CURVE_EXAMPLES, TrainConfig, Trainer, paddle_smoothed_loss
+        from systems.training import DEV_CURVE_EXAMPLES, Trainer, paddle_smoothed_loss, train_config
 
         cfg = self.cfg
         workdir = Path(workdir)
@@ -135,11 +135,9 @@ class ErnieGenSystem(System):
             logits = m(batch["src"], batch["src_types"], batch["src_len"], batch["tgt_in"], batch["tgt_len"], rows=mask)
             return paddle_smoothed_loss(logits, labels[mask], eps)
 
-        tcfg = TrainConfig(
-            steps=steps, batch_size=cfg.batch_size, lr=cfg.lr, warmup=cfg.warmup, schedule="paddle",
-            optimizer="adamw", weight_decay=cfg.weight_decay, eps=1e-8, max_grad_norm=cfg.max_grad_norm,
-            save_every=cfg.save_every, seed=cfg.seed, log_every=10, progress=cfg.budget != "smoke",
-            precision=cfg.precision, compile=cfg.compile, bucket_pool=cfg.bucket_pool,
+        tcfg = train_config(
+            cfg, steps=steps, schedule="paddle", optimizer="adamw", eps=1e-8, log_every=10,
+            progress=cfg.budget != "smoke",
         )
         result = Trainer(tcfg, workdir).fit(
             model,

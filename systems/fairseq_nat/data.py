@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,14 +33,6 @@ def cache_base() -> Path:
     from bench.data.sources import repo_root
 
     return repo_root() / ".cache" / "fairseq"
-
-
-def subset(examples: Sequence[Example], n: int | None, seed: int) -> list[Example]:
-    """A seeded random subset of ``n`` examples in their original order (all when ``n`` is None)."""
-    if n is None or n >= len(examples):
-        return list(examples)
-    keep = sorted(random.Random(seed).sample(range(len(examples)), n))
-    return [examples[i] for i in keep]
 
 
 @dataclass(frozen=True)

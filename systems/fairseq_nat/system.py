@@ -17,6 +17,7 @@ from bench.data.types import Example
 from systems.base import System, SystemInfo, TaskInfo, check_budget
 from systems.fairseq_nat.flags import decoder_passes, generate_args, recipe_args, size_args, train_command
 from systems.fairseq_nat.presets import CITATIONS, FairseqConfig, apply_overrides, preset
+from systems.presets import seeded_subset
 
 CHECKPOINTS = "checkpoints"
 DICTS = "dicts"
@@ -109,7 +110,7 @@ class FairseqSystem(System):
         require_fairseq()
         import torch
 
-        from systems.fairseq_nat.data import binarise, subset
+        from systems.fairseq_nat.data import binarise
         from systems.fairseq_nat.train import run_training
 
         workdir = Path(workdir)
@@ -129,8 +130,8 @@ class FairseqSystem(System):
         if cfg.weights == "random":
             self._build_untrained(task, workdir)
             return
-        train = subset(task.train, cfg.train_examples, cfg.seed)
-        dev = subset(task.dev, cfg.dev_examples, cfg.seed)
+        train = seeded_subset(task.train, cfg.train_examples, cfg.seed)
+        dev = seeded_subset(task.dev, cfg.dev_examples, cfg.seed)
         if not train or not dev:
             raise ValueError(
                 f"{cfg.system}: task '{task.name}' needs non-empty train and dev splits to train."
@@ -189,10 +190,10 @@ class FairseqSystem(System):
         dict_dir = workdir / DICTS
         dict_dir.mkdir(exist_ok=True)
         if cfg.vocab == "sentencepiece":  # the dictionary comes from the training data: binarise it
-            from systems.fairseq_nat.data import binarise, subset
+            from systems.fairseq_nat.data import binarise
 
-            train = subset(task.train, cfg.train_examples, cfg.seed)
-            dev = subset(task.dev, cfg.dev_examples, cfg.seed)
+            train = seeded_subset(task.train, cfg.train_examples, cfg.seed)
+            dev = seeded_subset(task.dev, cfg.dev_examples, cfg.seed)
             if not train or not dev:
                 raise ValueError(f"{cfg.system}: weights=random with vocab=sentencepiece needs train/dev splits.")
             data = binarise(cfg, train, dev)

@@ -73,7 +73,7 @@ class HFSeq2SeqSystem(System):
 
     def _fit(self, task: TaskInfo, workdir: Path) -> None:
         from systems.presets import seeded_subset
-        from systems.training import DEV_CURVE_EXAMPLES, TrainConfig, Trainer
+        from systems.training import DEV_CURVE_EXAMPLES, Trainer, train_config
 
         cfg, workdir = self.cfg, Path(workdir)
         if not task.train:
@@ -82,24 +82,7 @@ class HFSeq2SeqSystem(System):
         hf, self.tok = build_model(cfg.model, cfg.seed)
         self.model = _loss_module()(hf, _pad_id(hf, self.tok), cfg.label_smoothing)
         pairs = self._pairs(train)
-        tcfg = TrainConfig(
-            steps=cfg.steps,
-            batch_size=cfg.batch_size,
-            grad_accum=cfg.grad_accum,
-            lr=cfg.lr,
-            warmup=cfg.warmup,
-            schedule=cfg.schedule,
-            optimizer=cfg.optimizer,
-            weight_decay=cfg.weight_decay,
-            max_grad_norm=cfg.max_grad_norm,
-            precision=cfg.precision,
-            compile=cfg.compile,
-            bucket_pool=cfg.bucket_pool,
-            save_every=cfg.save_every,
-            seed=cfg.seed,
-            progress=cfg.progress,
-            log_every=max(1, cfg.steps // 20),
-        )
+        tcfg = train_config(cfg, log_every=max(1, cfg.steps // 20))
         # resumable: the trainer restores the newest checkpoint in workdir/checkpoints; after the final step
         # it trains nothing and leaves the final weights loaded
         result = Trainer(tcfg, workdir).fit(

@@ -29,8 +29,11 @@ class Encoder:
     ``[CLS]``/``[SEP]`` (2 more than training, §4.8); set it to 0 to decode like training.
     """
 
-    def __init__(self, tokenizer, max_source_len: int, max_target_len: int, test_extra: int = 2) -> None:
+    def __init__(
+        self, tokenizer, max_source_len: int, max_target_len: int, test_extra: int = 2, source_window: str = "head"
+    ) -> None:
         self.tok = tokenizer
+        self.source_window = source_window
         self.max_source_len, self.max_target_len, self.test_extra = max_source_len, max_target_len, test_extra
         self.pad, self.cls, self.sep, self.mask = (
             tokenizer.pad_id,
@@ -47,12 +50,22 @@ class Encoder:
         return (*pieces[: self.max_target_len - 1], self.sep)
 
     def pairs(self, examples: Sequence[Example]) -> list[Pair]:
-        srcs = self.tok.encode_batch([ex.source for ex in examples])
+        srcs = self._source_pieces(examples, test=False)
         tgts = self.tok.encode_batch([ex.target for ex in examples])
         return [Pair(self.source_ids(s), self.target_ids(t)) for s, t in zip(srcs, tgts, strict=True)]
 
     def sources(self, examples: Sequence[Example], test: bool = True) -> list[tuple[int, ...]]:
-        return [self.source_ids(s, test) for s in self.tok.encode_batch([ex.source for ex in examples])]
+        return [self.source_ids(s, test) for s in self._source_pieces(examples, test)]
+
+    def _source_pieces(self, examples: Sequence[Example], test: bool) -> list[list[int]]:
+        """The source's pieces: its head (``source_ids`` cuts it), or ``answer [SEP]`` + a paragraph window
+        around the answer that fits the same room (``source_window="answer"``)."""
+        if self.source_window == "answer":
+            from systems.backbone.windows import answer_window
+
+            room = self.max_source_len - 2 + (self.test_extra if test else 0)
+            return [answer_window(self.tok, ex, room) for ex in examples]
+        return self.tok.encode_batch([ex.source for ex in examples])
 
     def text(self, ids: Sequence[int]) -> str:
         """Predicted ids -> the MIST output string: drop padding, join, merge ``##``, delete ``[SEP]``."""

@@ -62,6 +62,8 @@ class NARSystem(System):
         cfg = self.cfg
         iterative = cfg.decode != "single" and cfg.iterations > 1
         config = {k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")}
+        if config["source_window"] is None:  # the budget's per-task choice (added later): unset keeps the
+            del config["source_window"]  # training keys of the runs recorded before it valid
         if self.size is not None:
             config["size"] = asdict(self.size)
         if self.train_result is not None:
@@ -93,7 +95,9 @@ class NARSystem(System):
         from systems.nar.data import Encoder
         from systems.training import DEV_CURVE_EXAMPLES
 
-        self.encoder = Encoder(tok, size.max_source_len, size.max_target_len, self.cfg.test_extra)
+        self.encoder = Encoder(
+            tok, size.max_source_len, size.max_target_len, self.cfg.test_extra, size.source_window
+        )
         if self.cfg.weights == "random":  # timing only: the untrained architecture, nothing to learn from
             self._write_meta(workdir, model, tok, bb_info, task.name)
             self.train_result = {"steps": 0, "weights": "random"}
@@ -165,7 +169,7 @@ class NARSystem(System):
         from systems.nar.data import collate
         from systems.nar.glat import GlatConfig
         from systems.nar.train import Specials, StepConfig, loss_terms
-        from systems.training import TrainConfig, Trainer, latest_checkpoint
+        from systems.training import Trainer, latest_checkpoint, train_config
 
         cfg, enc = self.cfg, self.encoder
         step_cfg = StepConfig(
@@ -195,20 +199,12 @@ class NARSystem(System):
             state["done"] = done
 
         assert size.lr is not None  # size_for resolved the task's learning rate
-        tcfg = TrainConfig(
+        tcfg = train_config(
+            cfg,
             steps=size.steps,
             batch_size=size.batch_size,
             lr=size.lr,
             warmup=float(cfg.warmup),
-            schedule="linear",
-            optimizer="adamw",
-            weight_decay=cfg.weight_decay,
-            max_grad_norm=cfg.max_grad_norm,
-            save_every=cfg.save_every,
-            precision=cfg.precision,
-            compile=cfg.compile,
-            bucket_pool=cfg.bucket_pool,
-            seed=cfg.seed,
             log_every=10,
             progress=cfg.budget != "smoke",  # a bar for real runs; tests stay quiet
         )
@@ -269,8 +265,11 @@ class NARSystem(System):
         )
         meta = run.meta
         self.model = run.load(NATModel)
-        self.encoder = Encoder(run.tokenizer(), meta["max_source_len"], meta["max_target_len"], self.cfg.test_extra)
-        self.size = TrainSize(**meta["size"])
+        self.size = TrainSize(**meta["size"])  # runs recorded before source_window read as "head"
+        self.encoder = Encoder(
+            run.tokenizer(), meta["max_source_len"], meta["max_target_len"], self.cfg.test_extra,
+            self.size.source_window,
+        )
         self.loaded_from = run.provenance(meta["variant"])
         return self
 

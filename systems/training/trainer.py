@@ -77,6 +77,18 @@ class TrainResult:
         return asdict(self)
 
 
+def train_config(family_cfg: Any, **explicit: Any) -> TrainConfig:
+    """The trainer's settings from a family's config: every :class:`TrainConfig` field the family config
+    has under the same name, then ``explicit`` (what the family computes: steps from epochs, a per-task
+    learning rate, its schedule). One mapping for every family, so a knob added to :class:`TrainConfig`
+    reaches each family that names it without another copied field list."""
+    from dataclasses import fields
+
+    own = {f.name: getattr(family_cfg, f.name) for f in fields(family_cfg)}
+    taken = {f.name: own[f.name] for f in fields(TrainConfig) if f.name in own}
+    return TrainConfig(**{**taken, **explicit})
+
+
 def example_indices(n: int, seed: int, micro_index: int, micro: int, world: int, rank: int) -> list[int]:
     """Indices of the examples of global micro-batch ``micro_index`` on ``rank`` (no bucketing).
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from bench.data.types import Example
+from systems.backbone.windows import answer_window
 from systems.base import System, SystemInfo, TaskInfo
-from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, _torch, answer_window
+from systems.presets import seeded_subset
+from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, _torch
 from systems.unilm.config import CITATION, VARIANTS, UniLMConfig, make_config
 from systems.unilm.decode import UniLMDecoder
 
@@ -113,36 +114,17 @@ class UniLMSystem(System):
             self._fit(task, workdir)
 
     def _fit(self, task: TaskInfo, workdir: Path) -> None:
-        from systems.training import DEV_CURVE_EXAMPLES, TrainConfig, Trainer
+        from systems.training import DEV_CURVE_EXAMPLES, Trainer, train_config
 
         cfg = self.cfg
         workdir = Path(workdir)
-        train = list(task.train)
-        if not train:
+        if not task.train:
             raise ValueError(f"task {task.name} has no training examples")
-        if cfg.train_examples is not None and cfg.train_examples < len(train):
-            random.Random(cfg.seed).shuffle(train)
-            train = train[: cfg.train_examples]
+        train = seeded_subset(task.train, cfg.train_examples, cfg.seed, keep_order=False)
         self._build(train)
         pairs = self._encode_pairs(train)
         steps = math.ceil(cfg.epochs * len(pairs) / cfg.batch_size) if cfg.epochs else cfg.steps
-        tcfg = TrainConfig(
-            steps=steps,
-            batch_size=cfg.batch_size,
-            grad_accum=cfg.grad_accum,
-            lr=cfg.lr,
-            warmup=cfg.warmup,
-            schedule=cfg.schedule,
-            optimizer=cfg.optimizer,
-            weight_decay=cfg.weight_decay,
-            precision=cfg.precision,
-            compile=cfg.compile,
-            bucket_pool=cfg.bucket_pool,
-            save_every=cfg.save_every,
-            seed=cfg.seed,
-            progress=cfg.progress,
-            log_every=max(1, steps // 20),
-        )
+        tcfg = train_config(cfg, steps=steps, log_every=max(1, steps // 20))
         result = Trainer(tcfg, workdir).fit(
             self.model,
             pairs,

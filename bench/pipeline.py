@@ -1,0 +1,268 @@
+"""One run, stage by stage: prepare -> train -> decode -> score -> (time) -> record.
+
+Each stage is a function that takes the typed values the stages before it produced and returns its
+own, so a stage can be read, tested and reused alone (the launchers plan with the same pieces), and
+the record is assembled in one place from values whose fields say what they are. Identity,
+workdirs and staleness live in :mod:`bench.runs`; the record's schema in :mod:`bench.record`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.atomic import write_text_atomic
+from bench.decode_journal import decode_in_chunks
+from bench.record import RunRecord
+from bench.runs import (
+    RESULTS_DIR,
+    Reporter,
+    RunSpec,
+    _complete,
+    _workdir,
+    build_system,
+    check_recipes,
+    code_state,
+    display_path,
+    eval_limit,
+    first_examples,
+    harness_info,
+    outputs_path,
+    outputs_to_text,
+    record_path,
+    seed_everything,
+    sha256_text,
+    stale_reason,
+    training_key,
+    training_spec,
+)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A checked spec with its system built and its evaluation examples loaded; nothing trained yet."""
+
+    spec: RunSpec
+    task: Any  # bench.data.Task
+    system: Any  # systems.base.System
+    examples: Any  # bench.data.types.Split: the (possibly first-N) evaluated split
+    harness: dict[str, Any]  # the code at the start (whatever is edited meanwhile)
+    environment: dict[str, Any]  # fingerprint at the start
+    started: float  # perf_counter at the start
+
+
+@dataclass(frozen=True)
+class Trained:
+    """Where the model lives and which run's settings trained it."""
+
+    workdir: Path
+    key: str  # bench.runs.training_key: equal exactly when two runs train the same model
+    run_id: str  # the training spec's run id
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """The decoded outputs as written to ``results/outputs/``."""
+
+    lines: list[str]
+    path: Path
+    sha256: str
+    seconds: float  # every session's chunks, when a killed decode was resumed
+    resumed: int  # examples read back from the journal
+    journal: Path
+
+
+@dataclass(frozen=True)
+class Scored:
+    scores: dict[str, Any]  # recipe -> Scores.to_json()
+    seconds: float
+
+
+def execute(
+    spec: RunSpec,
+    *,
+    results_dir: Path = RESULTS_DIR,
+    data_dir: Path | None = None,
+    force: bool = False,
+    latency_items: int = 0,
+    say: Reporter = print,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Train (or resume), decode, score and optionally time one spec; write and return its record.
+
+    Decoding is journaled in chunks (:mod:`bench.decode_journal`): a killed run, started again,
+    decodes only what it had not. ``progress``: a rich Console for the decode bar (None: none).
+    """
+    existing = reusable_record(spec, results_dir, force, say)
+    if existing is not None:
+        return existing
+    prep = prepare(spec, data_dir)
+    trained = train(prep, data_dir, say)
+    outputs = decode(prep, trained, results_dir, progress, say)
+    scored = score(prep, outputs, say)
+    latency, latency_s = time_latency(prep, outputs, latency_items)
+    record = assemble(prep, trained, outputs, scored, latency, latency_s)
+    record.write(results_dir)
+    _drop_journal(outputs.journal)  # the outputs and the record are written: the journal has done its job
+    say(f"[done] {record_path(spec, results_dir)}")
+    _warn_if_degenerate(record.output_stats, say)
+    return record.to_json()
+
+
+def reusable_record(spec: RunSpec, results_dir: Path, force: bool, say: Reporter) -> dict[str, Any] | None:
+    """The spec's complete, up-to-date record (nothing to do), else None; a stale one is said and re-run."""
+    existing = _complete(spec, results_dir)
+    if existing is None or force:
+        return None
+    stale = stale_reason(existing, spec)
+    if stale is None:
+        say(f"[skip] {spec.run_id} is complete ({record_path(spec, results_dir)}); use --force to re-run.")
+        return existing
+    say(f"[stale] {record_path(spec, results_dir)} was {stale}; running again (the new record replaces it).")
+    return None
+
+
+def prepare(spec: RunSpec, data_dir: Path | None) -> Prepared:
+    """Every check that can fail before work (budget, system, task, split, recipes), then the system and
+    the evaluated examples."""
+    from bench.data import TASKS, load_split
+    from bench.fingerprint import environment_fingerprint
+    from systems import SYSTEMS
+    from systems.base import check_budget
+
+    check_budget(spec.budget)
+    SYSTEMS.get(spec.system)  # an unknown name fails here, before any work
+    task = TASKS.get(spec.task)
+    task.split(spec.split)  # unknown split names fail here, before any work
+    check_recipes(task)
+    started = time.perf_counter()
+    environment = environment_fingerprint()
+    harness = harness_info()
+    seed_everything(spec.seed)
+    system = build_system(spec)
+    examples = first_examples(load_split(spec.task, spec.split, data_dir=data_dir), eval_limit(spec))
+    return Prepared(spec, task, system, examples, harness, environment, started)
+
+
+def train(prep: Prepared, data_dir: Path | None, say: Reporter) -> Trained:
+    """Fit (or resume, or find finished) the model in the workdir its resolved training config names."""
+    from bench.data import load_split
+    from systems.base import TaskInfo
+
+    spec, task, system = prep.spec, prep.task, prep.system
+    t0 = time.perf_counter()
+    if system.needs_training:
+        dev_name = "dev" if "dev" in task.splits else "validation"
+        train_split = load_split(spec.task, "train", data_dir=data_dir)
+        dev = load_split(spec.task, dev_name, data_dir=data_dir)
+        info = TaskInfo(spec.task, train_split.examples, dev.examples, task.max_source_len, task.max_target_len)
+    else:
+        info = TaskInfo(spec.task, (), (), task.max_source_len, task.max_target_len)
+    run_id = training_spec(spec, system).run_id
+    key = training_key(system)  # before fit: describe() may add what training ran with
+    workdir = _workdir(spec, key)
+    workdir.mkdir(parents=True, exist_ok=True)
+    say(f"[fit] {spec.system} on {spec.task} ({spec.budget} budget) -> {workdir}")
+    system.fit(info, workdir)
+    return Trained(workdir, key, run_id, time.perf_counter() - t0)
+
+
+def decode(prep: Prepared, trained: Trained, results_dir: Path, progress: Any, say: Reporter) -> Outputs:
+    """Decode the evaluated examples through a resumable journal; write the outputs file atomically."""
+    spec, examples = prep.spec, prep.examples
+    say(f"[decode] {len(examples)} examples of {spec.task}/{spec.split}")
+    journal = trained.workdir / "decode" / f"{spec.run_id}.jsonl"
+    key = {"run_id": spec.run_id, "split_sha256": examples.sha256, "harness": code_state(prep.harness)}
+    decoded = decode_in_chunks(prep.system.decode, list(examples.examples), journal, key,
+                               who=f"{spec.system}.decode", progress=progress, say=say)
+    text = outputs_to_text(decoded.outputs)
+    path = outputs_path(spec, results_dir)
+    write_text_atomic(path, text)
+    return Outputs(decoded.outputs, path, sha256_text(text), decoded.seconds, decoded.resumed, journal)
+
+
+def score(prep: Prepared, outputs: Outputs, say: Reporter) -> Scored:
+    """Every default recipe of the task, in one scoring session (one Java/Perl start-up)."""
+    from bench.scoring import ScoringSession, score_split
+
+    t0 = time.perf_counter()
+    scores: dict[str, Any] = {}
+    with ScoringSession() as session:
+        for recipe in prep.task.default_recipes:
+            say(f"[score] {recipe}")
+            scores[recipe] = score_split(recipe, outputs.lines, prep.examples, session=session).to_json()
+    return Scored(scores, time.perf_counter() - t0)
+
+
+def time_latency(prep: Prepared, outputs: Outputs, items: int) -> tuple[dict[str, Any] | None, float | None]:
+    """A single-stream latency measurement on the first ``items`` examples (``--latency-n``), else None."""
+    if items <= 0:
+        return None, None
+    from bench.latency import measure
+
+    t0 = time.perf_counter()
+    name = prep.spec.system
+    report = measure({name: prep.system}, list(prep.examples.examples), baseline=None, n=items,
+                     rounds=min(5, items), min_items=min(100, items), reference_outputs={name: outputs.lines})
+    return report.record(name), time.perf_counter() - t0
+
+
+def assemble(prep: Prepared, trained: Trained, outputs: Outputs, scored: Scored,
+             latency: dict[str, Any] | None, latency_s: float | None) -> RunRecord:
+    """The run record, from the stages' values (its fields are documented in docs/run-record.md)."""
+    from bench.curves import training_curve
+    from bench.data import TASKS
+    from bench.fingerprint import loadavg
+    from bench.output_stats import output_stats
+    from systems import SYSTEMS
+
+    spec, examples = prep.spec, prep.examples
+    timings = {"fit_s": trained.seconds, "decode_s": outputs.seconds, "score_s": scored.seconds}
+    if latency_s is not None:
+        timings["latency_s"] = latency_s
+    timings["total_s"] = time.perf_counter() - prep.started
+    return RunRecord(
+        run_id=spec.run_id,
+        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        spec=spec.to_json(),
+        harness=prep.harness,
+        environment={**prep.environment, "loadavg_end": loadavg()},
+        system={**prep.system.describe().to_json(), "origin": SYSTEMS.meta(spec.system)["origin"]},
+        data={
+            "split_sha256": examples.sha256,
+            "n_examples": len(examples),
+            "partial": examples.partial,
+            "note": examples.note,
+            "task_origin": TASKS.meta(spec.task)["origin"],
+        },
+        outputs={
+            "path": display_path(outputs.path),
+            "sha256": outputs.sha256,
+            "n": len(outputs.lines),
+            **({"resumed": outputs.resumed} if outputs.resumed else {}),
+        },
+        model={"training_run_id": trained.run_id, "training_key": trained.key,
+               "workdir": display_path(trained.workdir)},
+        output_stats=output_stats(outputs.lines, [ex.target for ex in examples.examples]),
+        training_curve=training_curve(trained.workdir),
+        scores=scored.scores,
+        latency=latency,
+        timings={k: round(v, 3) for k, v in timings.items()},
+    )
+
+
+def _drop_journal(journal: Path) -> None:
+    journal.unlink(missing_ok=True)
+    if journal.parent.is_dir() and not any(journal.parent.iterdir()):
+        journal.parent.rmdir()
+
+
+def _warn_if_degenerate(stats: dict[str, Any], say: Reporter) -> None:
+    from bench.output_stats import degeneracy
+
+    for reason in degeneracy(stats):
+        say(f"[warning] degenerate outputs: {reason}. The scores are recorded but are not evidence of learning.")

@@ -163,7 +163,7 @@ def train(prep: Prepared, data_dir: Path | None, say: Reporter) -> Trained:
     else:
         info = TaskInfo(spec.task, (), (), task.max_source_len, task.max_target_len)
     run_id = training_spec(spec, system).run_id
-    key = training_key(system)  # before fit: describe() may add what training ran with
+    key = training_key(system, spec.task)  # before fit: describe() may add what training ran with
     workdir = _workdir(spec, key)
     workdir.mkdir(parents=True, exist_ok=True)
     say(f"[fit] {spec.system} on {spec.task} ({spec.budget} budget) -> {workdir}")

@@ -152,16 +152,17 @@ def training_spec(spec: RunSpec, system: Any) -> RunSpec:
     return replace(spec, overrides=kept, limit=None, split="test")
 
 
-def training_config(system: Any) -> dict[str, Any]:
-    """The resolved settings that decide the trained model: the system's config (preset + overrides)
-    without its decode-only and runtime fields."""
+def training_config(system: Any, task: str | None = None) -> dict[str, Any]:
+    """The resolved settings that decide the trained model: the system's config (preset + overrides,
+    resolved for ``task`` where the budget sizes runs per task) without its decode-only and runtime fields."""
     drop = set(system.decode_only_overrides) | RUNTIME_FIELDS
-    return {k: v for k, v in system.describe().config.items() if k not in drop}
+    config = system.training_settings(task) if task is not None else system.describe().config
+    return {k: v for k, v in config.items() if k not in drop}
 
 
-def training_key(system: Any) -> str:
+def training_key(system: Any, task: str | None = None) -> str:
     """A short hash of :func:`training_config`: equal exactly when two runs train the same model."""
-    text = json.dumps(training_config(system), sort_keys=True, default=str)
+    text = json.dumps(training_config(system, task), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -174,7 +175,7 @@ def training_workdir(spec: RunSpec, system: Any) -> Path:
     name. Keyed by the config, it trains afresh; and a calibration point (preset + ``--set lr=…``)
     and the later run of a preset that adopted those values share one model, as they should.
     """
-    return _workdir(spec, training_key(system))
+    return _workdir(spec, training_key(system, spec.task))
 
 
 def _workdir(spec: RunSpec, key: str) -> Path:

@@ -92,6 +92,14 @@ class System(abc.ABC):
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         """Batch size 1 for the latency meter; ``forced_length`` only where ``supports_forced_length``."""
 
+    def training_settings(self, task: str) -> Mapping[str, Any]:
+        """The resolved settings that decide the model this system trains on ``task``: the training key
+        hashes them (minus decode-only and runtime fields) to name the workdir. Default: the config of
+        :meth:`describe`. A family whose budget sizes a run per task (and so leaves those fields unset
+        until ``fit``) resolves them here, so that a calibration point which sets them explicitly and the
+        preset run that later adopts the same values share one trained model."""
+        return self.describe().config
+
     def refuse_forced_length(self, forced_length: int | None) -> None:
         """For systems without a length-forced mode: a forced length is an error, not silently ignored."""
         if forced_length is not None:

@@ -55,6 +55,24 @@ def test_a_preset_that_adopts_a_calibrated_value_reuses_that_points_model() -> N
     assert training_workdir(spec, other) != training_workdir(spec, preset)  # same spec, another preset
 
 
+def test_a_per_task_sizing_is_resolved_before_the_key() -> None:
+    """The NAR budgets size runs per task (lr, updates left unset in the config until fit): a calibration
+    point that sets the table's values explicitly trains the same model as the preset run, and the key
+    tells tasks with different sizings apart."""
+    from bench.runs import training_key
+    from systems import build
+    from systems.nar.presets import CPU_SIZES
+
+    squad = CPU_SIZES["squad_qg"]
+    preset = build("encoder_minilm_l6", "cpu", {})
+    point = build("encoder_minilm_l6", "cpu", {"lr": squad.lr, "steps": squad.steps})
+    assert training_key(point, "squad_qg") == training_key(preset, "squad_qg")
+    assert training_key(point, "quora") != training_key(preset, "quora")  # Quora's table has other values
+    assert training_key(build("encoder_minilm_l6", "cpu", {"lr": 1e-3}), "squad_qg") != training_key(
+        preset, "squad_qg"
+    )
+
+
 def test_smoke_sweep_records_points_and_draws_the_curve(tmp_path: Path) -> None:
     if not DATA.is_dir():
         pytest.skip(f"data dir {DATA} not found")

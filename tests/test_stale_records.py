@@ -52,6 +52,6 @@ def test_committed_records_still_name_the_workdir_they_were_trained_in() -> None
         spec = RunSpec.from_json(rec["spec"])
         if rec.get("kind", "run") != "run" or not key or stale_reason(rec, spec) is not None:
             continue  # submissions, records from before training keys, and stale ones name no live workdir
-        assert training_key(build_system(spec)) == key, rec["run_id"]
+        assert training_key(build_system(spec), spec.task) == key, rec["run_id"]
         checked += 1
     assert checked >= 4

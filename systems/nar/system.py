@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,33 @@ class NARSystem(System):
             config=config,
         )
 
+    def training_settings(self, task: str) -> Mapping[str, Any]:
+        """The config with the budget's per-task sizing resolved into ``size`` (updates, batch, lengths,
+        examples, lr, source layout): ``--set lr=5e-4`` equal to the table's value trains the same model,
+        and a change of the table moves the key (the workdir) instead of tripping the sizing guard."""
+        config = dict(self.describe().config)
+        if self.cfg.init_from:
+            return config  # decodes another run's model: nothing of its own is trained
+        try:
+            size = self._size(task)
+        except ValueError:
+            return config  # no sizing for this task at this budget: fit says so
+        for name in (f.name for f in fields(TrainSize)):
+            config.pop(name, None)
+        return {**config, "size": asdict(size)}
+
+    def _size(self, task: str, max_lens: tuple[int, int] | None = None) -> TrainSize:
+        """The budget's sizing for ``task``; the paper budget takes the task's own length limits."""
+        size = self.cfg.size_for(task)
+        if self.cfg.budget != "paper":
+            return size
+        if max_lens is None:
+            from bench.data import TASKS
+
+            info = TASKS.get(task)
+            max_lens = (info.max_source_len, info.max_target_len)
+        return replace(size, max_source_len=max_lens[0], max_target_len=max_lens[1])
+
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
         workdir = Path(workdir)
@@ -87,10 +114,7 @@ class NARSystem(System):
         if self.cfg.init_from:
             self.load(Path(self.cfg.init_from))
             return
-        size = self.cfg.size_for(task.name)
-        if self.cfg.budget == "paper":
-            size = replace(size, max_source_len=task.max_source_len, max_target_len=task.max_target_len)
-        self.size = size
+        size = self.size = self._size(task.name, (task.max_source_len, task.max_target_len))
         model, tok, bb_info = self._build_model()
         from systems.nar.data import Encoder
         from systems.training import DEV_CURVE_EXAMPLES

@@ -20,13 +20,8 @@ from bench.record import load_records
 from bench.report import html as html_mod
 from bench.report import markdown as md
 from bench.report import plots
-from bench.report.views import (
-    TableView,
-    build_protocol_view,
-    build_runs_view,
-    build_table_view,
-    table_key,
-)
+from bench.report.run_views import build_protocol_view, build_runs_view
+from bench.report.views import TableView, build_table_view, table_key
 
 #: Names render_all owns in reports/; anything else there is left alone (and never flagged).
 OWNED = re.compile(

@@ -20,7 +20,6 @@ from bench.report.cells import (
     DEGENERATE_MARK,
     RECIPE_MARK,
     _degenerate_flag,
-    _distinct_cell,
     _latency_cell,
     _quality_cell,
     fmt_delta,
@@ -417,100 +416,3 @@ def build_table_view(
     return TableView(
         key=table_key(table), title=title, preamble=preamble, header=header, rows=rows_out, notes=notes
     )
-
-
-# --- protocol sensitivity and the run list ---------------------------------------------------
-def _metric_keys(records: Sequence[dict]) -> list[str]:
-    keys = {k for r in records for s in r["scores"].values() for k in s["metrics"]}
-    return [k for k in METRIC_ORDER if k in keys] + sorted(keys - set(METRIC_ORDER))
-
-
-def _run_sort_key(rec: dict) -> tuple:
-    s = rec["spec"]
-    return (s["task"], s["split"], s["system"], s["budget"], rec["run_id"])
-
-
-def build_protocol_view(records: Sequence[dict]) -> TableView:
-    """Every recorded run under every recipe it was scored with, plus the spread between recipes."""
-    recs = sorted(records, key=_run_sort_key)
-    keys = _metric_keys(recs)
-    header = ["Run", "System", "Task/split", "Budget", "Recipe"] + keys + ["Signature"]
-    rows: list[list[str]] = []
-    for rec in recs:
-        s = rec["spec"]
-        base = [rec["run_id"], s["system"], f"{s['task']}/{s['split']}", s["budget"]]
-        for recipe in sorted(rec["scores"]):
-            sc = rec["scores"][recipe]
-            vals = [fmt_num(sc["metrics"][k]) if k in sc["metrics"] else "" for k in keys]
-            rows.append(base + [recipe] + vals + [sc["signature"]])
-        if len(rec["scores"]) > 1:
-            spread = []
-            for k in keys:
-                got = [sc["metrics"][k] for sc in rec["scores"].values() if k in sc["metrics"]]
-                spread.append(fmt_num(max(got) - min(got)) if len(got) > 1 else "")
-            rows.append(base + ["spread (max − min)"] + spread + [""])
-    preamble = [
-        "The same outputs of each recorded run under every recipe it was scored with (metrics ×100, "
-        "2 decimals). The spread row is how far the choice of evaluation script alone moves each metric.",
-        "Rebuild with `bench table`; to add a recipe, re-score the stored outputs (`bench score`).",
-    ]
-    if not recs:
-        preamble.append("No complete run records yet.")
-    return TableView(
-        key="protocol-sensitivity",
-        title="Every run under every recipe",
-        preamble=preamble,
-        header=header,
-        rows=rows,
-    )
-
-
-def build_runs_view(records: Sequence[dict]) -> TableView:
-    """One line per recorded run: identity, size, speed and where it ran."""
-    header = [
-        "Run",
-        "System",
-        "Family",
-        "Backbone",
-        "Task/split",
-        "Budget",
-        "Examples",
-        "Distinct outputs",
-        "Speedup",
-        "p50 ms",
-        "Device",
-        "Latency valid",
-    ]
-    rows = []
-    for rec in sorted(records, key=_run_sort_key):
-        s = rec["spec"]
-        info = rec.get("system") or {}
-        data = rec.get("data") or {}
-        lat = rec.get("latency") or {}
-        stats = lat.get("stats") or {}
-        n = data.get("n_examples")
-        rows.append(
-            [
-                rec["run_id"],
-                s["system"],
-                str(info.get("family", "")),
-                str(info.get("backbone", "")),
-                f"{s['task']}/{s['split']}",
-                s["budget"],
-                ("" if n is None else str(n)) + (" (partial)" if data.get("partial") else ""),
-                _distinct_cell(rec),
-                f"{fmt_num(lat['speedup_mean'])}×" if lat.get("speedup_mean") is not None else "",
-                fmt_num(stats["p50_ms"]) if isinstance(stats.get("p50_ms"), (int, float)) else "",
-                str(lat.get("device", "")),
-                ("yes" if lat.get("valid", True) else "no") if lat else "",
-            ]
-        )
-    return TableView(
-        key="runs",
-        title="Recorded runs",
-        preamble=["Every complete record under `results/`."],
-        header=header,
-        rows=rows,
-    )
-
-

@@ -217,17 +217,32 @@ def stale_reason(rec: Mapping[str, Any], spec: RunSpec) -> str | None:
     a fit reports are not compared (so a preset change inside such a setting goes unnoticed).
     """
     try:
-        now = _comparable(build_system(spec).describe().config)
+        now = _comparable(build_system(spec).training_settings(spec.task))
     except Exception:  # a system that no longer builds cannot make a record stale
         return None
     then = _comparable((rec.get("system") or {}).get("config") or {})
-    # None: decided at fit time (e.g. the NAR family's per-task learning rate), nothing to compare yet
-    changed = sorted(k for k in now if k in then and now[k] is not None and now[k] != then[k])
+    # None: decided at fit time, nothing to compare yet; a nested setting (the NAR family's per-task
+    # ``size``) is compared on the keys both sides have, so a field added since does not flag old records
+    changed = sorted(_changes(now, then))
     if not changed:
         return None
-    shown = "; ".join(f"{k}: {then[k]!r} -> {now[k]!r}" for k in changed[:6])
+    shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, a, b in changed[:6])
     more = f" (+{len(changed) - 6} more)" if len(changed) > 6 else ""
     return f"made with other settings than the {spec.budget} preset resolves to today: {shown}{more}"
+
+
+def _changes(now: Mapping[str, Any], then: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """(setting, then, now) for each setting both sides have that differs; None now is not compared."""
+    out: list[tuple[str, Any, Any]] = []
+    for k in now.keys() & then.keys():
+        a, b = then[k], now[k]
+        if b is None:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _changes(b, a, f"{prefix}{k}.")
+        elif a != b:
+            out.append((f"{prefix}{k}", a, b))
+    return out
 
 
 def sha256_text(text: str) -> str:

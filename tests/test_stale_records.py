@@ -55,3 +55,21 @@ def test_committed_records_still_name_the_workdir_they_were_trained_in() -> None
         assert training_key(build_system(spec), spec.task) == key, rec["run_id"]
         checked += 1
     assert checked >= 4
+
+
+def test_a_per_task_sizing_change_is_seen_field_by_field() -> None:
+    """The NAR budgets size runs per task inside ``size``: a changed table flags the record (naming the
+    field), while a field added to the sizing since (``source_window``) does not flag older records."""
+    from dataclasses import asdict
+
+    from systems.nar.presets import CPU_SIZES
+
+    spec = RunSpec("encoder_minilm_l6", "squad_qg", budget="cpu")
+    config = dict(build("encoder_minilm_l6", "cpu", {"seed": 42}).describe().config)
+    old_size = {**asdict(CPU_SIZES["squad_qg"]), "steps": 250}
+    del old_size["source_window"]
+    reason = stale_reason(_record(spec, {**config, "size": old_size}), spec)
+    assert reason is not None and "size.steps: 250 -> 1000" in reason
+    quora = RunSpec("encoder_minilm_l6", "quora", budget="cpu")
+    same = {k: v for k, v in asdict(CPU_SIZES["quora"]).items() if k != "source_window"}
+    assert stale_reason(_record(quora, {**config, "size": same}), quora) is None

@@ -86,7 +86,15 @@ def compute(
             for row_id, m in group_matches(records, table, group, (budget,)).items()
             if leading_number(table.row(row_id).reported.get(col)) is not None
         }
+        excluded = {r: why for r, m in matches.items() if (why := not_evidence(m.record))}
+        for r, why in excluded.items():
+            say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
+            del matches[r]
+        stale_file = ordering_path(results_dir, paper, table_id, group.id, budget)
         if len(matches) < MIN_ROWS:
+            if write and stale_file.is_file():  # an earlier ordering over runs that no longer count
+                stale_file.unlink()
+                say(f"[order] {stale_file}: removed (fewer than {MIN_ROWS} rows are evidence now)")
             continue
         if len({_examples(m.record) for m in matches.values()}) != 1:
             say(f"[order] {table.ref} {group.id}: the shown runs are over different examples; skipped")
@@ -138,6 +146,7 @@ def compute(
                 }
                 for r, rep, v in zip(rows, reported, values, strict=True)
             ],
+            "excluded": [{"row": r, "label": table.row(r).label, "why": why} for r, why in excluded.items()],
             "tau_b": round(tau, 4),
             "tau_ci95": [round(x, 4) for x in ci95(taus[~np.isnan(taus)])],
             "pairs": pairs,
@@ -154,6 +163,18 @@ def compute(
             say(f"[order] {path}: τ-b {out['tau_b']:+.2f} {out['tau_ci95']}")
         written.append(out)
     return written
+
+
+def not_evidence(rec: dict[str, Any]) -> str | None:
+    """Why a run cannot stand for its row in an ordering (degenerate outputs, or a stale record), or None."""
+    from bench.output_stats import degeneracy
+    from bench.runs import RunSpec, stale_reason
+
+    if degeneracy(rec.get("output_stats") or {}):
+        return "degenerate outputs"
+    if rec.get("kind", "run") == "run" and stale_reason(rec, RunSpec.from_json(rec["spec"])):
+        return "stale: made under another preset"
+    return None
 
 
 def _outputs(rec: dict[str, Any]) -> list[str]:
@@ -193,6 +214,9 @@ def ordering_line(data: dict[str, Any], labels: dict[str, str]) -> str:
         sig = "significant" if p["p_bootstrap"] < 0.05 else "not significant"
         parts.append(f"{hi} > {lo}: {held} ({p['reproduced_delta']:+.2f}, p = {p['p_bootstrap']:.3f}, {sig})")
     lo_ci, hi_ci = data["tau_ci95"]
+    left_out = [f"{labels.get(e['row'], e['label'])} ({e['why']})" for e in data.get("excluded", [])]
+    if left_out:
+        parts.append("left out, not evidence: " + ", ".join(left_out))
     return (
         f"Ordering ({data['budget']}, {data['metric']}, {len(data['rows'])} rows): Kendall τ-b between the paper's "
         f"and the reproduced order {data['tau_b']:+.2f} (95% bootstrap interval {lo_ci:+.2f} to {hi_ci:+.2f}); "

@@ -47,13 +47,31 @@ def test_ordering_line_names_each_adjacent_pair() -> None:
     assert "B > C: reversed (-0.20, p = 0.400, not significant)" in line
 
 
-def test_committed_copybert_ordering_is_reproduced_exactly() -> None:
-    """Recomputed from the committed records and outputs, the committed ordering record is the same."""
+def test_committed_mist_ordering_is_reproduced_exactly() -> None:
+    """Recomputed from the committed records and outputs, the committed ordering record is the same
+    (and the stale, degenerate CMLM run is left out of it, by name)."""
     if not DATA.is_dir():
         pytest.skip(f"data dir {DATA} not found")
     from bench.ordering import compute, ordering_path
 
-    committed = json.loads(ordering_path(REPO / "results", "copybert", "1", "squad", "cpu").read_text())
-    [fresh] = compute("copybert", "1", "cpu", REPO / "results", say=lambda _m: None, write=False)
-    for key in ("tau_b", "tau_ci95", "rows", "pairs", "column", "metric"):
+    committed = json.loads(ordering_path(REPO / "results", "mist", "3", "quora", "cpu").read_text())
+    [fresh] = compute("mist", "3", "cpu", REPO / "results", say=lambda _m: None, write=False)
+    for key in ("tau_b", "tau_ci95", "rows", "pairs", "column", "metric", "excluded"):
         assert fresh[key] == committed[key], key
+    assert "cmlm" in {e["row"] for e in committed["excluded"]}
+
+
+def test_degenerate_and_stale_runs_are_not_evidence_for_an_ordering() -> None:
+    from bench.ordering import not_evidence
+
+    healthy = {"output_stats": {"n": 100, "distinct_ratio": 0.9, "most_frequent_share": 0.01, "most_frequent": "x",
+                                "reference_distinct_ratio": 0.95}, "kind": "external"}
+    assert not_evidence(healthy) is None
+    same_text = {**healthy, "output_stats": {**healthy["output_stats"], "most_frequent_share": 0.3}}
+    assert not_evidence(same_text) == "degenerate outputs"
+    line = ordering_line(
+        {"budget": "cpu", "metric": "bleu4", "tau_b": 1.0, "tau_ci95": [1.0, 1.0], "rows": [], "pairs": [],
+         "excluded": [{"row": "cmlm", "label": "CMLM", "why": "degenerate outputs"}]},
+        {},
+    )
+    assert "left out, not evidence: CMLM (degenerate outputs)" in line

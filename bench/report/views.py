@@ -253,7 +253,7 @@ def _where(rec: dict) -> str:
 
 def _ordering_notes(table: Table, by_group: dict[str, dict[str, _Match]], orderings: Sequence[dict]) -> list[str]:
     """The ordering line of each column with three or more reproduced rows (bench.ordering)."""
-    from bench.ordering import MIN_ROWS, column_metric, ordering_line
+    from bench.ordering import MIN_ROWS, column_metric, not_evidence, ordering_line
 
     out = []
     for g in table.quality_groups():
@@ -268,7 +268,12 @@ def _ordering_notes(table: Table, by_group: dict[str, dict[str, _Match]], orderi
         if len(shown) < MIN_ROWS or len(budgets) != 1:
             continue
         b = budgets.pop()
-        runs = {row_id: m.record["run_id"] for row_id, m in shown.items()}
+        prefix = f"{g.label}: " if len(table.quality_groups()) > 1 else ""
+        runs = {row_id: m.record["run_id"] for row_id, m in shown.items() if not not_evidence(m.record)}
+        if len(runs) < MIN_ROWS:
+            out.append(f"{prefix}Ordering not computed: {len(runs)} of the {len(shown)} reproduced rows are evidence "
+                       f"(the others are degenerate or stale), fewer than {MIN_ROWS}.")
+            continue
         data = next(
             (
                 o for o in orderings
@@ -277,7 +282,6 @@ def _ordering_notes(table: Table, by_group: dict[str, dict[str, _Match]], orderi
             ),
             None,
         )
-        prefix = f"{g.label}: " if len(table.quality_groups()) > 1 else ""
         if data is None:
             out.append(f"{prefix}Ordering not computed for the runs shown: `bench order {table.ref} --budget {b}`.")
         else:

@@ -126,6 +126,7 @@ def test_latency_records_keep_every_family_s_config() -> None:
 DOCUMENTED_REFUSALS: dict[tuple[str, str], tuple[str, dict | None]] = {
     ("hf_seq2seq", "cpu"): ("--set model=", {"model": "bert2bert:minilm-l6"}),  # any HF model: name one
     ("bart_large", "cpu"): ("does not fit a 2-core CPU budget", None),
+    ("prophetnet_large", "cpu"): ("does not fit a 2-core CPU budget", None),
 }
 
 

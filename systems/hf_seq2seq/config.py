@@ -1,4 +1,4 @@
-"""Presets of the Hugging Face seq2seq adapter: one config dataclass, three named variants, override checks.
+"""Presets of the Hugging Face seq2seq adapter: one config dataclass, four named variants, override checks.
 
 Light on purpose (no torch, no transformers): ``systems/__init__.py`` imports :data:`VARIANTS` to register
 the names, and ``bench ls systems`` must not pay for a model library.
@@ -17,12 +17,19 @@ from systems.presets import CPU_SPEED, replace_fields
 CITATIONS: dict[str, str] = {
     "bart": "Lewis et al. 2020, BART: Denoising Sequence-to-Sequence Pre-training for Natural Language Generation, "
     "Translation, and Comprehension (ACL)",
+    "prophetnet": "Qi et al. 2020, ProphetNet: Predicting Future N-gram for Sequence-to-Sequence Pre-training "
+    "(Findings of EMNLP)",
     "bert2bert": "Rothe, Narayan & Severyn 2020, Leveraging Pre-trained Checkpoints for Sequence Generation Tasks "
     "(TACL)",
 }
 
 #: registered system name -> recipe of :func:`presets`: one dict registers (systems/__init__.py) and builds them
-VARIANTS: dict[str, str] = {"hf_seq2seq": "generic", "bart_large": "bart", "bert2bert_minilm_l6": "bert2bert"}
+VARIANTS: dict[str, str] = {
+    "hf_seq2seq": "generic",
+    "bart_large": "bart",
+    "prophetnet_large": "prophetnet",
+    "bert2bert_minilm_l6": "bert2bert",
+}
 
 #: what a generic preset without a model says (the example is the paper row the adapter was written for)
 MODEL_HINT = (
@@ -164,6 +171,43 @@ PAPER = HFSeq2SeqConfig(
 )
 
 
+# paper, ProphetNet rows (MIST Tables 1-3 quote GLGE): GLGE's baseline scripts in microsoft/ProphetNet,
+# GLGE_baselines/script/train_prophetnet.sh and test_prophetnet.sh, the branch every task but CNN/DM, MSQG,
+# CoQA and PersonaChat takes (SQuAD QG, XSum, Gigaword, MSNews):
+#   --optimizer adam --adam-betas '(0.9, 0.999)' --clip-norm 0.1 --lr 0.0001 --lr-scheduler inverse_sqrt
+#   --warmup-init-lr 1e-07 --warmup-updates 1000 --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.01
+#   --label-smoothing 0.1 --update-freq 8/GPUs --max-tokens 1300 --max-sentences 16 --max-epoch 10
+#   --max-source-positions 512 --fp16; checkpoint_best; generation --beam 4 --lenpen 1.0
+#   --no-repeat-ngram-size 3 --max-target-positions 140 --truncate-source.
+# Stated differences: a batch here is a number of examples, not a token cap (1,300 tokens x 8 holds about 64
+# SQuAD paragraphs, hence batch 64 = 8 micro-batches of 8); 10 epochs of SQuAD QG's 75,722 training questions
+# at 64 per update is ~11,800 updates (`--set steps=N` for other tasks); the loss is label-smoothed NLL on the
+# main stream only (HF's ProphetNetForConditionalGeneration; GLGE's ngram_language_loss also trains the future
+# n-gram streams); the last checkpoint is decoded, not the best by dev loss.
+PROPHETNET = HFSeq2SeqConfig(
+    model="microsoft/prophetnet-large-uncased",
+    max_source_len=512,
+    max_target_len=140,
+    steps=11_800,
+    batch_size=64,
+    grad_accum=8,
+    lr=1e-4,
+    warmup=1000,
+    schedule="inverse_sqrt",
+    optimizer="adamw",
+    weight_decay=0.01,
+    label_smoothing=0.1,
+    max_grad_norm=0.1,
+    precision="fp16",
+    save_every=2000,
+    beam_size=4,
+    length_penalty=1.0,
+    no_repeat_ngram=3,
+    max_decode_len=140,
+    decode_batch_size=40,
+)
+
+
 def presets(recipe: str) -> dict[str, HFSeq2SeqConfig | str]:
     """The three budgets of a recipe; a string is the reason that budget is refused."""
     if recipe == "generic":  # the model comes from --set model=...; smoke needs none
@@ -175,6 +219,13 @@ def presets(recipe: str) -> dict[str, HFSeq2SeqConfig | str]:
             "(or hf_seq2seq --set model=<a smaller seq2seq model>), and bart_large at paper on a GPU",
             "paper": PAPER,
         }
+    if recipe == "prophetnet":
+        return {
+            "smoke": SMOKE,
+            "cpu": "ProphetNet-large (391M parameters) does not fit a 2-core CPU budget; run bert2bert_minilm_l6 at "
+            "cpu, and prophetnet_large at paper on a GPU",
+            "paper": PROPHETNET,
+        }
     if recipe == "bert2bert":
         return {
             "smoke": replace(SMOKE, model="tiny-bert2bert"),
@@ -182,7 +233,7 @@ def presets(recipe: str) -> dict[str, HFSeq2SeqConfig | str]:
             "paper": "bert2bert_minilm_l6 is not a paper row (it is the cpu stand-in for the AR seq2seq baselines); "
             "run bart_large at paper, or hf_seq2seq --budget paper --set model=bert2bert:<encoder checkpoint>",
         }
-    raise ValueError(f"Unknown hf_seq2seq recipe '{recipe}'; known: generic, bart, bert2bert")
+    raise ValueError(f"Unknown hf_seq2seq recipe '{recipe}'; known: generic, bart, prophetnet, bert2bert")
 
 
 def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> HFSeq2SeqConfig:

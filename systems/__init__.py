@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from bench.registry import Registry, RegistryError
@@ -33,24 +34,27 @@ from systems.hf_seq2seq.config import VARIANTS as _HF_SEQ2SEQ  # noqa: E402
 from systems.nar.presets import VARIANTS as _NAR  # noqa: E402
 from systems.unilm.config import VARIANTS as _UNILM  # noqa: E402
 
+
+def _register_family(names: Iterable[str], factory: str, family: str | Callable[[str], str]) -> None:
+    """Every variant of one family under its shared factory, the variant bound (``factory(variant, budget,
+    overrides)``); ``family`` is the family label, or a function of the variant where the family spans two."""
+    for name in names:
+        SYSTEMS.register(name, factory, bind=name, family=family if isinstance(family, str) else family(name))
+
+
 # Autoregressive UniLM seq2seq (SYSTEMS.md §2): unilm-v1 masked seq2seq LM and s2s-ft pseudo-masking.
-for _name in _UNILM:
-    SYSTEMS.register(_name, "systems.unilm.system:make", bind=_name, family="AR")
+_register_family(_UNILM, "systems.unilm.system:make", "AR")
 # Non-autoregressive family (SYSTEMS.md §4): encoder NAT baselines with GLAT, and MIST.
-for _name in _NAR:
-    SYSTEMS.register(_name, "systems.nar.system:make", bind=_name, family="NAR")
+_register_family(_NAR, "systems.nar.system:make", "NAR")
 # ERNIE-GEN fine-tuning (SYSTEMS.md §3): infilling generation, noise-aware training, infilling decoding.
-for _name in _ERNIEGEN:
-    SYSTEMS.register(_name, "systems.erniegen.system:make", bind=_name, family="AR")
+_register_family(_ERNIEGEN, "systems.erniegen.system:make", "AR")
 # CopyBERT (SYSTEMS.md §1): the five Table-1 variants, presets over one class.
-for _name in _COPYBERT:
-    SYSTEMS.register(_name, "systems.copybert.system:make", bind=_name, family="AR")
-# Hugging Face seq2seq (any AutoModelForSeq2SeqLM or BERT2BERT via `--set model=`): BART-large, BERT2BERT MiniLM.
-for _name in _HF_SEQ2SEQ:
-    SYSTEMS.register(_name, "systems.hf_seq2seq.system:make", bind=_name, family="AR")
+_register_family(_COPYBERT, "systems.copybert.system:make", "AR")
+# Hugging Face seq2seq (any AutoModelForSeq2SeqLM or BERT2BERT via `--set model=`): BART, ProphetNet, BERT2BERT.
+_register_family(_HF_SEQ2SEQ, "systems.hf_seq2seq.system:make", "AR")
 # fairseq NAR/AR baselines (SYSTEMS.md §5): the real fairseq models; need `make fairseq`.
-for _name, (_arch, _noise, _flags, _family) in _FAIRSEQ.items():
-    SYSTEMS.register(_name, "systems.fairseq_nat.system:make", bind=_name, family=_family)
+_register_family(_FAIRSEQ, "systems.fairseq_nat.system:make", lambda name: _FAIRSEQ[name][3])
+
 
 def build(name: str, budget: str, overrides: dict | None = None):
     """The system ``name`` under ``budget`` with ``overrides``, checked to honour the :class:`~systems.base.System`

@@ -61,7 +61,7 @@ class Encoder:
         """The source's pieces: its head (``source_ids`` cuts it), or ``answer [SEP]`` + a paragraph window
         around the answer that fits the same room (``source_window="answer"``)."""
         if self.source_window == "answer":
-            from systems.backbone.windows import answer_window
+            from systems.source_windows import answer_window
 
             room = self.max_source_len - 2 + (self.test_extra if test else 0)
             return [answer_window(self.tok, ex, room) for ex in examples]

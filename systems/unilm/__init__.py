@@ -7,7 +7,7 @@ Registered through ``systems.unilm.system:make`` (one per name in ``VARIANTS``).
 (presets), ``collate`` (training batches), ``decode`` (the decoder), ``system`` (the adapter).
 """
 
-from systems.backbone.windows import answer_window
+from systems.source_windows import answer_window
 from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, s2sft_mask, truncate_pair
 from systems.unilm.config import CITATION, VARIANTS, UniLMConfig, make_config, presets
 from systems.unilm.decode import UniLMDecoder

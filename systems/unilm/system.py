@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.types import Example
-from systems.backbone.windows import answer_window
 from systems.base import System, SystemInfo, TaskInfo
 from systems.presets import seeded_subset
+from systems.source_windows import answer_window
 from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, _torch
 from systems.unilm.config import CITATION, VARIANTS, UniLMConfig, make_config
 from systems.unilm.decode import UniLMDecoder

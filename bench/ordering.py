@@ -90,11 +90,11 @@ def compute(
         for r, why in excluded.items():
             say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
             del matches[r]
-        stale_file = ordering_path(results_dir, paper, table_id, group.id, budget)
+        path = ordering_path(results_dir, paper, table_id, group.id, budget)
         if len(matches) < MIN_ROWS:
-            if write and stale_file.is_file():  # an earlier ordering over runs that no longer count
-                stale_file.unlink()
-                say(f"[order] {stale_file}: removed (fewer than {MIN_ROWS} rows are evidence now)")
+            if write and path.is_file():  # an earlier ordering over runs that no longer count
+                path.unlink()
+                say(f"[order] {path}: removed (fewer than {MIN_ROWS} rows are evidence now)")
             continue
         if len({_examples(m.record) for m in matches.values()}) != 1:
             say(f"[order] {table.ref} {group.id}: the shown runs are over different examples; skipped")
@@ -157,7 +157,6 @@ def compute(
         if write:
             from bench.atomic import write_json_atomic
 
-            path = ordering_path(results_dir, paper, table_id, group.id, budget)
             path.parent.mkdir(parents=True, exist_ok=True)
             write_json_atomic(path, out)
             say(f"[order] {path}: τ-b {out['tau_b']:+.2f} {out['tau_ci95']}")
@@ -168,11 +167,11 @@ def compute(
 def not_evidence(rec: dict[str, Any]) -> str | None:
     """Why a run cannot stand for its row in an ordering (degenerate outputs, or a stale record), or None."""
     from bench.output_stats import degeneracy
-    from bench.runs import RunSpec, stale_reason
+    from bench.runs import record_stale_reason
 
     if degeneracy(rec.get("output_stats") or {}):
         return "degenerate outputs"
-    if rec.get("kind", "run") == "run" and stale_reason(rec, RunSpec.from_json(rec["spec"])):
+    if record_stale_reason(rec):
         return "stale: made under another preset"
     return None
 

@@ -152,15 +152,15 @@ def training_spec(spec: RunSpec, system: Any) -> RunSpec:
     return replace(spec, overrides=kept, limit=None, split="test")
 
 
-def training_config(system: Any, task: str | None = None) -> dict[str, Any]:
-    """The resolved settings that decide the trained model: the system's config (preset + overrides,
-    resolved for ``task`` where the budget sizes runs per task) without its decode-only and runtime fields."""
+def training_config(system: Any, task: str) -> dict[str, Any]:
+    """The resolved settings that decide the model trained on ``task``: the system's config (preset +
+    overrides, resolved for the task where the budget sizes runs per task) without its decode-only and
+    runtime fields."""
     drop = set(system.decode_only_overrides) | RUNTIME_FIELDS
-    config = system.training_settings(task) if task is not None else system.describe().config
-    return {k: v for k, v in config.items() if k not in drop}
+    return {k: v for k, v in system.training_settings(task).items() if k not in drop}
 
 
-def training_key(system: Any, task: str | None = None) -> str:
+def training_key(system: Any, task: str) -> str:
     """A short hash of :func:`training_config`: equal exactly when two runs train the same model."""
     text = json.dumps(training_config(system, task), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -204,6 +204,11 @@ def _complete(spec: RunSpec, results_dir: Path) -> dict[str, Any] | None:
 def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:
     drop = RUNTIME_FIELDS | {"train"}  # "train": what a fit reported, not a setting
     return json.loads(json.dumps({k: v for k, v in config.items() if k not in drop}, sort_keys=True, default=str))
+
+
+def record_stale_reason(rec: Mapping[str, Any]) -> str | None:
+    """:func:`stale_reason` of a record against its own spec; submitted (external) records are never stale."""
+    return stale_reason(rec, RunSpec.from_json(rec["spec"])) if rec.get("kind", "run") == "run" else None
 
 
 def stale_reason(rec: Mapping[str, Any], spec: RunSpec) -> str | None:

@@ -50,7 +50,7 @@ def test_a_preset_that_adopts_a_calibrated_value_reuses_that_points_model() -> N
     same = build("unilm", "cpu", {"lr": lr, "threads": 2, "beam_size": 3})  # runtime / decode-only fields
     other = build("unilm", "cpu", {"lr": lr * 2})
     spec = RunSpec("unilm", "squad_qg", budget="cpu")
-    assert training_key(same) == training_key(preset)
+    assert training_key(same, "squad_qg") == training_key(preset, "squad_qg")
     assert training_workdir(spec, same) == training_workdir(spec, preset)
     assert training_workdir(spec, other) != training_workdir(spec, preset)  # same spec, another preset
 

@@ -80,10 +80,10 @@ def test_decode_only_overrides_reuse_the_trained_model() -> None:
     from bench.runs import training_key
 
     plain = build("bert2bert_minilm_l6", "cpu")
-    assert training_key(build("bert2bert_minilm_l6", "cpu", {"beam_size": 2, "no_repeat_ngram": 3})) == (
-        training_key(plain)
+    assert training_key(build("bert2bert_minilm_l6", "cpu", {"beam_size": 2, "no_repeat_ngram": 3}), "quora") == (
+        training_key(plain, "quora")
     )
-    assert training_key(build("bert2bert_minilm_l6", "cpu", {"lr": 5e-5})) != training_key(plain)
+    assert training_key(build("bert2bert_minilm_l6", "cpu", {"lr": 5e-5}), "quora") != training_key(plain, "quora")
 
 
 def test_bert2bert_is_warm_started_from_the_package_on_both_sides() -> None:

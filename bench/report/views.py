@@ -102,7 +102,9 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
     window = _input_note(rec)
     if window:
         parts.append(window)
-    stale = _stale(rec)
+    from bench.runs import record_stale_reason
+
+    stale = record_stale_reason(rec)
     if stale:
         parts.append(f"STALE: {stale}; re-run it (`bench run` or `bench reproduce` re-runs a stale record)")
     if m.why:
@@ -124,12 +126,6 @@ def _input_note(rec: dict) -> str | None:
     room = f" ({n} pieces with [CLS]/[SEP])" if n else ""
     return (f"{INPUT_MARK}: source = `answer [SEP]` + a paragraph window around the answer{room}, where the paper "
             "feeds the whole paragraph (a stated deviation of the budget)")
-
-
-def _stale(rec: dict) -> str | None:
-    from bench.runs import RunSpec, stale_reason
-
-    return stale_reason(rec, RunSpec.from_json(rec["spec"])) if rec.get("kind", "run") == "run" else None
 
 
 def _status(table: Table, row: Row, group: Group, budgets: Sequence[str], asked: str | None) -> str:

@@ -10,7 +10,7 @@ import random
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
 #: the ``cpu`` budgets' training speed policy, one for every family (bench.precision; README "Training
@@ -20,6 +20,49 @@ CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool"
 C = TypeVar("C")
 S = TypeVar("S")
 E = TypeVar("E")
+
+
+@dataclass(frozen=True)
+class BudgetSize:
+    """How much one budget trains, the one sizing type of every family (a budget fixes updates, batch,
+    examples and lengths, never wall time): the ``smoke``/``cpu`` presets of each family are a
+    :class:`BudgetSize` applied to its config by :func:`sized`, so a table column's budget reads the
+    same whichever family a row comes from.
+
+    ``lr`` belongs here because a short schedule needs its own rate (a calibrated value, see
+    ``results/calibration/``); None keeps the family's own. The lengths count a family's pieces for its
+    source (CopyBERT: the whole question + paragraph window) and its target.
+    """
+
+    steps: int
+    batch_size: int
+    max_source_len: int
+    max_target_len: int
+    train_examples: int | None  # None: the whole training split
+    lr: float | None = None  # None: the family's own learning rate
+    # head: the source's first pieces (every paper) | answer: "answer [SEP]" + a paragraph window around the
+    # answer (systems.source_windows), for SQuAD's "answer [SEP] paragraph" sources when a budget's source is short
+    source_window: str = "head"
+
+
+def sized(cfg: C, size: BudgetSize, names: Mapping[str, str] | None = None) -> C:
+    """``cfg`` trained at ``size``: each size field set on the config field of the same name, or the one
+    ``names`` maps it to (fairseq calls updates ``max_update``). A family without a ``source_window``
+    field reads sources from their head; asking it for another window is an error, not a silent head."""
+    names = dict(names or {})
+    known = {f.name for f in fields(cfg)}  # type: ignore[arg-type]
+    changes: dict[str, Any] = {}
+    for f in fields(size):
+        value = getattr(size, f.name)
+        target = names.get(f.name, f.name)
+        if value is None and f.name == "lr":
+            continue
+        if target not in known:
+            if f.name == "source_window" and value == "head":
+                continue
+            raise ValueError(f"{type(cfg).__name__} has no field for BudgetSize.{f.name}={value!r}")
+        changes[target] = value
+    return replace(cfg, **changes)  # type: ignore[type-var]
 
 
 def replace_fields(cfg: C, overrides: Mapping[str, Any], label: str, frozen: tuple[str, ...] = ()) -> C:

@@ -201,3 +201,37 @@ def test_a_local_prophetnet_directory_trains_and_decodes(tmp_path: Path) -> None
     assert torch.isfinite(loss) and hf.get_input_embeddings().weight.grad is not None
     out = hf.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], max_new_tokens=5)
     assert out.shape[0] == 2 and isinstance(tok2.decode(out[0], skip_special_tokens=True), str)
+
+
+def test_answer_window_reads_the_answers_neighbourhood_on_qg_and_the_head_elsewhere() -> None:
+    """A long paragraph whose answer sits past ``max_source_len`` pieces: the head would never show the model
+    the answer's sentence; the answer window does, and a task without answers keeps its head and its key."""
+    pytest.importorskip("transformers")
+    from bench.data.types import Example
+    from bench.runs import training_key
+    from systems.hf_seq2seq.system import build_model
+
+    filler = " ".join(["the river runs to the sea"] * 30)
+    paragraph = f"{filler} beyonce was born in houston in 1981 . {filler}"
+    start = paragraph.index("houston")
+    ex = Example("q0", f"houston [SEP] {paragraph}", "where was beyonce born ?",
+                 {"paragraph": paragraph, "answer": "houston", "answer_start": str(start)})
+    system = build("bert2bert_minilm_l6", "smoke", {"source_window": "answer", "max_source_len": 24})
+    _, system.tok = build_model("tiny-bert2bert", 0)
+    tok = system.tok
+    ids = system._sources([ex])[0]
+    assert len(ids) == 24 and ids[0] == tok.cls_token_id and ids[-1] == tok.sep_token_id
+    text = tok.decode(ids[1:-1])
+    assert text.startswith("houston [SEP]") and "beyonce was born in houston" in text
+    head = build("bert2bert_minilm_l6", "smoke", {"max_source_len": 24})
+    head.tok = tok
+    assert "beyonce" not in tok.decode(head._sources([ex])[0])
+    plain = Example("p0", "how do i learn python ?", "what is the best way to learn python ?")
+    assert system._sources([plain]) == head._sources([plain])  # no answer fields: the head
+
+    cpu, cpu_head = build("bert2bert_minilm_l6", "cpu"), build("bert2bert_minilm_l6", "cpu", {"source_window": "head"})
+    assert cpu.describe().config["source_window"] == "answer"
+    assert training_key(cpu, "quora") == training_key(cpu_head, "quora")  # Quora has no answer: same model
+    assert training_key(cpu, "squad_qg") != training_key(cpu_head, "squad_qg")
+    with pytest.raises(ValueError, match="source_window='middle'.*'head' or 'answer'"):
+        build("bert2bert_minilm_l6", "cpu", {"source_window": "middle"})

@@ -54,3 +54,66 @@ def test_train_config_takes_same_named_fields_and_explicit_values_win() -> None:
 def test_train_config_rejects_a_field_the_trainer_does_not_have() -> None:
     with pytest.raises(TypeError):
         train_config(_FamilyConfig(), beam_size=2)
+
+
+@dataclass(frozen=True)
+class _Family:
+    steps: int = 1
+    max_update: int = 1
+    batch_size: int = 1
+    lr: float = 0.5
+    max_source_len: int = 9
+    max_target_len: int = 9
+    train_examples: int | None = 7
+
+
+def test_sized_sets_the_budget_fields_by_name_and_none_keeps_the_familys_own() -> None:
+    from systems.presets import BudgetSize, sized
+
+    size = BudgetSize(steps=300, batch_size=16, max_source_len=8, max_target_len=32, train_examples=None)
+    out = sized(_Family(), size)
+    assert (out.steps, out.batch_size, out.max_source_len, out.max_target_len) == (300, 16, 8, 32)
+    assert out.lr == 0.5 and out.train_examples is None  # lr None keeps; train_examples None is "all of it"
+    renamed = sized(_Family(), size, {"steps": "max_update"})
+    assert (renamed.max_update, renamed.steps) == (300, 1)
+    with pytest.raises(ValueError, match="no field for BudgetSize.source_window='answer'"):
+        sized(_Family(), BudgetSize(1, 1, 1, 1, None, source_window="answer"))
+
+
+@pytest.mark.parametrize(
+    ("module", "names"),
+    [
+        ("systems.unilm.config", {}),
+        ("systems.copybert.presets", {"max_source_len": "max_seq_length", "max_target_len": "max_query_length"}),
+        ("systems.erniegen.presets", {}),
+        ("systems.fairseq_nat.presets", {"steps": "max_update"}),
+        ("systems.hf_seq2seq.config", {}),
+    ],
+)
+def test_every_familys_smoke_and_cpu_presets_are_a_declared_budget_size(module: str, names: dict) -> None:
+    """One sizing mechanism: each family declares its budgets as BudgetSize values (NAR per task, in
+    ``CPU_SIZES``) and a built system trains exactly at them."""
+    import importlib
+
+    from systems import build
+    from systems.presets import BudgetSize
+
+    mod = importlib.import_module(module)
+    system = {"systems.unilm.config": "unilm", "systems.copybert.presets": "copybert_selfcopy",
+              "systems.erniegen.presets": "erniegen_base", "systems.fairseq_nat.presets": "fairseq_nat",
+              "systems.hf_seq2seq.config": "bert2bert_minilm_l6"}[module]
+    for budget, const in (("smoke", "SMOKE_SIZE"), ("cpu", "CPU_SIZE_V1" if system == "unilm" else "CPU_SIZE")):
+        size = getattr(mod, const)
+        assert isinstance(size, BudgetSize)
+        config = build(system, budget).describe().config
+        for f in fields(size):
+            value = getattr(size, f.name)
+            if value is None and f.name == "lr":
+                continue
+            if f.name == "source_window" and "source_window" not in config:
+                assert value == "head"
+                continue
+            assert config[names.get(f.name, f.name)] == value, (system, budget, f.name)
+    from systems.nar.presets import CPU_SIZES, SMOKE_SIZE
+
+    assert isinstance(SMOKE_SIZE, BudgetSize) and all(isinstance(s, BudgetSize) for s in CPU_SIZES.values())

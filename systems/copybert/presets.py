@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, replace_fields
+from systems.presets import CPU_SPEED, BudgetSize, replace_fields, sized
 
 CITATION = (
     "Varanasi, Amin & Neumann 2020, CopyBERT: A Unified Approach to Question Generation with "
@@ -83,6 +83,14 @@ class CopyBERTConfig:
 
 
 
+#: CopyBERT sizes a run by its window (question + paragraph) and its question length
+SIZE_NAMES = {"max_source_len": "max_seq_length", "max_target_len": "max_query_length"}
+# cpu: 400 updates of 8 windows (~1 epoch of a fixed 3,200-example subset, ~15 min on 2 cores), windows of
+# 256, a higher lr for the short schedule
+CPU_SIZE = BudgetSize(steps=400, batch_size=8, max_source_len=256, max_target_len=64, train_examples=3200, lr=1e-4)
+SMOKE_SIZE = BudgetSize(steps=30, batch_size=8, max_source_len=128, max_target_len=64, train_examples=240, lr=1e-3)
+
+
 def preset(variant: str, budget: str) -> CopyBERTConfig:
     if variant not in VARIANTS:
         raise ValueError(f"Unknown CopyBERT variant '{variant}'; known: {', '.join(VARIANTS)}")
@@ -92,39 +100,20 @@ def preset(variant: str, budget: str) -> CopyBERTConfig:
         return cfg
     if budget == "cpu":
         # minilm-l6 (uncased, 6×384) for every variant, SpanBERT's row included (labelled so in
-        # describe()); 400 updates of 8 windows (~1 epoch of a fixed 3,200-example subset, ~15 min on
-        # 2 cores), windows of 256, a higher lr for the short schedule, and the K/V-cached decoder
-        # (same outputs as the reference recompute, tested) at ~0.5-1 s per example.
-        return replace(
-            cfg,
-            backbone="minilm-l6",
-            max_seq_length=256,
-            lr=1e-4,
-            batch_size=8,
-            steps=400,
-            train_examples=3200,
-            dev_examples=100,
-            eval_every=200,
-            save_every=100,
-            decode_cache=True,
-            **CPU_SPEED,
+        # describe()) at CPU_SIZE, and the K/V-cached decoder (same outputs as the reference recompute,
+        # tested) at ~0.5-1 s per example.
+        return sized(
+            replace(cfg, backbone="minilm-l6", dev_examples=100, eval_every=200, save_every=100,
+                    decode_cache=True, **CPU_SPEED),
+            CPU_SIZE,
+            SIZE_NAMES,
         )
     if budget == "smoke":
-        return replace(
-            cfg,
-            backbone="minilm-l6",
-            tiny=dict(TINY),
-            max_seq_length=128,
-            lr=1e-3,
-            batch_size=8,
-            steps=30,
-            train_examples=240,
-            dev_examples=16,
-            eval_every=15,
-            save_every=15,
-            max_decode_len=8,
-            n_best=5,
-            decode_cache=True,
+        return sized(
+            replace(cfg, backbone="minilm-l6", tiny=dict(TINY), dev_examples=16, eval_every=15, save_every=15,
+                    max_decode_len=8, n_best=5, decode_cache=True),
+            SMOKE_SIZE,
+            SIZE_NAMES,
         )
     raise ValueError(f"Unknown budget '{budget}'. Choose one of: smoke, cpu, paper.")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import replace_fields
+from systems.presets import BudgetSize, replace_fields, sized
 
 #: system name -> (fairseq --arch, --noise, arch-specific training flags, family)
 SYSTEMS: dict[str, tuple[str, str | None, tuple[str, ...], str]] = {
@@ -55,7 +55,7 @@ CITATIONS = {
 
 #: model sizes per budget (smoke: tiny; cpu: about 3 s/update at batch 64 on 2 busy cores)
 TINY = {"layers": 2, "embed_dim": 32, "ffn_dim": 64, "heads": 2}
-CPU_SIZE = {"layers": 3, "embed_dim": 128, "ffn_dim": 512, "heads": 4}
+CPU_MODEL = {"layers": 3, "embed_dim": 128, "ffn_dim": 512, "heads": 4}
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,15 @@ def _paper(system: str) -> FairseqConfig:
     )
 
 
+#: fairseq names a run's number of updates ``--max-update``
+SIZE_NAMES = {"steps": "max_update"}
+SMOKE_SIZE = BudgetSize(steps=20, batch_size=8, max_source_len=48, max_target_len=32, train_examples=200, lr=1e-3)
+# lr 1e-3: the AR recipe's; the NAT recipes' 5e-4 is for 300k updates
+CPU_SIZE = BudgetSize(
+    steps=2000, batch_size=64, max_source_len=48, max_target_len=32, train_examples=100_000, lr=1e-3
+)
+
+
 def preset(system: str, budget: str) -> FairseqConfig:
     """The recipe of ``system`` under ``budget`` (smoke: tiny model, tens of updates)."""
     if system not in SYSTEMS:
@@ -195,23 +204,21 @@ def preset(system: str, budget: str) -> FairseqConfig:
         "checkpoint": "last",
     }
     if budget == "smoke":
-        return replace(
-            cfg,
-            **common,
-            size=dict(TINY),
-            batch_size=8,
-            max_update=20,
-            warmup_updates=10,
-            lr=1e-3,
-            log_interval=5,
-            save_interval_updates=0,
-            validate=False,
-            train_examples=200,
-            dev_examples=32,
-            max_source_len=48,
-            max_target_len=32,
-            decode_batch_size=32,
-            max_len_b=64,  # an untrained AR model babbles to max length; keep smoke decoding short
+        return sized(
+            replace(
+                cfg,
+                **common,
+                size=dict(TINY),
+                warmup_updates=10,
+                log_interval=5,
+                save_interval_updates=0,
+                validate=False,
+                dev_examples=32,
+                decode_batch_size=32,
+                max_len_b=64,  # an untrained AR model babbles to max length; keep smoke decoding short
+            ),
+            SMOKE_SIZE,
+            SIZE_NAMES,
         )
     if budget == "cpu":
         # One budget for every fairseq row of a table column: 2,000 updates x 64 over all 100,000 Quora
@@ -221,23 +228,21 @@ def preset(system: str, budget: str) -> FairseqConfig:
         # 2,000 (98.8 % distinct); fairseq_cmlm 4.38 after 2,000 and DEGENERATE (12 % of its outputs are
         # `how can i`, outputs 0.59x the references' length, dev loss still falling): this budget is too
         # small for Mask-Predict, shown by its curve rather than hidden by a bigger budget for one row.
-        return replace(
-            cfg,
-            **{**common, "checkpoint": "best"},
-            size=dict(CPU_SIZE),
-            batch_size=64,
-            lr=1e-3,  # the AR recipe's; the NAT recipes' 5e-4 is for 300k updates
-            max_update=2000,
-            warmup_updates=150,
-            log_interval=25,
-            save_interval_updates=200,
-            train_examples=100_000,
-            dev_examples=500,
-            max_source_len=48,
-            max_target_len=32,
-            # targets are trained at <= 32 pieces; the recipe's 200 let a weak model babble to 200
-            # tokens (`why do n ' t n ' t ...` on Quora), so the AR beam stops at 40
-            max_len_b=40,
+        return sized(
+            replace(
+                cfg,
+                **{**common, "checkpoint": "best"},
+                size=dict(CPU_MODEL),
+                warmup_updates=150,
+                log_interval=25,
+                save_interval_updates=200,
+                dev_examples=500,
+                # targets are trained at <= 32 pieces; the recipe's 200 let a weak model babble to 200
+                # tokens (`why do n ' t n ' t ...` on Quora), so the AR beam stops at 40
+                max_len_b=40,
+            ),
+            CPU_SIZE,
+            SIZE_NAMES,
         )
     raise ValueError(f"Unknown budget '{budget}'. Choose one of: smoke, cpu, paper.")
 

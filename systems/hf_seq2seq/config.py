@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.errors import UserError
 from systems.base import check_budget
-from systems.presets import CPU_SPEED, replace_fields
+from systems.presets import CPU_SPEED, BudgetSize, replace_fields, sized
 
 CITATIONS: dict[str, str] = {
     "bart": "Lewis et al. 2020, BART: Denoising Sequence-to-Sequence Pre-training for Natural Language Generation, "
@@ -54,7 +54,10 @@ class HFSeq2SeqConfig:
     """
 
     model: str = ""
-    max_source_len: int = 1024  # truncation keeps the head of the source
+    max_source_len: int = 1024  # truncation keeps the head of the source (source_window="head")
+    # head: the source's first pieces | answer: "answer [SEP]" + a paragraph window around the answer
+    # (systems.source_windows) on question-generation tasks; other tasks have no answer and read the head
+    source_window: str = "head"
     max_target_len: int = 128  # training targets (longer references are cut, EOS kept)
     train_examples: int | None = None  # a seeded subset of the training split (None: all of it)
     steps: int = 20_000
@@ -86,51 +89,51 @@ class HFSeq2SeqConfig:
 
 
 #: smoke: a pipeline check on random tiny models (any machine, no download): 20 updates of 8
-SMOKE = HFSeq2SeqConfig(
-    model="tiny-bart",
-    max_source_len=32,
-    max_target_len=16,
-    train_examples=256,
-    steps=20,
-    batch_size=8,
-    lr=1e-3,
-    warmup=0.1,
-    max_grad_norm=1.0,
-    max_decode_len=16,
-    decode_batch_size=64,
-    threads=1,
-    progress=False,
+SMOKE_SIZE = BudgetSize(steps=20, batch_size=8, max_source_len=32, max_target_len=16, train_examples=256, lr=1e-3)
+SMOKE = sized(
+    HFSeq2SeqConfig(
+        model="tiny-bart",
+        warmup=0.1,
+        max_grad_norm=1.0,
+        max_decode_len=16,
+        decode_batch_size=64,
+        threads=1,
+        progress=False,
+    ),
+    SMOKE_SIZE,
 )
 
 # cpu: BERT2BERT on the offline MiniLM-L6 (both sides warm-started, 6x384, uncased; cross-attention new):
 # 2,000 updates x 16 over a fixed seeded subset of 32,000 training pairs at lr 2e-4 (a new cross-attention
-# wants a higher rate than UniLM's shared stack), source <= 96 pieces with [CLS]/[SEP] (for squad_qg the task's
-# source is "answer [SEP] paragraph"; the head is kept, no answer window), target <= 32 with [SEP]; greedy
-# decoding of <= 32 pieces. Checked on Quora by one calibration point
-# (results/calibration/bert2bert_minilm_l6--quora--cpu.json); not calibrated on SQuAD.
-CPU = HFSeq2SeqConfig(
-    model="bert2bert:minilm-l6",
-    max_source_len=96,
-    max_target_len=32,
-    train_examples=32_000,
-    steps=2000,
-    batch_size=16,
-    lr=2e-4,
-    warmup=0.1,
-    schedule="linear",
-    optimizer="adamw",
-    weight_decay=0.01,
-    label_smoothing=0.1,
-    max_grad_norm=1.0,
-    save_every=100,  # a checkpoint and a dev-loss point every 100 updates
-    beam_size=1,
-    length_penalty=1.0,
-    max_decode_len=32,
-    decode_batch_size=64,
-    # README "Training speed": bf16 where native, length buckets, and torch.compile of the whole training
-    # forward (HF modules carry no COMPILE_UNIT marker; the adapter's loss wrapper does); not yet measured for
-    # this family by benchmarks/bench_training.py: `--set compile=false` if compiling costs more than it saves
-    **CPU_SPEED,
+# wants a higher rate than UniLM's shared stack), source <= 96 pieces with [CLS]/[SEP], target <= 32 with
+# [SEP]; greedy decoding of <= 32 pieces. On squad_qg the source is "answer [SEP]" + a 94-piece paragraph
+# window around the answer (UniLM's cpu layout at 96 pieces; the head of "answer [SEP] paragraph" holds the
+# answer's sentence too rarely at this length); Quora has no answer and reads the head. Checked on Quora by one
+# calibration point (results/calibration/bert2bert_minilm_l6--quora--cpu.json); not calibrated on SQuAD.
+CPU_SIZE = BudgetSize(
+    steps=2000, batch_size=16, max_source_len=96, max_target_len=32, train_examples=32_000, lr=2e-4,
+    source_window="answer",
+)
+CPU = sized(
+    HFSeq2SeqConfig(
+        model="bert2bert:minilm-l6",
+        warmup=0.1,
+        schedule="linear",
+        optimizer="adamw",
+        weight_decay=0.01,
+        label_smoothing=0.1,
+        max_grad_norm=1.0,
+        save_every=100,  # a checkpoint and a dev-loss point every 100 updates
+        beam_size=1,
+        length_penalty=1.0,
+        max_decode_len=32,
+        decode_batch_size=64,
+        # README "Training speed": bf16 where native, length buckets, and torch.compile of the whole training
+        # forward (HF modules carry no COMPILE_UNIT marker; the adapter's loss wrapper does); not yet measured for
+        # this family by benchmarks/bench_training.py: `--set compile=false` if compiling costs more than it saves
+        **CPU_SPEED,
+    ),
+    CPU_SIZE,
 )
 
 # paper: fairseq's BART fine-tuning recipe, examples/bart/README.summarization.md (the CNN-DM command):
@@ -250,6 +253,8 @@ def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> HFSe
     for name in ("max_source_len", "max_target_len", "beam_size", "max_decode_len", "decode_batch_size"):
         if getattr(cfg, name) < 1:
             raise ValueError(f"override {name}={getattr(cfg, name)} for {variant}: must be >= 1")
+    if cfg.source_window not in ("head", "answer"):
+        raise ValueError(f"override source_window={cfg.source_window!r} for {variant}: choose 'head' or 'answer'")
     if cfg.min_len < 0 or cfg.no_repeat_ngram < 0 or not 0.0 <= cfg.label_smoothing < 1.0:
         raise ValueError(f"{variant}: min_len and no_repeat_ngram must be >= 0, label_smoothing in [0, 1)")
     return cfg

@@ -51,9 +51,25 @@ class HFSeq2SeqSystem(System):
             config=config,
         )
 
+    def training_settings(self, task: str) -> Mapping[str, Any]:
+        """The config with the source window this task really gets: ``answer`` reads an answer window only on
+        question-generation tasks (others have no answer and read the head). A head-window run leaves the field
+        out, so runs recorded before the field existed keep their training key."""
+        config = dict(self.describe().config)
+        if _source_window(self.cfg.source_window, task) == "head":
+            config.pop("source_window", None)
+        return config
+
     # ---- data
     def _sources(self, examples: Sequence[Example]) -> list[list[int]]:
-        """Source ids with the model's special tokens; truncation keeps the head."""
+        """Source ids with the model's special tokens: the head of the source (truncation), or with
+        ``source_window="answer"`` the answer [SEP] a paragraph window around it where an example has one."""
+        if self.cfg.source_window == "answer":
+            from systems.source_windows import answer_window
+
+            pieces = _PlainPieces(self.tok)
+            room = self.cfg.max_source_len - len(pieces.prefix) - len(pieces.suffix)
+            return [[*pieces.prefix, *answer_window(pieces, e, room), *pieces.suffix] for e in examples]
         enc = self.tok([e.source for e in examples], truncation=True, max_length=self.cfg.max_source_len)
         return [list(ids) for ids in enc["input_ids"]]
 
@@ -354,3 +370,32 @@ def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) 
     """``hf_seq2seq`` (any model, ``--set model=``), ``bart_large`` (fairseq's BART recipe) or
     ``bert2bert_minilm_l6`` (the offline cpu row) under a budget."""
     return HFSeq2SeqSystem(variant, budget, make_config(variant, budget, dict(overrides or {})))
+
+
+def _source_window(window: str, task: str) -> str:
+    """The window a run on ``task`` really reads: answer windows exist only where examples carry an answer."""
+    if window != "answer":
+        return window
+    from bench.data import TASKS
+
+    info = TASKS.get(task) if task in TASKS else None
+    return "answer" if info is not None and info.family == "qg" else "head"
+
+
+class _PlainPieces:
+    """An HF tokenizer seen as ``systems.source_windows`` needs it: pieces without special tokens, ``sep_id``."""
+
+    def __init__(self, tok: Any) -> None:
+        if tok.sep_token_id is None:
+            raise ValueError(f"source_window='answer' needs a separator token; {type(tok).__name__} has none "
+                             "(use source_window=head)")
+        self.tok, self.sep_id = tok, tok.sep_token_id
+        # the special tokens the tokenizer puts around one sequence ([CLS] x [SEP], <s> x </s>), read off a probe
+        probe = self.encode("a")
+        full = list(tok.encode("a"))
+        at = next(i for i in range(len(full)) if full[i : i + len(probe)] == probe)
+        self.prefix, self.suffix = full[:at], full[at + len(probe) :]
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tok.encode(text, add_special_tokens=False))
+

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, replace_fields
+from systems.presets import CPU_SPEED, BudgetSize, replace_fields
 
 CITATION = (
     "Jiang et al. 2022, Improving Non-autoregressive Generation with Mixup Training (MIST), AAAI; "
@@ -52,21 +52,6 @@ PAPER_STEPS = {"squad_qg": 30_005, "squad_qg_reversed": 30_005, "quora": 50_005,
 
 
 @dataclass(frozen=True)
-class TrainSize:
-    """Per-task sizing of one budget."""
-
-    steps: int
-    batch_size: int
-    max_source_len: int
-    max_target_len: int
-    train_examples: int | None  # None: the whole training split
-    lr: float | None = None  # the budget's learning rate for this task (None: the config's ``lr``)
-    # head: the source's first pieces (the paper) | answer: "answer [SEP]" + a paragraph window around
-    # the answer, for SQuAD's "answer [SEP] paragraph" sources when the budget's source is short
-    source_window: str = "head"
-
-
-@dataclass(frozen=True)
 class NARConfig:
     """Every knob of one run; overrides replace fields by name (see :func:`apply_overrides`)."""
 
@@ -76,7 +61,7 @@ class NARConfig:
     random_init: bool
     mist: bool
     static_mix: bool
-    # optimisation (HF AdamW + linear schedule, §0.3); lr None: the budget's per-task lr (TrainSize.lr)
+    # optimisation (HF AdamW + linear schedule, §0.3); lr None: the budget's per-task lr (BudgetSize.lr)
     lr: float | None = 3e-5
     warmup: int = 500
     weight_decay: float = 0.01
@@ -97,7 +82,7 @@ class NARConfig:
     max_source_len: int | None = None
     max_target_len: int | None = None
     train_examples: int | None = None
-    source_window: str | None = None  # head | answer (TrainSize.source_window); None: the budget's choice
+    source_window: str | None = None  # head | answer (BudgetSize.source_window); None: the budget's choice
     # GLAT (§4.5): MIST code defaults; the three GLAT behaviours are flags
     glat: bool = True
     glat_ratio: float = 0.5
@@ -122,12 +107,12 @@ class NARConfig:
     init_from: str | None = None
     mix_from: str | None = None
 
-    def size_for(self, task: str) -> TrainSize:
+    def size_for(self, task: str) -> BudgetSize:
         """The budget's sizing for ``task`` with any overrides applied."""
         base = budget_size(self.budget, task)
         if self.lr is None and base.lr is None:
             raise ValueError(f"{self.variant}: no learning rate for {task} at the {self.budget} budget; set lr=...")
-        return TrainSize(
+        return BudgetSize(
             steps=self.steps if self.steps is not None else base.steps,
             batch_size=self.batch_size if self.batch_size is not None else base.batch_size,
             max_source_len=self.max_source_len if self.max_source_len is not None else base.max_source_len,
@@ -154,32 +139,32 @@ class NARConfig:
 # preset: the head of the paragraph, which the paper's 464 pieces cover whole, rarely holds the answer's
 # sentence at 64-112 pieces, and without it the model can only write generic questions (the earlier
 # 250-update, 112-piece-head runs wrote `the the ?` for 80-90 % of the questions). A stated cpu deviation.
-_SQUAD_CPU = TrainSize(
+_SQUAD_CPU = BudgetSize(
     steps=1000, batch_size=16, max_source_len=64, max_target_len=32, train_examples=16_000, lr=5e-4,
     source_window="answer",
 )
 CPU_SIZES = {
     "squad_qg": _SQUAD_CPU,
     "squad_qg_reversed": _SQUAD_CPU,
-    "quora": TrainSize(
+    "quora": BudgetSize(
         steps=600, batch_size=32, max_source_len=48, max_target_len=32, train_examples=38400, lr=5e-4
     ),
-    "xsum": TrainSize(
+    "xsum": BudgetSize(
         steps=200, batch_size=8, max_source_len=256, max_target_len=48, train_examples=1600, lr=1e-4
     ),
 }
-SMOKE_SIZE = TrainSize(steps=40, batch_size=8, max_source_len=64, max_target_len=24, train_examples=256)
+SMOKE_SIZE = BudgetSize(steps=40, batch_size=8, max_source_len=64, max_target_len=24, train_examples=256)
 TINY = {"hidden": 32, "layers": 2, "heads": 2, "intermediate": 64}
 
 
-def budget_size(budget: str, task: str) -> TrainSize:
+def budget_size(budget: str, task: str) -> BudgetSize:
     if budget == "smoke":
         return SMOKE_SIZE
     if budget == "cpu":
         return CPU_SIZES.get(task, CPU_SIZES["squad_qg"])
     if task not in PAPER_STEPS:
         raise ValueError(f"No paper step count for task '{task}'; pass overrides={{'steps': N}}")
-    return TrainSize(
+    return BudgetSize(
         steps=PAPER_STEPS[task], batch_size=64, max_source_len=464, max_target_len=48, train_examples=None
     )
 

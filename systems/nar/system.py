@@ -13,8 +13,8 @@ from typing import Any
 
 from bench.data.types import Example
 from systems.base import System, SystemInfo, TaskInfo, check_budget
-from systems.nar.presets import CITATION, NARConfig, TrainSize, apply_overrides, preset
-from systems.presets import seeded_subset
+from systems.nar.presets import CITATION, NARConfig, apply_overrides, preset
+from systems.presets import BudgetSize, seeded_subset
 from systems.saved_run import CHECKPOINTS, VOCAB, open_run, write_run_files
 
 META = "nar_model.json"
@@ -45,7 +45,7 @@ class NARSystem(System):
         self.cfg = cfg
         self.model: Any = None
         self.encoder: Any = None
-        self.size: TrainSize | None = None
+        self.size: BudgetSize | None = None
         self.last_iterations = 0
         self.train_result: dict[str, Any] | None = None
         self.loaded_from: dict[str, Any] | None = None
@@ -91,11 +91,11 @@ class NARSystem(System):
             size = self._size(task)
         except ValueError:
             return config  # no sizing for this task at this budget: fit says so
-        for name in (f.name for f in fields(TrainSize)):
+        for name in (f.name for f in fields(BudgetSize)):
             config.pop(name, None)
         return {**config, "size": asdict(size)}
 
-    def _size(self, task: str, max_lens: tuple[int, int] | None = None) -> TrainSize:
+    def _size(self, task: str, max_lens: tuple[int, int] | None = None) -> BudgetSize:
         """The budget's sizing for ``task``; the paper budget takes the task's own length limits."""
         size = self.cfg.size_for(task)
         if self.cfg.budget != "paper":
@@ -188,7 +188,7 @@ class NARSystem(System):
         write_run_files(workdir, META, tok, meta)
 
     def _train(
-        self, model: Any, pairs: list[Any], size: TrainSize, workdir: Path, dev: list[Any] | None = None
+        self, model: Any, pairs: list[Any], size: BudgetSize, workdir: Path, dev: list[Any] | None = None
     ) -> dict[str, Any]:
         from systems.nar.data import collate
         from systems.nar.glat import GlatConfig
@@ -289,7 +289,7 @@ class NARSystem(System):
         )
         meta = run.meta
         self.model = run.load(NATModel)
-        self.size = TrainSize(**meta["size"])  # runs recorded before source_window read as "head"
+        self.size = BudgetSize(**meta["size"])  # runs recorded before source_window read as "head"
         self.encoder = Encoder(
             run.tokenizer(), meta["max_source_len"], meta["max_target_len"], self.cfg.test_extra,
             self.size.source_window,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from systems.base import check_budget
-from systems.presets import CPU_SPEED, replace_fields
+from systems.presets import CPU_SPEED, BudgetSize, replace_fields, sized
 
 CITATION = "Dong et al., Unified Language Model Pre-training for NLU and NLG, NeurIPS 2019"
 
@@ -62,63 +62,64 @@ class UniLMConfig:
     progress: bool = True
 
 
-#: the cpu budget's speed policy (benchmarks/bench_training.py measures it; README "Training speed")
 #: registered system name -> recipe (the presets below): one list that registers and builds them
 VARIANTS: dict[str, str] = {"unilm": "v1", "unilm_s2sft": "s2sft"}
 
+SMOKE_SIZE = BudgetSize(steps=40, batch_size=16, max_source_len=64, max_target_len=16, train_examples=256, lr=1e-3)
+# unilm (v1), calibrated: results/calibration/unilm--squad_qg--cpu.json (bench calibrate, first 500
+# dev items, nqg BLEU-4: lr 1e-4 11.07, lr 2e-4 10.71 at 2,400 updates; lr 5e-4 was stopped at 400
+# updates, its dev loss 0.5 above lr 2e-4's): 2,400 updates x batch 16 = one pass over a fixed
+# seeded 38,400-pair subset of the 75,722 train pairs, lr 1e-4 (68 min of training on one busy
+# Zen 4 core in bf16; about 37 min at 2 threads on an idle box). Source = answer [SEP] a 62-piece
+# paragraph window around the answer (64 with [CLS]/[SEP]; the paper feeds the whole paragraph,
+# 464 pieces), target <= 23 pieces + [SEP].
+CPU_SIZE_V1 = BudgetSize(
+    steps=2400, batch_size=16, max_source_len=64, max_target_len=24, train_examples=38_400, lr=1e-4,
+    source_window="answer",
+)
+# unilm_s2sft keeps the earlier, uncalibrated sizing (400 updates over 6,400 pairs, 96-piece source).
+CPU_SIZE_S2SFT = BudgetSize(
+    steps=400, batch_size=16, max_source_len=96, max_target_len=24, train_examples=6400, lr=1.5e-4,
+    source_window="answer",
+)
 
 
 def presets(variant: str) -> dict[str, UniLMConfig]:
     """The three budgets. Numbers here are what the run record shows next to every score."""
     v1 = variant == "v1"
-    smoke = UniLMConfig(
-        variant=variant,
-        backbone="tiny",
-        max_source_len=64,
-        max_target_len=16,
-        train_examples=256,
-        steps=40,
-        batch_size=16,
-        lr=1e-3,
-        warmup=0.1,
-        optimizer="adamw",
-        schedule="linear",
-        max_decode_len=16,
-        decode_batch_size=128,
-        progress=False,
-        threads=1,
+    smoke = sized(
+        UniLMConfig(
+            variant=variant,
+            backbone="tiny",
+            warmup=0.1,
+            optimizer="adamw",
+            schedule="linear",
+            max_decode_len=16,
+            decode_batch_size=128,
+            progress=False,
+            threads=1,
+        ),
+        SMOKE_SIZE,
     )
-    # cpu: MiniLM-L6 from the offline package, one core per run.
-    # unilm (v1), calibrated: results/calibration/unilm--squad_qg--cpu.json (bench calibrate, first 500
-    # dev items, nqg BLEU-4: lr 1e-4 11.07, lr 2e-4 10.71 at 2,400 updates; lr 5e-4 was stopped at 400
-    # updates, its dev loss 0.5 above lr 2e-4's): 2,400 updates x batch 16 = one pass over a fixed
-    # seeded 38,400-pair subset of the 75,722 train pairs, lr 1e-4 (68 min of training on one busy
-    # Zen 4 core in bf16; about 37 min at 2 threads on an idle box). Source = answer [SEP] a 62-piece
-    # paragraph window around the answer (64 with [CLS]/[SEP]; the paper feeds the whole paragraph,
-    # 464 pieces), target <= 23 pieces + [SEP].
-    # unilm_s2sft keeps the earlier, uncalibrated sizing (400 updates over 6,400 pairs, 96-piece source).
-    cpu = UniLMConfig(
-        variant=variant,
-        backbone="minilm-l6",
-        max_source_len=64 if v1 else 96,
-        max_target_len=24,
-        source_window="answer",
-        train_examples=38_400 if v1 else 6400,
-        steps=2400 if v1 else 400,
-        batch_size=16,
-        lr=1e-4 if v1 else 1.5e-4,
-        warmup=0.1,
-        optimizer="bertadam" if v1 else "adamw",
-        schedule="bert" if v1 else "linear",
-        max_decode_len=20,
-        # decoding (decode-only: one trained model), read off the same 500 dev items with the lr 1e-4
-        # model: greedy 11.07, trigram blocking 12.11, beam 3 13.22, beam 3 + trigram blocking 13.95
-        # (results/calibration/unilm--squad_qg--dev--cpu--*); s2s-ft's own README blocks trigrams too
-        beam_size=3 if v1 else 1,
-        no_repeat_ngram=3 if v1 else 0,
-        decode_batch_size=64,
-        save_every=100,  # a checkpoint (and a dev-loss point on the curve) every 100 updates
-        **CPU_SPEED,
+    # cpu: MiniLM-L6 from the offline package, one core per run, at CPU_SIZE_V1 / CPU_SIZE_S2SFT
+    cpu = sized(
+        UniLMConfig(
+            variant=variant,
+            backbone="minilm-l6",
+            warmup=0.1,
+            optimizer="bertadam" if v1 else "adamw",
+            schedule="bert" if v1 else "linear",
+            max_decode_len=20,
+            # decoding (decode-only: one trained model), read off the same 500 dev items with the lr 1e-4
+            # model: greedy 11.07, trigram blocking 12.11, beam 3 13.22, beam 3 + trigram blocking 13.95
+            # (results/calibration/unilm--squad_qg--dev--cpu--*); s2s-ft's own README blocks trigrams too
+            beam_size=3 if v1 else 1,
+            no_repeat_ngram=3 if v1 else 0,
+            decode_batch_size=64,
+            save_every=100,  # a checkpoint (and a dev-loss point on the curve) every 100 updates
+            **CPU_SPEED,
+        ),
+        CPU_SIZE_V1 if v1 else CPU_SIZE_S2SFT,
     )
     if v1:  # unilm-v1 README QG command (§2.4/§2.5); source is the task's "answer [SEP] paragraph"
         paper = UniLMConfig(

@@ -397,5 +397,6 @@ class _PlainPieces:
         self.prefix, self.suffix = full[:at], full[at + len(probe) :]
 
     def encode(self, text: str) -> list[int]:
-        return list(self.tok.encode(text, add_special_tokens=False))
+        # a whole paragraph may exceed the model's positions; the window crops it, so no length warning
+        return list(self.tok.encode(text, add_special_tokens=False, verbose=False))
 

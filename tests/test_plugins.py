@@ -120,3 +120,28 @@ def test_a_missing_include_path_is_a_one_line_error(tmp_path: Path) -> None:
     out = bench("--include", str(tmp_path / "nope.py"), "ls", "systems", env=env_for(tmp_path))
     assert out.returncode == 2 and "no such file or folder" in " ".join(out.stderr.split())
     assert "Traceback" not in out.stderr
+
+
+def readme_plugin_commands() -> list[list[str]]:
+    """The `bench ...` lines of README's "Add your own system" code blocks, as argument lists."""
+    import shlex
+
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Add your own system", 1)[1].split("\n## ", 1)[0]
+    lines = [line.split("#", 1)[0].strip() for line in section.splitlines()]
+    return [shlex.split(line)[1:] for line in lines if line.startswith("bench ")]
+
+
+def test_the_readmes_plugin_commands_work_as_written(tmp_path: Path) -> None:
+    """Each `bench` line of the README section runs (the `pip install -e` line stands in as the dist-info
+    it leaves behind); runs get a temporary results folder instead of the checkout's."""
+    commands = readme_plugin_commands()
+    assert len(commands) >= 3 and any("--include" in c for c in commands)
+    env = {**env_for(tmp_path), **installed(tmp_path)}
+    for i, args in enumerate(commands):
+        extra = ["--results-dir", str(tmp_path / f"results{i}")] if "run" in args else []
+        out = bench(*args, *extra, env=env)
+        assert out.returncode == 0, (args, out.stderr[-2000:])
+        if args[-2:] == ["ls", "systems"]:
+            assert "lead_words" in out.stdout and "bench-example-plugin" in out.stdout
+    assert len(list(tmp_path.glob("results*/lead_words--toy_pairs--test--smoke--*.json"))) == 2

@@ -81,16 +81,19 @@ def test_sized_sets_the_budget_fields_by_name_and_none_keeps_the_familys_own() -
 
 
 @pytest.mark.parametrize(
-    ("module", "names"),
+    ("system", "module", "cpu_size", "names"),
     [
-        ("systems.unilm.config", {}),
-        ("systems.copybert.presets", {"max_source_len": "max_seq_length", "max_target_len": "max_query_length"}),
-        ("systems.erniegen.presets", {}),
-        ("systems.fairseq_nat.presets", {"steps": "max_update"}),
-        ("systems.hf_seq2seq.config", {}),
+        ("unilm", "systems.unilm.config", "CPU_SIZE_V1", {}),
+        ("copybert_selfcopy", "systems.copybert.presets", "CPU_SIZE",
+         {"max_source_len": "max_seq_length", "max_target_len": "max_query_length"}),
+        ("erniegen_base", "systems.erniegen.presets", "CPU_SIZE", {}),
+        ("fairseq_nat", "systems.fairseq_nat.presets", "CPU_SIZE", {"steps": "max_update"}),
+        ("bert2bert_minilm_l6", "systems.hf_seq2seq.config", "CPU_SIZE", {}),
     ],
 )
-def test_every_familys_smoke_and_cpu_presets_are_a_declared_budget_size(module: str, names: dict) -> None:
+def test_every_familys_smoke_and_cpu_presets_are_a_declared_budget_size(
+    system: str, module: str, cpu_size: str, names: dict
+) -> None:
     """One sizing mechanism: each family declares its budgets as BudgetSize values (NAR per task, in
     ``CPU_SIZES``) and a built system trains exactly at them."""
     import importlib
@@ -99,10 +102,7 @@ def test_every_familys_smoke_and_cpu_presets_are_a_declared_budget_size(module: 
     from systems.presets import BudgetSize
 
     mod = importlib.import_module(module)
-    system = {"systems.unilm.config": "unilm", "systems.copybert.presets": "copybert_selfcopy",
-              "systems.erniegen.presets": "erniegen_base", "systems.fairseq_nat.presets": "fairseq_nat",
-              "systems.hf_seq2seq.config": "bert2bert_minilm_l6"}[module]
-    for budget, const in (("smoke", "SMOKE_SIZE"), ("cpu", "CPU_SIZE_V1" if system == "unilm" else "CPU_SIZE")):
+    for budget, const in (("smoke", "SMOKE_SIZE"), ("cpu", cpu_size)):
         size = getattr(mod, const)
         assert isinstance(size, BudgetSize)
         config = build(system, budget).describe().config

@@ -74,7 +74,7 @@ CPU = {
     **CPU_SPEED,  # speed policy (benchmarks/bench_training.py measures it; README "Training speed")
 }
 SMOKE_SIZE = BudgetSize(steps=40, batch_size=8, max_source_len=64, max_target_len=24, train_examples=256, lr=1e-3)
-SMOKE = {
+SMOKE: dict[str, Any] = {
     "warmup": 0.1,
     "max_decode_len": 20,
     "decode_batch_size": 32,
@@ -94,7 +94,7 @@ def preset(variant: str, budget: str) -> ErnieGenConfig:
     if budget == "cpu":
         return sized(replace(cfg, backbone="minilm-l6", **CPU), CPU_SIZE)
     if budget == "smoke":
-        return sized(replace(cfg, backbone="tiny", **SMOKE), SMOKE_SIZE)  # type: ignore[arg-type]
+        return sized(replace(cfg, backbone="tiny", **SMOKE), SMOKE_SIZE)
     raise ValueError(f"Unknown budget '{budget}'. Choose one of: smoke, cpu, paper.")
 
 

@@ -35,6 +35,7 @@ class HFSeq2SeqSystem(System):
         self.name, self.budget, self.cfg = name, budget, cfg
         self.model: Any = None  # the training wrapper (loss); ``self.model.hf`` is the HF model
         self.tok: Any = None
+        self._pieces: _PlainPieces | None = None  # self.tok as answer windows read it, built once per tokenizer
         self.fit_result: dict[str, Any] = {}
 
     def describe(self) -> SystemInfo:
@@ -67,7 +68,9 @@ class HFSeq2SeqSystem(System):
         if self.cfg.source_window == "answer":
             from systems.source_windows import answer_window
 
-            pieces = _PlainPieces(self.tok)
+            if self._pieces is None or self._pieces.tok is not self.tok:  # not per call: decode_one is timed
+                self._pieces = _PlainPieces(self.tok)
+            pieces = self._pieces
             room = self.cfg.max_source_len - len(pieces.prefix) - len(pieces.suffix)
             return [[*pieces.prefix, *answer_window(pieces, e, room), *pieces.suffix] for e in examples]
         enc = self.tok([e.source for e in examples], truncation=True, max_length=self.cfg.max_source_len)

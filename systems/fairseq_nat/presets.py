@@ -181,7 +181,7 @@ SIZE_NAMES = {"steps": "max_update"}
 SMOKE_SIZE = BudgetSize(steps=20, batch_size=8, max_source_len=48, max_target_len=32, train_examples=200, lr=1e-3)
 # lr 1e-3: the AR recipe's; the NAT recipes' 5e-4 is for 300k updates
 CPU_SIZE = BudgetSize(
-    steps=2000, batch_size=64, max_source_len=48, max_target_len=32, train_examples=100_000, lr=1e-3
+    steps=6000, batch_size=64, max_source_len=48, max_target_len=32, train_examples=100_000, lr=1e-3
 )
 
 
@@ -221,18 +221,16 @@ def preset(system: str, budget: str) -> FairseqConfig:
             SIZE_NAMES,
         )
     if budget == "cpu":
-        # One budget for every fairseq row of a table column: 2,000 updates x 64 over all 100,000 Quora
-        # training pairs at lr 1e-3 (about 23-30 min of training on one busy core in fp32), read off
-        # results/calibration/<system>--quora--cpu.json (bench calibrate, first 500 dev items, mist-quora
-        # BLEU-4): fairseq_transformer 13.52 after 1,000 updates and 16.89 after 2,000; fairseq_nat 8.06 after
-        # 2,000 (98.8 % distinct); fairseq_cmlm 4.38 after 2,000 and DEGENERATE (12 % of its outputs are
-        # `how can i`, outputs 0.59x the references' length, dev loss still falling): this budget is too
-        # small for Mask-Predict, shown by its curve rather than hidden by a bigger budget for one row.
-        # CMLM's curve continued (each point resumed from the previous point's verified checkpoint_last,
-        # the same run as one uninterrupted 6,000-update run under inverse_sqrt): 4,000 updates 7.60 (still
-        # degenerate, `how can i` 2.8 %), 6,000 updates 9.12 (91.8 % distinct, healthy; dev loss 7.27, still
-        # falling). The next step is one 6,000-update budget for every fairseq row (Transformer and NAT
-        # re-trained too; ~0.75 s/update on one core), not a bigger budget for CMLM alone.
+        # One budget for every fairseq row of a table column: 6,000 updates x 64 over all 100,000 Quora
+        # training pairs at lr 1e-3 (about 40-50 min of training at 2 threads on an idle box, 60-100 min on
+        # one busy core, in fp32), read off results/calibration/<system>--quora--cpu.json (bench calibrate,
+        # first 500 dev items, mist-quora BLEU-4). At the former 2,000 updates fairseq_transformer (13.52
+        # after 1,000, 16.89 after 2,000) and fairseq_nat (8.06) had learned, but fairseq_cmlm had not:
+        # 4.38 and DEGENERATE (12 % of its outputs `how can i`, 0.59x the references' length); 4,000
+        # updates 7.60 (still degenerate, `how can i` 2.8 %); 6,000 updates 9.12 (91.8 % distinct, dev
+        # loss still falling). So the column's budget is 6,000 updates for every row rather than a bigger
+        # budget for CMLM alone. Each 6,000-update point resumed its system's verified 2,000-update
+        # checkpoint_last (the same run as an uninterrupted one: inverse_sqrt does not read --max-update).
         return sized(
             replace(
                 cfg,

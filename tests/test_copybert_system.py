@@ -92,6 +92,38 @@ def test_windows_and_answer_span() -> None:
         Layout(tok.cls_id, tok.mask_id, tok.sep_id, max_seq_length=12).decode_feature(tok, ex)
 
 
+def test_answer_window_holds_the_answer_in_one_window() -> None:
+    """source_window="answer": one window per example, the answer inside with about a third of the room
+    before it (training and decoding alike); a paragraph that fits is fed whole; the key of a head run stays."""
+    from systems.backbone import build_tokenizer
+    from systems.copybert.features import answer_span
+
+    tok = build_tokenizer()
+    words = [f"w{i}" for i in range(40)]
+    para = " ".join(words)
+    layout = Layout(tok.cls_id, tok.mask_id, tok.sep_id, max_seq_length=24, doc_stride=3, max_query_length=4,
+                    max_decode_length=4, source_window="answer")
+    for k in (0, 3, 20, 39):  # answer at the head, early, in the middle and at the very end
+        answer, at = words[k], len(" ".join(words[:k])) + (1 if k else 0)
+        assert para[at:].startswith(answer)
+        ex = Example("x", "", "what is it ?",
+                     {"paragraph": para, "answer": answer, "answer_start": str(at), "question": "what is it ?"})
+        feats = layout.train_features(tok, ex)
+        dec = layout.decode_feature(tok, ex)
+        for f in (*feats, dec):
+            assert f.answer != (0, 0) and tok.decode(f.context[f.answer[0] : f.answer[1] + 1]) == answer
+        assert len(feats) == 1 and len(feats[0].ids) <= 24 and len(dec.context) == 24 - 4
+    parsed = parse(tok, para, "w20", para.index("w20"))
+    start, n = answer_span(parsed, 12)
+    first = parsed.span[0]
+    assert n == 12 and 0 < first - start <= 12 // 3 + 1  # about a third of the room before the answer
+    assert answer_span(parse(tok, "w1 w2 w3", "w2", 3), 12) == (0, len(parse(tok, "w1 w2 w3", "w2", 3).pieces))
+    assert "source_window" not in build("copybert_selfcopy", "cpu", {}).describe().config
+    assert build("copybert_selfcopy", "cpu", {"source_window": "answer"}).describe().config["source_window"] == "answer"
+    with pytest.raises(ValueError, match="source_window"):
+        apply_overrides(preset("copybert_selfcopy", "cpu"), {"source_window": "tail"})
+
+
 @pytest.mark.slow
 def test_fit_decode_resume(tmp_path: Path) -> None:
     task = TaskInfo("squad_qg", tuple(_examples(32)), tuple(_examples(8)), 384, 64)

@@ -123,9 +123,13 @@ def _input_note(rec: dict) -> str | None:
     if (cfg.get("source_window") or size.get("source_window")) != "answer":
         return None
     n = size.get("max_source_len") or cfg.get("max_source_len")
-    room = f" ({n} pieces with [CLS]/[SEP])" if n else ""
-    return (f"{INPUT_MARK}: source = `answer [SEP]` + a paragraph window around the answer{room}, where the paper "
-            "feeds the whole paragraph (a stated deviation of the budget)")
+    if n:  # an encoder source: "answer [SEP] window"
+        what = f"source = `answer [SEP]` + a paragraph window around the answer ({n} pieces with [CLS]/[SEP])"
+    else:  # CopyBERT: one sequence of paragraph window + question, the answer marked by token types
+        seq = cfg.get("max_seq_length")
+        what = "one paragraph window around the answer per example" + (
+            f" (sequences of {seq} pieces with the question)" if seq else "")
+    return f"{INPUT_MARK}: {what}, where the paper feeds the whole paragraph (a stated deviation of the budget)"
 
 
 def _status(table: Table, row: Row, group: Group, budgets: Sequence[str], asked: str | None) -> str:

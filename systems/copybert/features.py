@@ -112,6 +112,22 @@ def doc_spans(n: int, max_tokens: int, stride: int) -> list[tuple[int, int]]:
         start += min(length, stride)
 
 
+def answer_span(parsed: Parsed, room: int) -> tuple[int, int]:
+    """``(start, length)`` of the window of ``room`` pieces that holds the answer with about a third of the
+    room before it (``systems.source_windows.answer_window``'s placement); the whole paragraph when it fits.
+    An answer longer than the room starts the window."""
+    if parsed.span is None:
+        raise ValueError("answer_span needs a located answer")
+    n = len(parsed.pieces)
+    if n <= room:
+        return 0, n
+    first, last = parsed.span
+    after = n - first
+    before = min(first, max((room - (last - first + 1)) // 3, room - after))
+    start = first - max(before, 0)
+    return start, room
+
+
 @dataclass(frozen=True)
 class Layout:
     """Special ids and sizes: ``max_seq_length`` 384, ``doc_stride`` 128, ``max_query_length`` 64."""
@@ -125,6 +141,9 @@ class Layout:
     max_decode_length: int = 20
     decode_doc_stride: int = 1390
     keep_out_of_span: bool = True
+    # head: the reference's windows (sliding ones for training, first-or-last for decoding) | answer: one
+    # window per example with the answer inside, for a budget whose sequences are shorter than paragraphs
+    source_window: str = "head"
 
     def window(self, parsed: Parsed, start: int, length: int, question: tuple[int, ...]) -> Feature:
         pieces = parsed.pieces[start : start + length]
@@ -143,6 +162,8 @@ class Layout:
         q = tuple(tok.encode(ex.fields.get("question", ex.target)))[: self.max_query_length]
         question = (*q, self.sep_id)
         room = self.max_seq_length - len(q) - 3
+        if self.source_window == "answer" and parsed.span is not None:
+            return [self.window(parsed, *answer_span(parsed, room), question)]
         feats = [
             self.window(parsed, s, n, question)
             for s, n in doc_spans(len(parsed.pieces), room, self.doc_stride)
@@ -160,6 +181,8 @@ class Layout:
         paragraph, answer, start = example_parts(ex)
         parsed = parse(tok, paragraph, answer, start)
         room = self.max_seq_length - 2 - self.max_decode_length
+        if self.source_window == "answer" and parsed.span is not None:
+            return self.window(parsed, *answer_span(parsed, room), ())
         spans = doc_spans(len(parsed.pieces), room, self.decode_doc_stride)
         first = self.window(parsed, *spans[0], ())
         return first if first.answer != (0, 0) or len(spans) == 1 else self.window(parsed, *spans[-1], ())

@@ -46,6 +46,9 @@ class CopyBERTConfig:
     doc_stride: int = 128
     max_query_length: int = 64
     keep_out_of_span_windows: bool = True  # reference code; False: paper (answer window only)
+    # head: the reference's paragraph windows | answer: one window per example around the answer (a budget
+    # whose sequences are shorter than SQuAD's paragraphs; BudgetSize.source_window)
+    source_window: str = "head"
     # optimisation (§1.6, BertAdam §0.3)
     lr: float = 3e-5
     batch_size: int = 6
@@ -123,6 +126,8 @@ def apply_overrides(cfg: CopyBERTConfig, overrides: dict[str, Any]) -> CopyBERTC
     out = replace_fields(cfg, overrides, "CopyBERT", frozen=("variant", "budget"))
     if out.copy not in ("none", "self", "normal", "twohop", "hop2"):
         raise ValueError(f"override copy='{out.copy}': choose none, self, normal, twohop or hop2")
+    if out.source_window not in ("head", "answer"):
+        raise ValueError(f"override source_window={out.source_window!r}: choose 'head' or 'answer'")
     if out.copy_attention not in ("post", "pre"):
         raise ValueError(f"override copy_attention='{out.copy_attention}': choose post or pre")
     if out.beam_size < 1 or out.n_best < 1 or out.max_decode_len < 1:

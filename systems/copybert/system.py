@@ -56,6 +56,8 @@ class CopyBERTSystem(System):
         if cfg.backbone != paper_backbone:
             label += f" (stands in for {paper_backbone})"
         config = {k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")}
+        if cfg.source_window == "head":  # the reference's windows: left out, so earlier runs keep their key
+            del config["source_window"]
         if self.head_missing:
             config["mlm_head_missing"] = self.head_missing
         if self.train_result is not None:
@@ -85,6 +87,7 @@ class CopyBERTSystem(System):
             max_decode_length=cfg.max_decode_len,
             decode_doc_stride=cfg.decode_doc_stride,
             keep_out_of_span=cfg.keep_out_of_span_windows,
+            source_window=cfg.source_window,
         )
 
     def _wrap(self, backbone: Any) -> Any:

@@ -191,6 +191,30 @@ def test_collate_labels_are_clean() -> None:
     assert not mask[:, 0].any() and int(mask[1].sum()) == len(pairs[1].tgt) - 1
 
 
+def test_answer_window_source_reaches_an_answer_past_the_head() -> None:
+    """cpu SQuAD (#19): ``source_window="answer"`` feeds ``[CLS] answer [SEP] window [SEP]`` (text types 0 and 1,
+    as the head layout's two fields) within the same room, so an answer deep in the paragraph is in view."""
+    from bench.data.types import Example
+    from systems import build
+    from systems.erniegen.presets import apply_overrides, preset
+
+    words = [w for w in VOCAB if w.isalpha() and not w.startswith("[")]
+    para = " ".join([words[0]] * 30 + [words[1], words[2]] + [words[3]] * 30)
+    at = para.index(f"{words[1]} {words[2]}")
+    ex = Example("q", f"{words[1]} [SEP] {para}", "who",
+                 {"paragraph": para, "answer": words[1], "answer_start": str(at)})
+    tok = WordPieceTokenizer(VOCAB, extra_special=["[ATTN]"])
+    head = Encoder(tok, 16, 8, 3).pairs([ex])[0]
+    window = Encoder(tok, 16, 8, 3, source_window="answer").pairs([ex])[0]
+    answer, after = tok.encode(words[1])[0], tok.encode(words[2])[0]
+    assert len(head.src) == len(window.src) == 16 and window.src[-1] == tok.sep_id
+    assert window.src[:3] == (tok.cls_id, answer, tok.sep_id) and window.src_types[:3] == (0, 0, 0)
+    assert set(window.src_types[3:]) == {1} and after in window.src[3:] and after not in head.src
+    assert "source_window" not in build("erniegen_base", "cpu", {}).describe().config  # head runs keep their key
+    with pytest.raises(ValueError, match="source_window"):
+        apply_overrides(preset("erniegen_base", "cpu"), {"source_window": "tail"})
+
+
 def test_target_truncation_drops_sep() -> None:
     tok = WordPieceTokenizer(VOCAB, extra_special=["[ATTN]"])
     enc = Encoder(tok, 16, 4, 3)

@@ -30,13 +30,28 @@ class Pair:
 class Encoder:
     """Turns examples into id sequences with the reader's truncation rules."""
 
-    def __init__(self, tok: Any, max_source_len: int, max_target_len: int, max_types: int) -> None:
-        self.tok = tok
+    def __init__(
+        self, tok: Any, max_source_len: int, max_target_len: int, max_types: int, source_window: str = "head"
+    ) -> None:
+        if source_window not in ("head", "answer"):
+            raise ValueError(f"source_window must be 'head' or 'answer', got {source_window!r}")
+        self.tok, self.source_window = tok, source_window
         self.max_source_len, self.max_target_len, self.max_types = max_source_len, max_target_len, max_types
         self.cls, self.sep, self.pad = tok.cls_id, tok.sep_id, tok.pad_id
 
+    def example_source(self, ex: Example) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The source of ``ex``: its text's fields from the head, or with ``source_window="answer"`` the
+        answer and a paragraph window around it (``systems.source_windows``) as the same two fields."""
+        if self.source_window == "answer":
+            from systems.source_windows import answer_window
+
+            return self.source_ids(answer_window(self.tok, ex, self.max_source_len - 2))  # room for [CLS] ... [SEP]
+        return self.source(ex.source)
+
     def source(self, text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        ids = self.tok.encode(text)
+        return self.source_ids(self.tok.encode(text))
+
+    def source_ids(self, ids: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         fields: list[list[int]] = [[]]
         for i in ids:
             if i == self.sep:
@@ -61,7 +76,7 @@ class Encoder:
     def pairs(self, examples: Sequence[Example]) -> list[Pair]:
         out = []
         for ex in examples:
-            src, types = self.source(ex.source)
+            src, types = self.example_source(ex)
             out.append(Pair(src, types, self.target(ex.target)))
         return out
 

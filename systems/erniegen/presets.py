@@ -39,6 +39,9 @@ class ErnieGenConfig:
     tgt_type_id: int = 3
     max_source_len: int = 512
     max_target_len: int = 96  # incl. BOS [CLS] (max_tgt_len of the config)
+    # head: the source's fields from their head (the paper) | answer: answer [SEP] a paragraph window around the
+    # answer, for a budget whose source is shorter than SQuAD's paragraphs (BudgetSize.source_window)
+    source_window: str = "head"
     train_examples: int | None = None  # None: the whole training split
     seed: int = 42
     save_every: int = 2000  # checkpoint period, so a killed run resumes (final step always saved)
@@ -103,6 +106,8 @@ def apply_overrides(cfg: ErnieGenConfig, overrides: dict[str, Any]) -> ErnieGenC
     out = replace_fields(cfg, overrides, "ERNIE-GEN", frozen=("variant", "budget"))
     if not 0.0 <= out.noise_prob <= 1.0:
         raise ValueError(f"override noise_prob={out.noise_prob}: must be in [0, 1]")
+    if out.source_window not in ("head", "answer"):
+        raise ValueError(f"override source_window={out.source_window!r}: choose 'head' or 'answer'")
     if out.beam_size < 1:
         raise ValueError(f"override beam_size={out.beam_size}: must be >= 1")
     if out.max_target_len < 2 or out.max_source_len < 2:

@@ -41,6 +41,8 @@ class ErnieGenSystem(System):
     def describe(self) -> SystemInfo:
         cfg = self.cfg
         config = {k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")}
+        if cfg.source_window == "head":  # left out, so runs recorded before the field keep their key
+            del config["source_window"]
         if self.train_result is not None:
             config["train"] = self.train_result
         if self.loaded_from is not None:
@@ -105,7 +107,7 @@ class ErnieGenSystem(System):
         cfg = self.cfg
         # continuous positions: source + target (or decode steps) must fit the position table
         room = max_position - max(cfg.max_target_len, cfg.max_decode_len + 1)
-        return Encoder(tok, min(cfg.max_source_len, room), cfg.max_target_len, cfg.tgt_type_id)
+        return Encoder(tok, min(cfg.max_source_len, room), cfg.max_target_len, cfg.tgt_type_id, cfg.source_window)
 
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
@@ -198,7 +200,7 @@ class ErnieGenSystem(System):
 
     def decode(self, examples: Sequence[Example]) -> list[str]:
         self._require_model()
-        srcs = [self.encoder.source(ex.source) for ex in examples]
+        srcs = [self.encoder.example_source(ex) for ex in examples]
         order = sorted(range(len(srcs)), key=lambda i: len(srcs[i][0]))
         out = [""] * len(srcs)
         bs = self.cfg.decode_batch_size
@@ -211,7 +213,7 @@ class ErnieGenSystem(System):
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         self.refuse_forced_length(forced_length)
         self._require_model()
-        return self._decode_pairs([self.encoder.source(example.source)])[0]
+        return self._decode_pairs([self.encoder.example_source(example)])[0]
 
 
 def add_token(backbone: Any, init_from: int) -> None:

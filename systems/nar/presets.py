@@ -7,7 +7,7 @@ the paper's protocol (same number of updates; MIST's extra passes show up in wal
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from systems.presets import CPU_SPEED, BudgetSize, replace_fields
@@ -112,15 +112,9 @@ class NARConfig:
         base = budget_size(self.budget, task)
         if self.lr is None and base.lr is None:
             raise ValueError(f"{self.variant}: no learning rate for {task} at the {self.budget} budget; set lr=...")
-        return BudgetSize(
-            steps=self.steps if self.steps is not None else base.steps,
-            batch_size=self.batch_size if self.batch_size is not None else base.batch_size,
-            max_source_len=self.max_source_len if self.max_source_len is not None else base.max_source_len,
-            max_target_len=self.max_target_len if self.max_target_len is not None else base.max_target_len,
-            train_examples=self.train_examples if self.train_examples is not None else base.train_examples,
-            lr=self.lr if self.lr is not None else base.lr,
-            source_window=self.source_window if self.source_window is not None else base.source_window,
-        )
+        # each size field: this config's override where it sets one, else the budget's per-task value
+        mine = {f.name: getattr(self, f.name) for f in fields(BudgetSize)}
+        return replace(base, **{name: value for name, value in mine.items() if value is not None})
 
 
 # cpu sizing: minilm-l6 on 2 cores; MIST gets the same budget as the encoder (about 2x the training

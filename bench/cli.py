@@ -756,7 +756,8 @@ def order_cmd(
     data_dir: DataDir = None,
 ) -> None:
     """Kendall's tau between a table's reported and reproduced order, with a bootstrap interval and
-    paired tests of adjacent rows; `bench table` prints it as the table's ordering line."""
+    paired tests of adjacent rows, and each row against the harness reference baseline (copy_source,
+    lead1) on the same examples; `bench table` prints them as the table's ordering and reference lines."""
     from bench.ordering import compute
     from bench.papers import parse_table_ref
 
@@ -766,7 +767,8 @@ def order_cmd(
     except (KeyError, ValueError) as exc:
         _fail(str(exc))
     if not done:
-        _fail(f"{target}: no column has 3 or more reproduced rows at budget {budget} over the same examples.")
+        _fail(f"{target}: no column has 3 or more reproduced rows at budget {budget} over the same examples, "
+              "nor a reproduced row with a harness reference baseline run over its examples.")
 
 
 @app.command("rescore")

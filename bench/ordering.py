@@ -5,10 +5,13 @@ of its rows holds says a lot. For one table column with three or more reproduced
 same test examples) this computes Kendall's τ-b between the reported and the reproduced values,
 a 95 % interval from one item bootstrap shared by every row (each resample re-ranks all rows),
 and for every adjacent pair in the paper's order the reproduced difference with its paired
-bootstrap p-value. Scoring re-reads each run's stored outputs (checked by sha256), so the result
-is data: ``results/ordering/<paper>-table<N>--<group>--<budget>.json``, named by the run ids it
-used. ``bench table`` prints it as the table's ordering line while those runs are still the ones
-shown, and says how to recompute it when they are not.
+bootstrap p-value. A column whose task has a harness reference baseline (``copy_source``,
+``lead1``) scored on the same examples also gets every evidence row compared with it, paired
+(even with fewer than three rows): a model that does not beat copying its input has not learned the
+task, whatever its score. Scoring re-reads each run's stored outputs (checked by sha256), so the
+result is data: ``results/ordering/<paper>-table<N>--<group>--<budget>.json``, named by the run ids
+it used. ``bench table`` prints it as the table's ordering and reference lines while those runs are
+still the ones shown, and says how to recompute it when they are not.
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ def compute(
     """Write one ordering record per column with enough reproduced rows; returns them."""
     from bench.papers import get_table, leading_number
     from bench.record import load_records
-    from bench.report.matching import _examples, group_matches
+    from bench.report.matching import CONTEXT_SYSTEMS, _examples, group_matches
     from bench.scoring import ScoringSession, score_split
     from bench.scoring.resample import bootstrap_values, ci95, paired_bootstrap
 
@@ -91,10 +94,11 @@ def compute(
             say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
             del matches[r]
         path = ordering_path(results_dir, paper, table_id, group.id, budget)
-        if len(matches) < MIN_ROWS:
+        reference = _reference_record(records, CONTEXT_SYSTEMS.get(group.task), group, list(matches.values()))
+        if len(matches) < MIN_ROWS and (reference is None or not matches):
             if write and path.is_file():  # an earlier ordering over runs that no longer count
                 path.unlink()
-                say(f"[order] {path}: removed (fewer than {MIN_ROWS} rows are evidence now)")
+                say(f"[order] {path}: removed (fewer than {MIN_ROWS} rows are evidence now, and no reference)")
             continue
         if len({_examples(m.record) for m in matches.values()}) != 1:
             say(f"[order] {table.ref} {group.id}: the shown runs are over different examples; skipped")
@@ -102,32 +106,56 @@ def compute(
         published = {r: float(leading_number(table.row(r).reported.get(col)) or 0.0) for r in matches}
         rows = sorted(matches, key=lambda r: -published[r])  # paper's order (every match has a number)
         reported = [published[r] for r in rows]
-        stats = {}
+        recipes = {}
+        for r in rows:
+            recipes[r] = table.reported_recipe(table.row(r), group)
+            if recipes[r] is None:
+                raise ValueError(f"{table.ref} {group.id}: row {r} names no recipe; the papers file must give one")
+        stats, ref_stats = {}, {}
         with ScoringSession() as session:
             for r in rows:
                 rec = matches[r].record
-                recipe = table.reported_recipe(table.row(r), group)
-                if recipe is None:
-                    raise ValueError(f"{table.ref} {group.id}: row {r} names no recipe; the papers file must give one")
-                say(f"[order] {table.ref} {group.id}: scoring {rec['run_id']} ({recipe})")
-                scores = score_split(recipe, _outputs(rec), _split(rec, data_dir), session, bootstrap=0)
+                say(f"[order] {table.ref} {group.id}: scoring {rec['run_id']} ({recipes[r]})")
+                scores = score_split(recipes[r], _outputs(rec), _split(rec, data_dir), session, bootstrap=0)
                 stats[r] = scores.item_stats[metric]
+            for recipe in sorted({recipes[r] for r in rows}) if reference is not None else ():
+                say(f"[order] {table.ref} {group.id}: scoring reference {reference['run_id']} ({recipe})")
+                scores = score_split(recipe, _outputs(reference), _split(reference, data_dir), session, bootstrap=0)
+                ref_stats[recipe] = scores.item_stats[metric]
         values = [stats[r].value() * 100 for r in rows]
-        boot = bootstrap_values(stats, samples, seed)
-        sample_matrix = np.stack([boot[r] for r in rows], axis=1) * 100
-        taus = kendall_tau_b(reported, sample_matrix)
-        tau = float(kendall_tau_b(reported, np.asarray(values))[0])
-        pairs = []
-        for a, b in zip(rows, rows[1:], strict=False):
-            pairs.append(
-                {
-                    "higher": a,
-                    "lower": b,
-                    "reported_delta": round(published[a] - published[b], 4),
-                    "reproduced_delta": round((stats[a].value() - stats[b].value()) * 100, 4),
-                    "p_bootstrap": paired_bootstrap(stats[b], stats[a], samples, seed),
-                }
-            )
+        ranked: dict[str, Any] = {"tau_b": None, "tau_ci95": None, "pairs": []}
+        if len(rows) >= MIN_ROWS:
+            boot = bootstrap_values(stats, samples, seed)
+            sample_matrix = np.stack([boot[r] for r in rows], axis=1) * 100
+            taus = kendall_tau_b(reported, sample_matrix)
+            ranked["tau_b"] = round(float(kendall_tau_b(reported, np.asarray(values))[0]), 4)
+            ranked["tau_ci95"] = [round(x, 4) for x in ci95(taus[~np.isnan(taus)])]
+            for a, b in zip(rows, rows[1:], strict=False):
+                ranked["pairs"].append(
+                    {
+                        "higher": a,
+                        "lower": b,
+                        "reported_delta": round(published[a] - published[b], 4),
+                        "reproduced_delta": round((stats[a].value() - stats[b].value()) * 100, 4),
+                        "p_bootstrap": paired_bootstrap(stats[b], stats[a], samples, seed),
+                    }
+                )
+        versus = None
+        if reference is not None:
+            versus = {
+                "system": reference["spec"]["system"],
+                "run_id": reference["run_id"],
+                "rows": [
+                    {
+                        "row": r,
+                        "recipe": recipes[r],
+                        "reference_value": round(ref_stats[recipes[r]].value() * 100, 4),
+                        "delta": round((stats[r].value() - ref_stats[recipes[r]].value()) * 100, 4),
+                        "p_bootstrap": paired_bootstrap(ref_stats[recipes[r]], stats[r], samples, seed),
+                    }
+                    for r in rows
+                ],
+            }
         out = {
             "kind": "ordering",
             "paper": paper,
@@ -147,9 +175,8 @@ def compute(
                 for r, rep, v in zip(rows, reported, values, strict=True)
             ],
             "excluded": [{"row": r, "label": table.row(r).label, "why": why} for r, why in excluded.items()],
-            "tau_b": round(tau, 4),
-            "tau_ci95": [round(x, 4) for x in ci95(taus[~np.isnan(taus)])],
-            "pairs": pairs,
+            **ranked,
+            "reference": versus,
             "samples": samples,
             "seed": seed,
             "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
@@ -159,9 +186,22 @@ def compute(
 
             path.parent.mkdir(parents=True, exist_ok=True)
             write_json_atomic(path, out)
-            say(f"[order] {path}: τ-b {out['tau_b']:+.2f} {out['tau_ci95']}")
+            tau = f"τ-b {out['tau_b']:+.2f} {out['tau_ci95']}" if out["tau_b"] is not None else "no ordering"
+            say(f"[order] {path}: {tau}" + (f", {len(rows)} row(s) vs {versus['system']}" if versus else ""))
         written.append(out)
     return written
+
+
+def _reference_record(records: Any, context: tuple[str, str] | None, group: Any, shown: Sequence[Any]) -> Any:
+    """The harness reference baseline's record over exactly the examples of the ``shown`` runs, or None."""
+    from bench.report.matching import _context_match, _examples
+
+    if context is None or not shown:
+        return None
+    ref = _context_match(records, context[0], group, shown)
+    if ref is None or {_examples(ref)} != {_examples(m.record) for m in shown}:
+        return None
+    return ref
 
 
 def not_evidence(rec: dict[str, Any]) -> str | None:
@@ -221,4 +261,22 @@ def ordering_line(data: dict[str, Any], labels: dict[str, str]) -> str:
         f"and the reproduced order {data['tau_b']:+.2f} (95% bootstrap interval {lo_ci:+.2f} to {hi_ci:+.2f}); "
         + "; ".join(parts)
         + "."
+    )
+
+
+def reference_line(data: dict[str, Any], labels: dict[str, str], reference_label: str) -> str | None:
+    """The table note comparing each evidence row with the harness reference baseline (paired), or None."""
+    versus = data.get("reference")
+    if not versus or not versus.get("rows"):
+        return None
+    parts = []
+    for r in versus["rows"]:
+        where = "above" if r["delta"] > 0 else "below" if r["delta"] < 0 else "tied with"
+        sig = "significant" if r["p_bootstrap"] < 0.05 else "not significant"
+        parts.append(f"{labels.get(r['row'], r['row'])}: {where} it ({r['delta']:+.2f}, p = {r['p_bootstrap']:.3f}, "
+                     f"{sig})")
+    values = sorted({f"{r['reference_value']:.2f} ({r['recipe']})" for r in versus["rows"]})
+    return (
+        f"Versus {reference_label} (`{versus['system']}`, {data['metric']} {', '.join(values)} on the same examples; "
+        f"paired bootstrap, {data.get('budget')} runs): " + "; ".join(parts) + "."
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.ordering import kendall_tau_b, ordering_line
+from bench.ordering import kendall_tau_b, ordering_line, reference_line
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("BENCH_DATA", REPO / ".." / "shared" / "data"))
@@ -45,6 +45,29 @@ def test_ordering_line_names_each_adjacent_pair() -> None:
     )
     assert "A > B: holds (+1.50, p = 0.001, significant)" in line
     assert "B > C: reversed (-0.20, p = 0.400, not significant)" in line
+
+
+def test_reference_line_says_above_or_below_the_harness_baseline_per_row() -> None:
+    """#19: a row that does not beat copying its input has not learned the task; the note says so, paired."""
+    data = {
+        "budget": "cpu",
+        "metric": "bleu4",
+        "reference": {
+            "system": "copy_source",
+            "run_id": "copy_source--squad_qg--test--cpu--s42--x",
+            "rows": [
+                {"row": "a", "recipe": "unilm", "reference_value": 7.31, "delta": 0.37, "p_bootstrap": 0.02},
+                {"row": "b", "recipe": "unilm", "reference_value": 7.31, "delta": -1.45, "p_bootstrap": 0.001},
+                {"row": "c", "recipe": "unilm", "reference_value": 7.31, "delta": 0.05, "p_bootstrap": 0.6},
+            ],
+        },
+    }
+    line = reference_line(data, {"a": "A", "b": "B", "c": "C"}, "Copy the source")
+    assert line is not None and line.startswith("Versus Copy the source (`copy_source`, bleu4 7.31 (unilm)")
+    assert "A: above it (+0.37, p = 0.020, significant)" in line
+    assert "B: below it (-1.45, p = 0.001, significant)" in line
+    assert "C: above it (+0.05, p = 0.600, not significant)" in line
+    assert reference_line({**data, "reference": None}, {}, "Copy the source") is None
 
 
 def test_committed_mist_ordering_is_reproduced_exactly() -> None:

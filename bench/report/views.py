@@ -251,10 +251,15 @@ def _where(rec: dict) -> str:
     return where
 
 
-def _ordering_notes(table: Table, by_group: dict[str, dict[str, _Match]], orderings: Sequence[dict]) -> list[str]:
-    """The ordering line of each column with three or more reproduced rows (bench.ordering)."""
-    from bench.ordering import MIN_ROWS, column_metric, not_evidence, ordering_line
+def _ordering_notes(
+    table: Table, records: Sequence[dict], by_group: dict[str, dict[str, _Match]], orderings: Sequence[dict]
+) -> list[str]:
+    """The ordering line of each column with three or more reproduced rows, and the line comparing its
+    evidence rows with the harness reference baseline (bench.ordering)."""
+    from bench.ordering import MIN_ROWS, _reference_record, column_metric, not_evidence, ordering_line, reference_line
+    from bench.report.matching import CONTEXT_SYSTEMS
 
+    labels = {r.id: r.label for r in table.rows}
     out = []
     for g in table.quality_groups():
         cm = column_metric(g)
@@ -265,15 +270,11 @@ def _ordering_notes(table: Table, by_group: dict[str, dict[str, _Match]], orderi
             if leading_number(table.row(row_id).reported.get(cm[0])) is not None
         }
         budgets = {m.budget for m in shown.values()}
-        if len(shown) < MIN_ROWS or len(budgets) != 1:
+        if not shown or len(budgets) != 1:
             continue
         b = budgets.pop()
         prefix = f"{g.label}: " if len(table.quality_groups()) > 1 else ""
         runs = {row_id: m.record["run_id"] for row_id, m in shown.items() if not not_evidence(m.record)}
-        if len(runs) < MIN_ROWS:
-            out.append(f"{prefix}Ordering not computed: {len(runs)} of the {len(shown)} reproduced rows are evidence "
-                       f"(the others are degenerate or stale), fewer than {MIN_ROWS}.")
-            continue
         data = next(
             (
                 o for o in orderings
@@ -282,10 +283,23 @@ def _ordering_notes(table: Table, by_group: dict[str, dict[str, _Match]], orderi
             ),
             None,
         )
-        if data is None:
-            out.append(f"{prefix}Ordering not computed for the runs shown: `bench order {table.ref} --budget {b}`.")
-        else:
-            out.append(prefix + ordering_line(data, {r.id: r.label for r in table.rows}))
+        command = f"`bench order {table.ref} --budget {b}`"
+        if len(shown) >= MIN_ROWS:
+            if len(runs) < MIN_ROWS:
+                out.append(f"{prefix}Ordering not computed: {len(runs)} of the {len(shown)} reproduced rows are "
+                           f"evidence (the others are degenerate or stale), fewer than {MIN_ROWS}.")
+            elif data is None or data.get("tau_b") is None:
+                out.append(f"{prefix}Ordering not computed for the runs shown: {command}.")
+            else:
+                out.append(prefix + ordering_line(data, labels))
+        context = CONTEXT_SYSTEMS.get(g.task or "")
+        if context is None or not runs:
+            continue
+        line = reference_line(data, labels, context[1]) if data is not None else None
+        if line is not None:
+            out.append(prefix + line)
+        elif _reference_record(records, context, g, [shown[r] for r in runs]) is not None:
+            out.append(f"{prefix}Not yet compared with `{context[0]}` (paired, same examples): {command}.")
     return out
 
 
@@ -384,7 +398,7 @@ def build_table_view(
                 f"`{ours}`; reproduced cells use `{theirs}` so Δ compares like with like: "
                 f"{', '.join(labels)}."
             )
-    notes += _ordering_notes(table, by_group, orderings)
+    notes += _ordering_notes(table, records, by_group, orderings)
     notes += [f"Row note — {n}" for n in row_notes]
     notes += [f"Paper note — {n}" for n in table.notes]
 

@@ -69,7 +69,8 @@ def compute(
     say: Any = print,
     write: bool = True,
 ) -> list[dict[str, Any]]:
-    """Write one ordering record per column with enough reproduced rows; returns them."""
+    """Write one record per column with three or more evidence rows, or with a reference baseline run over
+    its evidence rows' examples; returns them."""
     from bench.papers import get_table, leading_number
     from bench.record import load_records
     from bench.report.matching import CONTEXT_SYSTEMS, _examples, group_matches

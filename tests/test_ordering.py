@@ -71,17 +71,18 @@ def test_reference_line_says_above_or_below_the_harness_baseline_per_row() -> No
 
 
 def test_committed_mist_ordering_is_reproduced_exactly() -> None:
-    """Recomputed from the committed records and outputs, the committed ordering record is the same
-    (and the stale, degenerate CMLM run is left out of it, by name)."""
+    """Recomputed from the committed records and outputs, the committed ordering record is the same:
+    the order, the adjacent-pair tests, the rows left out, and each row against copy_source."""
     if not DATA.is_dir():
         pytest.skip(f"data dir {DATA} not found")
     from bench.ordering import compute, ordering_path
 
     committed = json.loads(ordering_path(REPO / "results", "mist", "3", "quora", "cpu").read_text())
     [fresh] = compute("mist", "3", "cpu", REPO / "results", say=lambda _m: None, write=False)
-    for key in ("tau_b", "tau_ci95", "rows", "pairs", "column", "metric", "excluded"):
+    for key in ("tau_b", "tau_ci95", "rows", "pairs", "column", "metric", "excluded", "reference"):
         assert fresh[key] == committed[key], key
-    assert "cmlm" in {e["row"] for e in committed["excluded"]}
+    assert committed["reference"]["system"] == "copy_source"
+    assert {r["row"] for r in committed["reference"]["rows"]} == {r["row"] for r in committed["rows"]}
 
 
 def test_degenerate_and_stale_runs_are_not_evidence_for_an_ordering() -> None:

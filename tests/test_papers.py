@@ -132,11 +132,9 @@ def test_leading_number():
 
 def test_runnable_rows_cpu_mist1():
     specs = runnable_rows("mist", "1", "cpu")
+    # iNAT, LevT and InsT cost 2-8 s per fairseq update here: hours past the cpu cap, so not planned
     assert [(s.row_id, s.system) for s in specs] == [
         ("transformer", "fairseq_transformer"),
-        ("inst", "fairseq_inst"),
-        ("inat", "fairseq_inat"),
-        ("levt", "fairseq_levt"),
         ("cmlm", "fairseq_cmlm"),
         ("nat", "fairseq_nat"),
         ("encoder_random", "encoder_random"),

@@ -9,6 +9,7 @@ Which record a cell shows is :mod:`bench.report.matching`; how a number is writt
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -259,7 +260,8 @@ def _ordering_notes(
     from bench.ordering import MIN_ROWS, _reference_record, column_metric, not_evidence, ordering_line, reference_line
     from bench.report.matching import CONTEXT_SYSTEMS
 
-    labels = {r.id: r.label for r in table.rows}
+    counts = Counter(r.label for r in table.rows)  # rows told apart by another column (MIST Table 6's Iter.)
+    labels = {r.id: r.label if counts[r.label] == 1 else f"{r.label} (`{r.id}`)" for r in table.rows}
     out = []
     for g in table.quality_groups():
         cm = column_metric(g)

@@ -222,15 +222,20 @@ def preset(system: str, budget: str) -> FairseqConfig:
         )
     if budget == "cpu":
         # One budget for every fairseq row of a table column: 6,000 updates x 64 over all 100,000 Quora
-        # training pairs at lr 1e-3 (about 40-50 min of training at 2 threads on an idle box, 60-100 min on
-        # one busy core, in fp32), read off results/calibration/<system>--quora--cpu.json (bench calibrate,
-        # first 500 dev items, mist-quora BLEU-4). At the former 2,000 updates fairseq_transformer (13.52
-        # after 1,000, 16.89 after 2,000) and fairseq_nat (8.06) had learned, but fairseq_cmlm had not:
-        # 4.38 and DEGENERATE (12 % of its outputs `how can i`, 0.59x the references' length); 4,000
-        # updates 7.60 (still degenerate, `how can i` 2.8 %); 6,000 updates 9.12 (91.8 % distinct, dev
-        # loss still falling). So the column's budget is 6,000 updates for every row rather than a bigger
-        # budget for CMLM alone. Each 6,000-update point resumed its system's verified 2,000-update
-        # checkpoint_last (the same run as an uninterrupted one: inverse_sqrt does not read --max-update).
+        # training pairs at lr 1e-3 in fp32, read off results/calibration/<system>--quora--cpu.json (bench
+        # calibrate, first 500 dev items, mist-quora BLEU-4). Training took 75 (Transformer), 95 (NAT) and
+        # 80 (CMLM) min on one Zen 4 core beside another run; about 41 / 52 / 44 min for one run at 2 threads
+        # on an idle box (benchmarks/bench_threads.py's ratio). The former 2,000 updates were enough for
+        # fairseq_transformer (13.52 after 1,000, 16.89 after 2,000; 19.99 after 6,000) and fairseq_nat
+        # (8.06; 13.21 after 6,000), but not for fairseq_cmlm: 4.38 and DEGENERATE (12 % of its outputs
+        # `how can i`, 0.59x the references' length); 7.60 after 4,000 (still degenerate, `how can i`
+        # 2.8 %); 9.12 after 6,000 (91.8 % distinct, dev loss still falling). So the column's budget is
+        # 6,000 updates for every row rather than a bigger budget for CMLM alone. Each 6,000-update point
+        # resumed its system's verified 2,000-update checkpoint_last (the same run as an uninterrupted
+        # one: inverse_sqrt does not read --max-update), so a point's fit_s counts its own updates only.
+        # The semi-NAR rows iNAT, LevT and InsT cost 8.3 / 2.8 / 2.1 s per update on one core while two
+        # other runs train (benchmarks/bench_fairseq_updates.py; iNAT 4.9 s beside one other run), 3.6-14 h
+        # for this budget: far past the cpu cap, so they are not run at it.
         return sized(
             replace(
                 cfg,

@@ -95,7 +95,7 @@ def compute(
             say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
             del matches[r]
         path = ordering_path(results_dir, paper, table_id, group.id, budget)
-        reference = _reference_record(records, CONTEXT_SYSTEMS.get(group.task), group, list(matches.values()))
+        reference = _reference_record(records, CONTEXT_SYSTEMS.get(group.task or ""), group, list(matches.values()))
         if len(matches) < MIN_ROWS and (reference is None or not matches):
             if write and path.is_file():  # an earlier ordering over runs that no longer count
                 path.unlink()
@@ -107,11 +107,12 @@ def compute(
         published = {r: float(leading_number(table.row(r).reported.get(col)) or 0.0) for r in matches}
         rows = sorted(matches, key=lambda r: -published[r])  # paper's order (every match has a number)
         reported = [published[r] for r in rows]
-        recipes = {}
+        recipes: dict[str, str] = {}
         for r in rows:
-            recipes[r] = table.reported_recipe(table.row(r), group)
-            if recipes[r] is None:
+            recipe = table.reported_recipe(table.row(r), group)
+            if recipe is None:
                 raise ValueError(f"{table.ref} {group.id}: row {r} names no recipe; the papers file must give one")
+            recipes[r] = recipe
         stats, ref_stats = {}, {}
         with ScoringSession() as session:
             for r in rows:

@@ -95,7 +95,7 @@ def compute(
             say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
             del matches[r]
         path = ordering_path(results_dir, paper, table_id, group.id, budget)
-        reference = _reference_record(records, CONTEXT_SYSTEMS.get(group.task or ""), group, list(matches.values()))
+        reference = reference_record(records, CONTEXT_SYSTEMS.get(group.task or ""), group, list(matches.values()))
         if len(matches) < MIN_ROWS and (reference is None or not matches):
             if write and path.is_file():  # an earlier ordering over runs that no longer count
                 path.unlink()
@@ -194,7 +194,7 @@ def compute(
     return written
 
 
-def _reference_record(records: Any, context: tuple[str, str] | None, group: Any, shown: Sequence[Any]) -> Any:
+def reference_record(records: Any, context: tuple[str, str] | None, group: Any, shown: Sequence[Any]) -> Any:
     """The harness reference baseline's record over exactly the examples of the ``shown`` runs, or None."""
     from bench.report.matching import _context_match, _examples
 

@@ -45,6 +45,26 @@ class BudgetSize:
     source_window: str = "head"
 
 
+#: the source windows a family can read (BudgetSize.source_window)
+SOURCE_WINDOWS = ("head", "answer")
+
+
+def check_source_window(value: str | None, label: str = "", allow_none: bool = False) -> None:
+    """Refuse a window no family reads (``None``: the budget's choice, where a family allows it)."""
+    if value in SOURCE_WINDOWS or (allow_none and value is None):
+        return
+    where = f" for {label}" if label else ""
+    raise ValueError(f"override source_window={value!r}{where}: choose 'head' or 'answer'")
+
+
+def without_head_window(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` without ``source_window`` when it is ``head`` (every paper's source): the field was added
+    after runs were recorded, and leaving the default out keeps their training keys."""
+    if config.get("source_window") == "head":
+        del config["source_window"]
+    return config
+
+
 def sized(cfg: C, size: BudgetSize, names: Mapping[str, str] | None = None) -> C:
     """``cfg`` trained at ``size``: each size field set on the config field of the same name, or the one
     ``names`` maps it to (fairseq calls updates ``max_update``). A family without a ``source_window``

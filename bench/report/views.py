@@ -257,7 +257,7 @@ def _ordering_notes(
 ) -> list[str]:
     """The ordering line of each column with three or more reproduced rows, and the line comparing its
     evidence rows with the harness reference baseline (bench.ordering)."""
-    from bench.ordering import MIN_ROWS, _reference_record, column_metric, not_evidence, ordering_line, reference_line
+    from bench.ordering import MIN_ROWS, column_metric, not_evidence, ordering_line, reference_line, reference_record
     from bench.report.matching import CONTEXT_SYSTEMS
 
     counts = Counter(r.label for r in table.rows)  # rows told apart by another column (MIST Table 6's Iter.)
@@ -300,7 +300,7 @@ def _ordering_notes(
         line = reference_line(data, labels, context[1]) if data is not None else None
         if line is not None:
             out.append(prefix + line)
-        elif _reference_record(records, context, g, [shown[r] for r in runs]) is not None:
+        elif reference_record(records, context, g, [shown[r] for r in runs]) is not None:
             out.append(f"{prefix}Not yet compared with `{context[0]}` (paired, same examples): {command}.")
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, BudgetSize, replace_fields, sized
+from systems.presets import CPU_SPEED, BudgetSize, check_source_window, replace_fields, sized
 
 CITATION = (
     "Varanasi, Amin & Neumann 2020, CopyBERT: A Unified Approach to Question Generation with "
@@ -126,8 +126,7 @@ def apply_overrides(cfg: CopyBERTConfig, overrides: dict[str, Any]) -> CopyBERTC
     out = replace_fields(cfg, overrides, "CopyBERT", frozen=("variant", "budget"))
     if out.copy not in ("none", "self", "normal", "twohop", "hop2"):
         raise ValueError(f"override copy='{out.copy}': choose none, self, normal, twohop or hop2")
-    if out.source_window not in ("head", "answer"):
-        raise ValueError(f"override source_window={out.source_window!r}: choose 'head' or 'answer'")
+    check_source_window(out.source_window, "CopyBERT")
     if out.copy_attention not in ("post", "pre"):
         raise ValueError(f"override copy_attention='{out.copy_attention}': choose post or pre")
     if out.beam_size < 1 or out.n_best < 1 or out.max_decode_len < 1:

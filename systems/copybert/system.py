@@ -17,7 +17,7 @@ from bench.data.types import Example
 from systems.base import System, SystemInfo, TaskInfo, check_budget
 from systems.copybert.features import Feature, Layout
 from systems.copybert.presets import CITATION, VARIANTS, CopyBERTConfig, apply_overrides, preset
-from systems.presets import seeded_subset
+from systems.presets import seeded_subset, without_head_window
 from systems.saved_run import VOCAB, open_run, write_run_files
 
 META = "copybert_model.json"
@@ -55,9 +55,7 @@ class CopyBERTSystem(System):
         label = f"tiny({cfg.backbone} vocab)" if cfg.tiny else cfg.backbone
         if cfg.backbone != paper_backbone:
             label += f" (stands in for {paper_backbone})"
-        config = {k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")}
-        if cfg.source_window == "head":  # the reference's windows: left out, so earlier runs keep their key
-            del config["source_window"]
+        config = without_head_window({k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")})
         if self.head_missing:
             config["mlm_head_missing"] = self.head_missing
         if self.train_result is not None:

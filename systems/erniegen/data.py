@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from bench.data.types import Example
+from systems.presets import check_source_window
 from systems.training.batching import pad_length
 
 
@@ -33,8 +34,7 @@ class Encoder:
     def __init__(
         self, tok: Any, max_source_len: int, max_target_len: int, max_types: int, source_window: str = "head"
     ) -> None:
-        if source_window not in ("head", "answer"):
-            raise ValueError(f"source_window must be 'head' or 'answer', got {source_window!r}")
+        check_source_window(source_window)
         self.tok, self.source_window = tok, source_window
         self.max_source_len, self.max_target_len, self.max_types = max_source_len, max_target_len, max_types
         self.cls, self.sep, self.pad = tok.cls_id, tok.sep_id, tok.pad_id

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, BudgetSize, replace_fields, sized
+from systems.presets import CPU_SPEED, BudgetSize, check_source_window, replace_fields, sized
 
 CITATION = (
     "Xiao et al. 2020, ERNIE-GEN: An Enhanced Multi-Flow Pre-training and Fine-tuning Framework "
@@ -106,8 +106,7 @@ def apply_overrides(cfg: ErnieGenConfig, overrides: dict[str, Any]) -> ErnieGenC
     out = replace_fields(cfg, overrides, "ERNIE-GEN", frozen=("variant", "budget"))
     if not 0.0 <= out.noise_prob <= 1.0:
         raise ValueError(f"override noise_prob={out.noise_prob}: must be in [0, 1]")
-    if out.source_window not in ("head", "answer"):
-        raise ValueError(f"override source_window={out.source_window!r}: choose 'head' or 'answer'")
+    check_source_window(out.source_window, "ERNIE-GEN")
     if out.beam_size < 1:
         raise ValueError(f"override beam_size={out.beam_size}: must be >= 1")
     if out.max_target_len < 2 or out.max_source_len < 2:

@@ -13,7 +13,7 @@ from typing import Any
 from bench.data.types import Example
 from systems.base import System, SystemInfo, TaskInfo, check_budget
 from systems.erniegen.presets import CITATION, ErnieGenConfig, apply_overrides, preset
-from systems.presets import seeded_subset
+from systems.presets import seeded_subset, without_head_window
 from systems.saved_run import open_run, write_run_files
 
 ATTN = "[ATTN]"
@@ -40,9 +40,7 @@ class ErnieGenSystem(System):
     # ------------------------------------------------------------------ describe
     def describe(self) -> SystemInfo:
         cfg = self.cfg
-        config = {k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")}
-        if cfg.source_window == "head":  # left out, so runs recorded before the field keep their key
-            del config["source_window"]
+        config = without_head_window({k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")})
         if self.train_result is not None:
             config["train"] = self.train_result
         if self.loaded_from is not None:

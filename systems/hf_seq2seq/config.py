@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.errors import UserError
 from systems.base import check_budget
-from systems.presets import CPU_SPEED, BudgetSize, replace_fields, sized
+from systems.presets import CPU_SPEED, BudgetSize, check_source_window, replace_fields, sized
 
 CITATIONS: dict[str, str] = {
     "bart": "Lewis et al. 2020, BART: Denoising Sequence-to-Sequence Pre-training for Natural Language Generation, "
@@ -253,8 +253,7 @@ def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> HFSe
     for name in ("max_source_len", "max_target_len", "beam_size", "max_decode_len", "decode_batch_size"):
         if getattr(cfg, name) < 1:
             raise ValueError(f"override {name}={getattr(cfg, name)} for {variant}: must be >= 1")
-    if cfg.source_window not in ("head", "answer"):
-        raise ValueError(f"override source_window={cfg.source_window!r} for {variant}: choose 'head' or 'answer'")
+    check_source_window(cfg.source_window, variant)
     if cfg.min_len < 0 or cfg.no_repeat_ngram < 0 or not 0.0 <= cfg.label_smoothing < 1.0:
         raise ValueError(f"{variant}: min_len and no_repeat_ngram must be >= 0, label_smoothing in [0, 1)")
     return cfg

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, BudgetSize, replace_fields
+from systems.presets import CPU_SPEED, BudgetSize, check_source_window, replace_fields
 
 CITATION = (
     "Jiang et al. 2022, Improving Non-autoregressive Generation with Mixup Training (MIST), AAAI; "
@@ -209,8 +209,7 @@ def apply_overrides(cfg: NARConfig, overrides: dict[str, Any]) -> NARConfig:
         out = _random_weights(out, overrides)
     if out.decode not in ("single", "mist_iter", "mask_predict"):
         raise ValueError(f"override decode='{out.decode}': choose single, mist_iter or mask_predict")
-    if out.source_window not in (None, "head", "answer"):
-        raise ValueError(f"override source_window={out.source_window!r}: choose 'head' or 'answer'")
+    check_source_window(out.source_window, allow_none=True)
     if out.iterations < 1:
         raise ValueError(f"override iterations={out.iterations}: must be >= 1")
     return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.data.types import Example
 from systems.base import System, SystemInfo, TaskInfo
-from systems.presets import seeded_subset
+from systems.presets import check_source_window, seeded_subset
 from systems.source_windows import answer_window
 from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, _torch
 from systems.unilm.config import CITATION, VARIANTS, UniLMConfig, make_config
@@ -96,10 +96,9 @@ class UniLMSystem(System):
     def _encode_sources(self, examples: Sequence[Example]) -> list[list[int]]:
         """Source ids without [CLS]/[SEP]; at most ``max_source_len - 2`` of them."""
         keep = self.cfg.max_source_len - 2
+        check_source_window(self.cfg.source_window)
         if self.cfg.source_window == "answer":
             return [answer_window(self.tok, e, keep) for e in examples]
-        if self.cfg.source_window != "head":
-            raise ValueError(f"source_window must be 'head' or 'answer', got {self.cfg.source_window!r}")
         return [s[:keep] for s in self.tok.encode_batch([e.source for e in examples])]
 
     def _encode_pairs(self, examples: Sequence[Example]) -> list[tuple[list[int], list[int]]]:

@@ -234,8 +234,8 @@ def preset(system: str, budget: str) -> FairseqConfig:
         # resumed its system's verified 2,000-update checkpoint_last (the same run as an uninterrupted
         # one: inverse_sqrt does not read --max-update), so a point's fit_s counts its own updates only.
         # The semi-NAR rows iNAT, LevT and InsT cost 8.3 / 2.8 / 2.1 s per update on one core while two
-        # other runs train (benchmarks/bench_fairseq_updates.py; iNAT 4.9 s beside one other run), 3.6-14 h
-        # for this budget: far past the cpu cap, so they are not run at it.
+        # other runs train (benchmarks/bench_fairseq_updates.py), 3.6-14 h for this budget: far past the cpu
+        # cap, so they are not run at it.
         return sized(
             replace(
                 cfg,

@@ -7,7 +7,7 @@ UniLM, CopyBERT and ERNIE-GEN share one implementation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,7 +36,7 @@ class SearchConfig:
     ngram_ignore: frozenset[int] = frozenset()  # n-grams containing these ids may repeat (s2s-ft "." rule)
 
 
-def _blocked(seq: list[int], n: int, ignore: frozenset[int]) -> set[int]:
+def blocked_ngram_tokens(seq: Sequence[int], n: int, ignore: frozenset[int] = frozenset()) -> set[int]:
     """Tokens that would complete an n-gram already present in ``seq``."""
     if n <= 0 or len(seq) < n:
         return set()
@@ -56,7 +56,7 @@ def _apply_constraints(logp: Tensor, seqs: Iterable[list[int]], cfg: SearchConfi
         logp[:, cfg.eos_id] = float("-inf")
     if cfg.no_repeat_ngram > 0:
         for row, seq in enumerate(seqs):
-            banned = _blocked(seq, cfg.no_repeat_ngram, cfg.ngram_ignore)
+            banned = blocked_ngram_tokens(seq, cfg.no_repeat_ngram, cfg.ngram_ignore)
             if banned:
                 logp[row, list(banned)] = float("-inf")
     return logp

@@ -294,6 +294,52 @@ def test_beam_search_rules() -> None:
     assert best.tokens[-1] == SEP
 
 
+def looping_step(prefixes):
+    """A scripted model that prefers the loop 5 6 5 6 … over ending; ending costs the same at any length."""
+    out = torch.full((len(prefixes), 8), -9.0)
+    for r, p in enumerate(prefixes):
+        nxt = 6 if p and p[-1] == 5 else 5
+        out[r, nxt] = -0.05
+        out[r, 7] = -0.5  # a fresh word
+        out[r, SEP] = -0.3 if p else -5.0
+    return out
+
+
+def test_length_penalty_zero_picks_the_raw_best_and_one_is_the_reference() -> None:
+    ref, hyps = beam_search(looping_step, SEP, blocked=(PAD,), beam_size=3, n_best=5, max_length=12)
+    assert ref == max(hyps, key=lambda h: h.score / (1 + len(h.tokens)))  # default: the reference's pick
+    assert ref == beam_search(looping_step, SEP, beam_size=3, n_best=5, max_length=12, length_penalty=1.0)[0]
+    raw, raw_hyps = beam_search(looping_step, SEP, beam_size=3, n_best=5, max_length=12, length_penalty=0.0)
+    assert raw == max(raw_hyps, key=lambda h: h.score)
+    assert len(raw.tokens) < len(ref.tokens)  # the average favours the long loop; the raw score does not
+
+
+def test_no_repeat_ngram_blocks_loops_in_every_slot() -> None:
+    _, loose = beam_search(looping_step, SEP, beam_size=3, n_best=5, max_length=12)
+    assert any(h.tokens[:4] == (5, 6, 5, 6) for h in loose)  # the loop is there without blocking
+    for n in (2, 3):
+        _, hyps = beam_search(looping_step, SEP, beam_size=3, n_best=5, max_length=12, no_repeat_ngram=n)
+        for h in hyps:
+            words = [t for t in h.tokens if t != SEP]
+            grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+            assert len(grams) == len(set(grams)), (n, h.tokens)
+
+
+def test_search_settings_are_decode_only() -> None:
+    """`--set no_repeat_ngram=3` (or any search setting) decodes the plain run's model; lr trains anew."""
+    from bench.runs import training_key
+    from systems import build
+
+    plain = build("copybert_selfcopy", "cpu")
+    search = {"beam_size": 3, "n_best": 5, "length_penalty": 0.0, "no_repeat_ngram": 3, "max_decode_len": 24}
+    assert training_key(build("copybert_selfcopy", "cpu", search), "squad_qg") == training_key(plain, "squad_qg")
+    assert training_key(build("copybert_selfcopy", "cpu", {"lr": 3e-4}), "squad_qg") != training_key(
+        plain, "squad_qg"
+    )
+    with pytest.raises(ValueError, match="no_repeat_ngram"):
+        build("copybert_selfcopy", "cpu", {"no_repeat_ngram": -1})
+
+
 # ---------------------------------------------------------------------- 7. overfit
 TRIPLES = [
     ("the cat sat on the mat", "mat", "where did the cat sit ?"),

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from systems.decoding import SearchConfig, _blocked, beam_search, greedy_search  # noqa: E402
+from systems.decoding import SearchConfig, beam_search, blocked_ngram_tokens, greedy_search  # noqa: E402
 
 V, EOS = 4, 0
 
@@ -91,9 +91,9 @@ def test_beam_results_do_not_depend_on_batch_neighbours() -> None:
 
 
 def test_ngram_blocking() -> None:
-    assert _blocked([5, 6, 7, 5, 6], 3, frozenset()) == {7}
-    assert _blocked([5, 6, 7, 5, 6], 3, frozenset({6})) == set()  # ignored word in the prefix
-    assert _blocked([1, 1], 1, frozenset()) == {1}
+    assert blocked_ngram_tokens([5, 6, 7, 5, 6], 3, frozenset()) == {7}
+    assert blocked_ngram_tokens([5, 6, 7, 5, 6], 3, frozenset({6})) == set()  # ignored word in the prefix
+    assert blocked_ngram_tokens([1, 1], 1, frozenset()) == {1}
 
     class Loop:  # always prefers token 1: without blocking the output is 1 1 1 1 ...
         def step(self, state, prev):

@@ -5,6 +5,11 @@ search; n-gram blocking and min-length stay off (disabled in the reference). A s
 ``[SEP]`` is finished: the hypothesis is stored and the slot's next-step scores are set to −1e10.
 The search stops when the top slot has finished and ``n_best`` hypotheses exist, or after
 ``max_length`` tokens (``[SEP]`` included); the final pick maximises ``score / (1 + length)``.
+
+Two knobs leave the reference for budgets whose models loop (both off by default, so the paper preset
+decodes as the reference): ``length_penalty`` is the exponent of that final normalisation (1: the
+reference's per-token average, which favours long looping hypotheses; 0: the raw cumulative score), and
+``no_repeat_ngram`` blocks a token that would repeat an n-gram of the hypothesis (UniLM's blocking).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+
+from systems.decoding import blocked_ngram_tokens
 
 DEAD = -1e10
 
@@ -26,7 +33,11 @@ class Hypothesis:
 
     @property
     def normalised(self) -> float:
-        return self.score / (1 + len(self.tokens))  # +1 counts the [MASK] slot
+        """The reference's final score (``length_penalty`` 1)."""
+        return self.rescored(1.0)
+
+    def rescored(self, length_penalty: float) -> float:
+        return self.score / (1 + len(self.tokens)) ** length_penalty  # +1 counts the [MASK] slot
 
 
 StepFn = Callable[[Sequence[Sequence[int]]], Tensor]
@@ -39,6 +50,8 @@ def beam_search(
     beam_size: int = 5,
     n_best: int = 20,
     max_length: int = 20,
+    length_penalty: float = 1.0,
+    no_repeat_ngram: int = 0,
 ) -> tuple[Hypothesis, list[Hypothesis]]:
     """``step(prefixes)`` returns next-token log-probs ``[len(prefixes), V]``; returns (best, collected)."""
     prefixes: list[tuple[int, ...]] = [()] * beam_size
@@ -50,6 +63,11 @@ def beam_search(
         logp = step(prefixes).float().cpu().clone()
         if blocked:
             logp[:, list(blocked)] = float("-inf")  # pad id 0 would vanish from the mask (§1.4 ⚠)
+        if no_repeat_ngram > 0:
+            for i, prefix in enumerate(prefixes):
+                banned = blocked_ngram_tokens(prefix, no_repeat_ngram)
+                if banned:
+                    logp[i, sorted(banned)] = float("-inf")
         cand = scores[:, None] + logp
         for i, prefix in enumerate(prefixes):
             if prefix and prefix[-1] == sep_id:
@@ -73,7 +91,7 @@ def beam_search(
             finished.append(Hypothesis(prefixes[i], float(scores[i]), False))
         i += 1
     finished.sort(key=lambda h: -h.score)
-    best_hyp = max(finished, key=lambda h: h.normalised)
+    best_hyp = max(finished, key=lambda h: h.rescored(length_penalty))
     return best_hyp, finished
 
 

@@ -76,6 +76,9 @@ class CopyBERTConfig:
     n_best: int = 20
     max_decode_len: int = 20
     decode_doc_stride: int = 1390
+    # off in the reference: 1 = its per-token average in the final pick, 0 = raw score (beam.py)
+    length_penalty: float = 1.0
+    no_repeat_ngram: int = 0  # block repeated n-grams of this size (0: off, as the reference)
     # False: re-encode the whole sequence every step (reference cost); True: K/V cache, same outputs (tested)
     decode_cache: bool = False
     # smoke: a tiny random encoder over the backbone's vocab
@@ -131,4 +134,6 @@ def apply_overrides(cfg: CopyBERTConfig, overrides: dict[str, Any]) -> CopyBERTC
         raise ValueError(f"override copy_attention='{out.copy_attention}': choose post or pre")
     if out.beam_size < 1 or out.n_best < 1 or out.max_decode_len < 1:
         raise ValueError("beam_size, n_best and max_decode_len must be >= 1")
+    if out.no_repeat_ngram < 0 or out.length_penalty < 0:
+        raise ValueError("no_repeat_ngram and length_penalty must be >= 0 (0 turns either off)")
     return out

@@ -42,6 +42,10 @@ class CopyBERTSystem(System):
         self.backbone_name = cfg.backbone
         self.loaded_from: dict[str, Any] | None = None
 
+    #: search settings: a `--set no_repeat_ngram=3` run decodes the plain run's checkpoint
+    decode_only_overrides = ("beam_size", "n_best", "max_decode_len", "decode_doc_stride", "decode_cache",
+                             "length_penalty", "no_repeat_ngram")
+
     @property
     def needs_training(self) -> bool:  # type: ignore[override]  # a property where the base has a default
         """False when decoding another run's model (``init_from``): the harness then skips loading
@@ -256,6 +260,8 @@ class CopyBERTSystem(System):
                 beam_size=cfg.beam_size,
                 n_best=cfg.n_best,
                 max_length=cfg.max_decode_len,
+                length_penalty=cfg.length_penalty,
+                no_repeat_ngram=cfg.no_repeat_ngram,
             )
         return output_tokens(best, drop=(tok.sep_id, tok.pad_id))
 

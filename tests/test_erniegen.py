@@ -157,6 +157,39 @@ def test_beam_keeps_best_normalised_score() -> None:
     assert score(beam[0]) >= score(greedy[0]) - 1e-5
 
 
+def _repeats(seq: list[int], n: int) -> int:
+    grams = [tuple(seq[i : i + n]) for i in range(len(seq) - n + 1)]
+    return len(grams) - len(set(grams))
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_no_repeat_ngram_blocks_repeats(beam: int) -> None:
+    """An untrained model loops; with blocking no n-gram of an output repeats, and off is the plain search."""
+    model = tiny_model(seed=5)
+    b = _batch([2])
+    ids = DecodeIds(bos=2, eos=3, pad=0)
+    args = (model, b["src_ids"], b["src_types"], b["src_len"], ids)
+    loose = infilling_decode(*args, beam_size=beam, max_len=16)[0]
+    assert _repeats(loose, 2) > 0  # the premise: this model repeats itself
+    assert infilling_decode(*args, beam_size=beam, max_len=16, no_repeat_ngram=0)[0] == loose
+    for n in (1, 2):
+        out = infilling_decode(*args, beam_size=beam, max_len=16, no_repeat_ngram=n)[0]
+        assert out and _repeats(out, n) == 0, (n, out)
+
+
+def test_search_settings_are_decode_only() -> None:
+    from bench.runs import training_key
+    from systems import build
+
+    plain = build("erniegen_base", "cpu")
+    search = {"beam_size": 5, "length_penalty": 0.6, "no_repeat_ngram": 3, "decode_batch_size": 8}
+    assert training_key(build("erniegen_base", "cpu", search), "squad_qg") == training_key(plain, "squad_qg")
+    # the decode length sizes the training source's room in the position table: not decode-only
+    assert training_key(build("erniegen_base", "paper", {"max_decode_len": 100}), "squad_qg") != training_key(
+        build("erniegen_base", "paper"), "squad_qg"
+    )
+
+
 def test_noise_statistics() -> None:
     gen = torch.Generator().manual_seed(0)
     n, length, v = 10_000, 12, 50

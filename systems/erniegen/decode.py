@@ -3,6 +3,7 @@
 Scores follow the reference ``beam_search`` op: a hypothesis keeps its *normalised* score
 ``Σ log p / lp(n)`` with GNMT ``lp(n) = ((5+n)/6)^α``, renormalised each step as
 ``(log p + prev·lp(t)) / lp(t+1)``; a finished hypothesis keeps its score and competes unchanged.
+``no_repeat_ngram`` (off in the reference) blocks a token that would repeat an n-gram of its hypothesis.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import torch
 from torch import Tensor
 
 from systems.backbone.cache import KVBuffer, KVCache
+from systems.decoding import blocked_ngram_tokens
 from systems.erniegen.model import ErnieGen
 
 
@@ -29,6 +31,14 @@ def renormalise(prev: Tensor, logp: Tensor, t: int, alpha: float) -> Tensor:
 def reorder(cache: KVCache | KVBuffer, rows: Tensor) -> KVCache | KVBuffer:
     """Cache rows ``rows`` (beam expansion or reordering): in place for a buffer, a new ``KVCache`` otherwise."""
     return cache.reorder_(rows) if isinstance(cache, KVBuffer) else cache.select(rows)
+
+
+def block_repeats(logp: Tensor, tokens: Tensor, finished: Tensor, n: int) -> None:
+    """Set to −inf (in place) the log p of every token that would repeat an n-gram of its open hypothesis."""
+    for i, j in (~finished).nonzero().tolist():
+        banned = blocked_ngram_tokens(tokens[i, j].tolist(), n)
+        if banned:
+            logp[i, j, sorted(banned)] = float("-inf")
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,7 @@ def infilling_decode(
     alpha: float = 1.0,
     max_len: int = 48,
     in_place: bool = True,
+    no_repeat_ngram: int = 0,
 ) -> list[list[int]]:
     """Best hypothesis per source, BOS stripped and cut before the first ``[SEP]``.
 
@@ -75,6 +86,8 @@ def infilling_decode(
         logits, cache = model.step(cache, prev, src_len_k, s, t)
         logp = logits.float().log_softmax(-1).view(b, k, -1)
         v = logp.shape[-1]
+        if no_repeat_ngram > 0 and t >= no_repeat_ngram - 1:
+            block_repeats(logp, tokens, finished, no_repeat_ngram)
         cand = renormalise(scores[:, :, None], logp, t, alpha)  # [B, K, V]
         # a finished hypothesis has one continuation (itself) with its frozen score
         frozen = torch.full_like(cand, float("-inf"))

@@ -53,6 +53,7 @@ class ErnieGenConfig:
     # decoding (§3.6): Table 4 is beam 1; the released configs use beam 5
     beam_size: int = 1
     length_penalty: float = 1.0
+    no_repeat_ngram: int = 0  # block repeated n-grams of this size (0: off, as the reference)
     max_decode_len: int = 48
     decode_batch_size: int = 32
     # tiny random backbone (smoke budget): hidden / layers / heads / intermediate
@@ -109,6 +110,8 @@ def apply_overrides(cfg: ErnieGenConfig, overrides: dict[str, Any]) -> ErnieGenC
     check_source_window(out.source_window, "ERNIE-GEN")
     if out.beam_size < 1:
         raise ValueError(f"override beam_size={out.beam_size}: must be >= 1")
+    if out.no_repeat_ngram < 0:
+        raise ValueError(f"override no_repeat_ngram={out.no_repeat_ngram}: must be >= 0 (0 turns blocking off)")
     if out.max_target_len < 2 or out.max_source_len < 2:
         raise ValueError("max_source_len and max_target_len must be >= 2 (room for [CLS]/[SEP])")
     return out

@@ -31,6 +31,10 @@ class ErnieGenSystem(System):
         self.backbone_note = ""
         self.loaded_from: dict[str, Any] | None = None
 
+    #: search settings: a `--set no_repeat_ngram=3` run decodes the plain run's model (``max_decode_len`` is
+    #: not one of them: it sizes the training source's room in the position table, ``_encoder``)
+    decode_only_overrides = ("beam_size", "length_penalty", "no_repeat_ngram", "decode_batch_size")
+
     @property
     def needs_training(self) -> bool:  # type: ignore[override]  # a property where the base has a default
         """False when decoding another run's model (``init_from``): the harness then skips loading
@@ -189,6 +193,7 @@ class ErnieGenSystem(System):
             out = infilling_decode(
                 self.model, ids.to(dev), types.to(dev), src_len.to(dev), DecodeIds(enc.cls, enc.sep, enc.pad),
                 beam_size=cfg.beam_size, alpha=cfg.length_penalty, max_len=cfg.max_decode_len,
+                no_repeat_ngram=cfg.no_repeat_ngram,
             )
         return [enc.text(row) for row in out]
 

@@ -7,8 +7,13 @@ its spec, fingerprint, output statistics and training curve) of the system on th
 examples of the task's dev split, written under ``results/calibration/``. The sweep itself is a
 summary record ``results/calibration/<system>--<task>--<budget>.json`` listing every point
 (lr, updates, dev score, distinct ratio, degenerate or not, training time) and the point this
-sweep picks: the best dev score among non-degenerate points. ``bench table`` draws each summary
-as ``reports/calibration-<system>--<task>--<budget>.png`` (dev score vs updates, one line per lr).
+sweep picks: the best dev score among non-degenerate points. Sweeps of one system, task and budget
+on the same dev items share the summary whatever their other settings (a decoding sweep next to the
+training sweep whose model it decodes, a second source window): each point keeps its sweep's
+``overrides``, the summary's ``overrides`` are the ones every point shares, and the pick is taken
+over all of them. ``bench table`` draws each summary as
+``reports/calibration-<system>--<task>--<budget>.png`` (dev score vs updates, one line per learning
+rate and setting).
 
 Budgets still fix updates, batch and examples, never wall time: a preset chosen from a sweep
 names the summary that justifies it.
@@ -69,7 +74,6 @@ def calibrate(
 ) -> dict[str, Any]:
     """Run (or reuse) every grid point and write the sweep's summary record; returns it."""
     from bench.data import TASKS
-    from bench.output_stats import degeneracy
 
     if not lrs or not steps:
         raise ValueError("calibrate needs at least one learning rate and one number of updates")
@@ -91,23 +95,7 @@ def calibrate(
         )
         say(f"[calibrate] lr {lr:g}, {n} updates: {spec.run_id}")
         rec = execute(spec, results_dir=out_dir, data_dir=data_dir, say=say, progress=progress)
-        score = rec["scores"].get(recipe, {}).get("metrics", {}).get(metric)
-        stats = rec.get("output_stats") or {}
-        curve = rec.get("training_curve") or {}
-        points.append(
-            {
-                "lr": lr,
-                "updates": n,
-                "run_id": rec["run_id"],
-                "score": score,
-                "distinct_ratio": stats.get("distinct_ratio"),
-                "most_frequent_share": stats.get("most_frequent_share"),
-                "degenerate": bool(degeneracy(stats)),
-                "fit_s": (rec.get("timings") or {}).get("fit_s"),
-                "final_train_loss": (curve.get("train_loss") or [[None, None]])[-1][1],
-                "final_dev_loss": (curve.get("dev_loss") or [[None, None]])[-1][1],
-            }
-        )
+        points.append(summary_point(rec, lr, n, overrides or {}, recipe, metric))
     summary = {
         "schema": SCHEMA,
         "kind": "calibration",
@@ -133,19 +121,62 @@ def calibrate(
     return merged
 
 
+def summary_point(
+    rec: dict[str, Any], lr: float, updates: int, overrides: dict[str, Any], recipe: str, metric: str
+) -> dict[str, Any]:
+    """One point of a summary from its run record: the score, the health figures and the training cost."""
+    from bench.output_stats import degeneracy
+
+    score = rec["scores"].get(recipe, {}).get("metrics", {}).get(metric)
+    stats = rec.get("output_stats") or {}
+    curve = rec.get("training_curve") or {}
+    return {
+        "lr": lr,
+        "updates": updates,
+        "overrides": dict(overrides),
+        "run_id": rec["run_id"],
+        "score": score,
+        "distinct_ratio": stats.get("distinct_ratio"),
+        "most_frequent_share": stats.get("most_frequent_share"),
+        "degenerate": bool(degeneracy(stats)),
+        "fit_s": (rec.get("timings") or {}).get("fit_s"),
+        "final_train_loss": (curve.get("train_loss") or [[None, None]])[-1][1],
+        "final_dev_loss": (curve.get("dev_loss") or [[None, None]])[-1][1],
+    }
+
+
 def _merge(path: Path, new: dict[str, Any]) -> dict[str, Any]:
-    """Points from an earlier sweep of the same system/task/budget/dev set are kept (a grid grows)."""
+    """Points from earlier sweeps of the same system/task/budget on the same dev items are kept (a grid
+    grows; a decoding or sizing sweep joins the sweep it builds on), each with its own ``overrides``."""
     if not path.is_file():
         return new
     old = json.loads(path.read_text(encoding="utf-8"))
-    same = all(old.get(k) == new[k] for k in ("split", "dev_examples", "seed", "recipe", "metric", "overrides"))
+    same = all(old.get(k) == new[k] for k in ("split", "dev_examples", "seed", "recipe", "metric"))
     if not same:
         return new
-    points = {p["run_id"]: p for p in old.get("points", [])}
+    # summaries written before points carried their overrides: the sweep's own
+    earlier = [{**p, "overrides": p.get("overrides", old.get("overrides") or {})} for p in old.get("points", [])]
+    points = {p["run_id"]: p for p in earlier}
     points.update({p["run_id"]: p for p in new["points"]})
     merged = dict(new, points=sorted(points.values(), key=lambda p: (p["lr"], p["updates"])))
+    merged["overrides"] = shared_overrides(merged["points"])
     merged["pick"] = _pick(merged["points"])
     return merged
+
+
+def shared_overrides(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The overrides every point of a summary was run with."""
+    sets = [p.get("overrides") or {} for p in points]
+    if not sets:
+        return {}
+    return {k: v for k, v in sets[0].items() if all(k in o and o[k] == v for o in sets[1:])}
+
+
+def point_setting(point: dict[str, Any], summary: dict[str, Any]) -> str:
+    """What sets a point apart from the summary's shared overrides, as ``k=v`` text ('' when nothing)."""
+    shared = summary.get("overrides") or {}
+    own = point.get("overrides", shared)
+    return ", ".join(f"{k}={own[k]}" for k in sorted(own) if shared.get(k, object()) != own[k])
 
 
 def _pick(points: Sequence[dict[str, Any]]) -> dict[str, Any] | None:

@@ -99,8 +99,34 @@ def test_smoke_sweep_records_points_and_draws_the_curve(tmp_path: Path) -> None:
     grown = calibrate("encoder_minilm_l6", "quora", [1e-3, 2e-3], [4], **kw)
     assert [(p["lr"], p["updates"]) for p in grown["points"]] == [(1e-3, 4), (1e-3, 8), (2e-3, 4)]
     assert [s["system"] for s in load_summaries(tmp_path / "results")] == ["encoder_minilm_l6"]
+    # a decoding sweep of a trained point joins the summary as its own line (its model is reused, not retrained)
+    decoded = calibrate("encoder_minilm_l6", "quora", [1e-3], [8], overrides={"iterations": 2}, **kw)
+    assert len(decoded["points"]) == 4 and decoded["overrides"] == {}
+    assert {json.dumps(p["overrides"]) for p in decoded["points"]} == {"{}", '{"iterations": 2}'}
     render_all(tmp_path / "results", tmp_path / "reports")
     sidecar = json.loads((tmp_path / "reports" / "calibration-encoder_minilm_l6--quora--smoke.json").read_text())
-    assert [s["name"] for s in sidecar["series"]] == ["lr 0.001", "lr 0.002"]
+    assert [s["name"] for s in sidecar["series"]] == ["lr 0.001", "lr 0.001 · iterations=2", "lr 0.002"]
     assert (tmp_path / "reports" / "calibration-encoder_minilm_l6--quora--smoke.png").stat().st_size > 1000
     assert render_all(tmp_path / "results", tmp_path / "reports", check=True) == []
+
+
+def test_sweeps_with_other_settings_share_the_summary(tmp_path: Path) -> None:
+    """An old summary (points without their overrides) merges with a decoding sweep: both kept, labelled."""
+    from bench.calibrate import _merge, point_setting
+
+    base = {"split": "dev", "dev_examples": 500, "seed": 42, "recipe": "nqg", "metric": "bleu4"}
+    old = {**base, "overrides": {"window": 64}, "points": [_point(1e-4, 2400, 11.0, False)]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(old))
+    blocked = {**_point(1e-4, 2400, 12.0, False), "run_id": "r-blocked", "overrides": {"window": 64, "ngram": 3}}
+    merged = _merge(path, {**base, "overrides": {"window": 64, "ngram": 3}, "points": [blocked]})
+    assert merged["overrides"] == {"window": 64}
+    assert [point_setting(p, merged) for p in merged["points"]] == ["", "ngram=3"]
+    assert merged["pick"]["run_id"] == "r-blocked"
+    from bench.report.plots import calibration_data
+
+    drawn = calibration_data({**merged, "system": "s", "task": "t", "budget": "cpu"})
+    assert [s["name"] for s in drawn["series"]] == ["lr 0.0001", "lr 0.0001 · ngram=3"]
+    assert (drawn["pick"]["x"], drawn["pick"]["y"]) == (2400, 12.0)  # the star sits on the picked line
+    other_dev = _merge(path, {**base, "dev_examples": 100, "overrides": {}, "points": [blocked]})
+    assert other_dev["points"] == [blocked]  # other dev items: a new summary

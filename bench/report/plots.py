@@ -213,21 +213,30 @@ def draw_iterations(data: dict[str, Any], path: Path) -> None:
 
 
 def calibration_data(summary: dict[str, Any]) -> dict[str, Any]:
-    """One sweep (bench.calibrate) as lines of dev score vs updates, one per learning rate."""
-    series: dict[float, list[dict[str, Any]]] = {}
+    """A summary's sweeps (bench.calibrate) as lines of dev score vs updates, one per learning rate and
+    setting (the overrides that set a sweep apart from the rest, e.g. a decoding setting)."""
+    from bench.calibrate import point_setting
+
+    series: dict[tuple[float, str], list[dict[str, Any]]] = {}
+    pick = summary.get("pick")
+    pick_xy = None
     for pt in summary["points"]:
-        if pt["score"] is not None:
-            series.setdefault(pt["lr"], []).append(
-                {"x": pt["updates"], "y": _r(pt["score"]), "degenerate": bool(pt["degenerate"])}
-            )
+        if pt["score"] is None:
+            continue
+        series.setdefault((pt["lr"], point_setting(pt, summary)), []).append(
+            {"x": pt["updates"], "y": _r(pt["score"]), "degenerate": bool(pt["degenerate"])}
+        )
+        if pick and pt["run_id"] == pick.get("run_id"):
+            pick_xy = {"x": pt["updates"], "y": _r(pt["score"])}
     return {
         "title": f"{summary['system']} on {summary['task']} ({summary['budget']}): calibration",
         "x_label": "updates",
         "y_label": f"dev {summary['metric']} ({summary['recipe']}, first {summary['dev_examples']} {summary['split']})",
         "series": [
-            {"name": f"lr {lr:g}", "points": sorted(pts, key=lambda p: p["x"])} for lr, pts in sorted(series.items())
+            {"name": f"lr {lr:g}" + (f" · {setting}" if setting else ""), "points": sorted(pts, key=lambda p: p["x"])}
+            for (lr, setting), pts in sorted(series.items())
         ],
-        "pick": summary.get("pick"),
+        "pick": dict(pick, **pick_xy) if pick and pick_xy else pick,
     }
 
 
@@ -244,11 +253,8 @@ def draw_calibration(data: dict[str, Any], path: Path) -> None:
                 ax.scatter([p["x"] for p in bad], [p["y"] for p in bad], s=60, facecolors="white",
                            edgecolors=line.get_color(), zorder=3)
         pick = data.get("pick")
-        if pick:
-            for s in data["series"]:
-                if s["name"] == f"lr {pick['lr']:g}":
-                    y = next(p["y"] for p in s["points"] if p["x"] == pick["updates"])
-                    ax.scatter([pick["updates"]], [y], marker="*", s=160, color="black", zorder=4, label="pick")
+        if pick and "y" in pick:
+            ax.scatter([pick["x"]], [pick["y"]], marker="*", s=160, color="black", zorder=4, label="pick")
         ax.set_title(data["title"])
         ax.set_xlabel(data["x_label"])
         ax.set_ylabel(data["y_label"], fontsize=7)

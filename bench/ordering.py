@@ -88,7 +88,7 @@ def compute(
         matches = {
             row_id: m
             for row_id, m in group_matches(records, table, group, (budget,)).items()
-            if leading_number(table.row(row_id).reported.get(col)) is not None
+            if in_column(table.row(row_id), col)
         }
         excluded = {r: why for r, m in matches.items() if (why := not_evidence(m.record))}
         for r, why in excluded.items():
@@ -104,9 +104,11 @@ def compute(
         if len({_examples(m.record) for m in matches.values()}) != 1:
             say(f"[order] {table.ref} {group.id}: the shown runs are over different examples; skipped")
             continue
-        published = {r: float(leading_number(table.row(r).reported.get(col)) or 0.0) for r in matches}
-        rows = sorted(matches, key=lambda r: -published[r])  # paper's order (every match has a number)
-        reported = [published[r] for r in rows]
+        published = {r: leading_number(table.row(r).reported.get(col)) for r in matches}
+        # the paper's order over the rows it prints; harness rows (ablations, no number) only meet the reference
+        ranked_rows = sorted((r for r in matches if published[r] is not None), key=lambda r: -(published[r] or 0.0))
+        rows = ranked_rows + sorted(r for r in matches if published[r] is None)
+        reported = [float(published[r] or 0.0) for r in ranked_rows]
         recipes: dict[str, str] = {}
         for r in rows:
             recipe = table.reported_recipe(table.row(r), group)
@@ -124,20 +126,20 @@ def compute(
                 say(f"[order] {table.ref} {group.id}: scoring reference {reference['run_id']} ({recipe})")
                 scores = score_split(recipe, _outputs(reference), _split(reference, data_dir), session, bootstrap=0)
                 ref_stats[recipe] = scores.item_stats[metric]
-        values = [stats[r].value() * 100 for r in rows]
+        values = {r: stats[r].value() * 100 for r in rows}
         ranked: dict[str, Any] = {"tau_b": None, "tau_ci95": None, "pairs": []}
-        if len(rows) >= MIN_ROWS:
-            boot = bootstrap_values(stats, samples, seed)
-            sample_matrix = np.stack([boot[r] for r in rows], axis=1) * 100
+        if len(ranked_rows) >= MIN_ROWS:
+            boot = bootstrap_values({r: stats[r] for r in ranked_rows}, samples, seed)
+            sample_matrix = np.stack([boot[r] for r in ranked_rows], axis=1) * 100
             taus = kendall_tau_b(reported, sample_matrix)
-            ranked["tau_b"] = round(float(kendall_tau_b(reported, np.asarray(values))[0]), 4)
+            ranked["tau_b"] = round(float(kendall_tau_b(reported, np.asarray([values[r] for r in ranked_rows]))[0]), 4)
             ranked["tau_ci95"] = [round(x, 4) for x in ci95(taus[~np.isnan(taus)])]
-            for a, b in zip(rows, rows[1:], strict=False):
+            for a, b in zip(ranked_rows, ranked_rows[1:], strict=False):
                 ranked["pairs"].append(
                     {
                         "higher": a,
                         "lower": b,
-                        "reported_delta": round(published[a] - published[b], 4),
+                        "reported_delta": round(float(published[a] or 0.0) - float(published[b] or 0.0), 4),
                         "reproduced_delta": round((stats[a].value() - stats[b].value()) * 100, 4),
                         "p_bootstrap": paired_bootstrap(stats[b], stats[a], samples, seed),
                     }
@@ -171,10 +173,10 @@ def compute(
                     "row": r,
                     "label": table.row(r).label,
                     "run_id": matches[r].record["run_id"],
-                    "reported": rep,
-                    "reproduced": round(v, 4),
+                    "reported": published[r],
+                    "reproduced": round(values[r], 4),
                 }
-                for r, rep, v in zip(rows, reported, values, strict=True)
+                for r in rows
             ],
             "excluded": [{"row": r, "label": table.row(r).label, "why": why} for r, why in excluded.items()],
             **ranked,
@@ -246,6 +248,14 @@ def load_orderings(results_dir: Path | str) -> list[dict[str, Any]]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(root.glob("*.json"))] if root.is_dir() else []
 
 
+def in_column(row: Any, column: str) -> bool:
+    """Whether a row's run counts in a column's comparisons: the paper prints a number for it there (it is
+    ranked), or the harness added the row (compared with the reference baseline only)."""
+    from bench.papers import leading_number
+
+    return leading_number(row.reported.get(column)) is not None or bool(row.harness)
+
+
 def ordering_line(data: dict[str, Any], labels: dict[str, str]) -> str:
     """The table note: τ-b with its interval and each adjacent pair's verdict."""
     parts = []
@@ -258,8 +268,9 @@ def ordering_line(data: dict[str, Any], labels: dict[str, str]) -> str:
     left_out = [f"{labels.get(e['row'], e['label'])} ({e['why']})" for e in data.get("excluded", [])]
     if left_out:
         parts.append("left out, not evidence: " + ", ".join(left_out))
+    n_ranked = sum(r.get("reported", 0) is not None for r in data["rows"])
     return (
-        f"Ordering ({data['budget']}, {data['metric']}, {len(data['rows'])} rows): Kendall τ-b between the paper's "
+        f"Ordering ({data['budget']}, {data['metric']}, {n_ranked} rows): Kendall τ-b between the paper's "
         f"and the reproduced order {data['tau_b']:+.2f} (95% bootstrap interval {lo_ci:+.2f} to {hi_ci:+.2f}); "
         + "; ".join(parts)
         + "."

@@ -99,3 +99,30 @@ def test_degenerate_and_stale_runs_are_not_evidence_for_an_ordering() -> None:
         {},
     )
     assert "left out, not evidence: CMLM (degenerate outputs)" in line
+
+
+def test_a_harness_row_meets_the_reference_but_is_not_ranked(tmp_path: Path) -> None:
+    """ERNIE-GEN Table 4's noise ablation (a harness row, no reported number) is compared with copy_source
+    like the paper's rows, and left out of the paper's order."""
+    if not DATA.is_dir():
+        pytest.skip(f"data dir {DATA} not found")
+    from bench.ordering import compute
+
+    results = tmp_path / "results"
+    results.mkdir()
+    ids = ("unilm--squad_qg--test--cpu--s42--cc4a2f59", "erniegen_base--squad_qg--test--cpu--s42--ff8f63eb",
+           "copy_source--squad_qg--test--cpu--s42--b5a48ee8")
+    for rid in ids:
+        (results / f"{rid}.json").write_text((REPO / "results" / f"{rid}.json").read_text())
+    ablation = json.loads((REPO / "results" / f"{ids[1]}.json").read_text())
+    ablation["run_id"] = "erniegen_base--squad_qg--test--cpu--s42--noise0"
+    ablation["spec"]["overrides"] = {"noise_prob": 0.0}
+    ablation["system"]["config"]["noise_prob"] = 0.0
+    (results / f"{ablation['run_id']}.json").write_text(json.dumps(ablation))
+    [out] = compute("erniegen", "4", "cpu", results, say=lambda _m: None, write=False, samples=200)
+    assert [(r["row"], r["reported"] is None) for r in out["rows"]] == [
+        ("erniegen_base", False), ("unilm", False), ("erniegen_base_noise0", True)]
+    assert out["tau_b"] is None and out["pairs"] == []  # two printed rows: no order to test
+    versus = {r["row"]: r for r in out["reference"]["rows"]}
+    assert set(versus) == {"unilm", "erniegen_base", "erniegen_base_noise0"}
+    assert versus["erniegen_base_noise0"]["delta"] == versus["erniegen_base"]["delta"]  # the same outputs

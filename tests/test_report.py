@@ -403,3 +403,39 @@ def test_table_command(rendered):
     assert "up to date" in table_command(check=True, results_dir=FIXTURES, reports_dir=rendered)
     with pytest.raises(ValueError, match="--table needs --paper"):
         table_command(table="1", results_dir=FIXTURES)
+
+
+def test_a_harness_row_shows_its_run_marked_as_not_in_the_paper(records):
+    """ERNIE-GEN Table 4's noise ablation: no reported value, its run shown, a § note saying why it is there."""
+    rec = copy.deepcopy(next(r for r in records if r["spec"]["system"] == "erniegen_base"))
+    rec.update(run_id="erniegen_base--squad_qg--test--cpu--s42--noise0")
+    rec["spec"].update(task="squad_qg", overrides={"noise_prob": 0.0})
+    text = render_table("erniegen", "4", [rec], "cpu")
+    _, rows = _grid(text)
+    row = rows["Du et al. split|ERNIE-GEN-BASE, no fine-tuning noise (ρf = 0) §"]
+    assert row[3].startswith("– / ") and "(cpu" in row[3] and row[-1].startswith("run [")
+    assert "ERNIE-GEN-BASE, no fine-tuning noise (ρf = 0) §: not in the paper; added by the harness" in text
+    # the paper's own row is not matched by the ablation's run (overrides are matched exactly)
+    assert rows["Du et al. split|ERNIE-GEN-BASE"][3] == "22.28"
+    plain = render_table("erniegen", "4", [], "cpu")
+    assert _grid(plain)[1]["Du et al. split|ERNIE-GEN-BASE, no fine-tuning noise (ρf = 0) §"][-1] == "not run"
+
+
+def test_harness_rows_must_not_report_and_must_name_a_system(tmp_path):
+    from bench.papers import PaperDataError, parse_paper_file
+
+    base = {"paper": "mist", "title": "t", "citation": "c", "source": "s", "tables": [{
+        "id": "1", "title": "T", "role": "reproduce",
+        "groups": [{"id": "g", "task": "quora", "split": "test", "recipe": "mist-quora",
+                    "columns": [{"id": "b", "label": "B", "metric": "bleu4"}]}],
+        "rows": [{"id": "abl", "label": "ablation", "system": "unilm", "harness": "why", "reported": {"b": "1.0"}}],
+    }]}
+    path = tmp_path / "p.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(base), encoding="utf-8")
+    with pytest.raises(PaperDataError, match="harness row"):
+        parse_paper_file(path, "mist")
+    del base["tables"][0]["rows"][0]["reported"]
+    path.write_text(yaml.safe_dump(base), encoding="utf-8")
+    assert parse_paper_file(path, "mist").tables[0].rows[0].harness == "why"

@@ -23,6 +23,9 @@ YAML schema (per paper)::
             task/split (override the groups'); overrides (RunSpec overrides; matched exactly)
             recipes: {group_id: recipe or null}   # recipe behind the *published* number, if not the group's
             quoted_from; note; unavailable: {...}; reported: {column_id: "as printed"}
+            harness: why the harness adds this row (an ablation the paper does not print, e.g. a
+                     setting a reduced budget needs); such a row has no reported values, runs like
+                     any other and is left out of the ordering against the paper
 
 A row whose published number came from another recipe than its group's is "recipe-marked" in tables.
 """
@@ -94,6 +97,7 @@ class Row:
     quoted_from: str = ""
     note: str = ""
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    harness: str = ""  # not in the paper: why the harness adds the row (an ablation)
 
     def system_for(self, budget: str) -> str | None:
         """The system that stands for this row at ``budget`` (cpu/smoke may use a substitute)."""
@@ -271,7 +275,7 @@ def runnable_rows(paper: str, table: str | int, budget: str = "cpu") -> list[Row
             if system is None or t.unavailable_reason(row, g, budget) or not (task and split and recipe):
                 continue
             metrics = {c.id: c.metric for c in g.columns if c.metric}
-            if not any(row.reported.get(cid) for cid in metrics):
+            if not row.harness and not any(row.reported.get(cid) for cid in metrics):
                 continue
             identity = (system, task, split, recipe, tuple(sorted(row.overrides.items())))
             if identity in seen:
@@ -396,6 +400,9 @@ def _parse_table(raw: dict, paper: str, reasons: Mapping[str, str], file: str) -
         recipes = dict(r.get("recipes") or {})
         if set(recipes) - group_ids:
             raise PaperDataError(f"{rwhere}: recipes name unknown groups {sorted(set(recipes) - group_ids)}")
+        harness = str(r.get("harness") or "")
+        if harness and (reported or not r.get("system")):
+            raise PaperDataError(f"{rwhere}: a harness row (not in the paper) names a system and reports nothing")
         cpu = r.get("cpu_system", _ABSENT)
         rows.append(
             Row(
@@ -415,6 +422,7 @@ def _parse_table(raw: dict, paper: str, reasons: Mapping[str, str], file: str) -
                 quoted_from=str(r.get("quoted_from", "")),
                 note=str(r.get("note", "")),
                 unavailable=_reasons(r.get("unavailable"), reasons, rwhere),
+                harness=harness,
             )
         )
     row_ids = [r.id for r in rows]

@@ -69,7 +69,10 @@ class _Match:
 
 
 def shows_in(row: Row, group: Group) -> bool:
-    """Whether ``row`` has cells in ``group``: the paper reports a number for it there."""
+    """Whether ``row`` has cells in ``group``: the paper reports a number for it there, or the harness
+    added the row (an ablation) to the table's quality columns."""
+    if row.harness:
+        return group.kind == "quality"
     return any(row.reported.get(c.id) for c in group.columns)
 
 

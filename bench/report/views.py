@@ -257,7 +257,15 @@ def _ordering_notes(
 ) -> list[str]:
     """The ordering line of each column with three or more reproduced rows, and the line comparing its
     evidence rows with the harness reference baseline (bench.ordering)."""
-    from bench.ordering import MIN_ROWS, column_metric, not_evidence, ordering_line, reference_line, reference_record
+    from bench.ordering import (
+        MIN_ROWS,
+        column_metric,
+        in_column,
+        not_evidence,
+        ordering_line,
+        reference_line,
+        reference_record,
+    )
     from bench.report.matching import CONTEXT_SYSTEMS
 
     counts = Counter(r.label for r in table.rows)  # rows told apart by another column (MIST Table 6's Iter.)
@@ -267,16 +275,15 @@ def _ordering_notes(
         cm = column_metric(g)
         if cm is None:
             continue
-        shown = {
-            row_id: m for row_id, m in by_group.get(g.id, {}).items()
-            if leading_number(table.row(row_id).reported.get(cm[0])) is not None
-        }
+        shown = {row_id: m for row_id, m in by_group.get(g.id, {}).items() if in_column(table.row(row_id), cm[0])}
         budgets = {m.budget for m in shown.values()}
         if not shown or len(budgets) != 1:
             continue
         b = budgets.pop()
         prefix = f"{g.label}: " if len(table.quality_groups()) > 1 else ""
         runs = {row_id: m.record["run_id"] for row_id, m in shown.items() if not not_evidence(m.record)}
+        printed = [r for r in shown if not table.row(r).harness]  # the rows the paper ranks
+        ranked_runs = [r for r in runs if not table.row(r).harness]
         data = next(
             (
                 o for o in orderings
@@ -286,10 +293,10 @@ def _ordering_notes(
             None,
         )
         command = f"`bench order {table.ref} --budget {b}`"
-        if len(shown) >= MIN_ROWS:
-            if len(runs) < MIN_ROWS:
-                out.append(f"{prefix}Ordering not computed: {len(runs)} of the {len(shown)} reproduced rows are "
-                           f"evidence (the others are degenerate or stale), fewer than {MIN_ROWS}.")
+        if len(printed) >= MIN_ROWS:
+            if len(ranked_runs) < MIN_ROWS:
+                out.append(f"{prefix}Ordering not computed: {len(ranked_runs)} of the {len(printed)} reproduced "
+                           f"rows are evidence (the others are degenerate or stale), fewer than {MIN_ROWS}.")
             elif data is None or data.get("tau_b") is None:
                 out.append(f"{prefix}Ordering not computed for the runs shown: {command}.")
             else:
@@ -354,6 +361,9 @@ def build_table_view(
             else:
                 statuses.append((g.label, _status(table, row, g, budgets, budget)))
         label = row.label + (f" {row.mark}" if row.mark else "") + (f" {RECIPE_MARK}" if marked else "")
+        if row.harness:
+            label += " §"
+            row_notes.append(f"{row.label} §: not in the paper; added by the harness: {row.harness}")
         if row.note and f"{row.label}: {row.note}" not in row_notes:
             row_notes.append(f"{row.label}: {row.note}")
         cells = ([row.section] if has_section else []) + [label, _system_cell(row, budget)]

@@ -155,20 +155,21 @@ def train(prep: Prepared, data_dir: Path | None, say: Reporter) -> Trained:
 
     spec, task, system = prep.spec, prep.task, prep.system
     t0 = time.perf_counter()
+    trained = training_spec(spec, system)  # its task: the one whose training split trains this run's model
     if system.needs_training:
         dev_name = "dev" if "dev" in task.splits else "validation"
-        train_split = load_split(spec.task, "train", data_dir=data_dir)
-        dev = load_split(spec.task, dev_name, data_dir=data_dir)
-        info = TaskInfo(spec.task, train_split.examples, dev.examples, task.max_source_len, task.max_target_len)
+        train_split = load_split(trained.task, "train", data_dir=data_dir)
+        dev = load_split(trained.task, dev_name, data_dir=data_dir)
+        info = TaskInfo(trained.task, train_split.examples, dev.examples, task.max_source_len, task.max_target_len)
     else:
-        info = TaskInfo(spec.task, (), (), task.max_source_len, task.max_target_len)
-    run_id = training_spec(spec, system).run_id
-    key = training_key(system, spec.task)  # before fit: describe() may add what training ran with
-    workdir = _workdir(spec, key)
+        info = TaskInfo(trained.task, (), (), task.max_source_len, task.max_target_len)
+    key = training_key(system, trained.task)  # before fit: describe() may add what training ran with
+    workdir = _workdir(trained, key)
     workdir.mkdir(parents=True, exist_ok=True)
-    say(f"[fit] {spec.system} on {spec.task} ({spec.budget} budget) -> {workdir}")
+    shared = f" (the {trained.task} model: same training split)" if trained.task != spec.task else ""
+    say(f"[fit] {spec.system} on {spec.task}{shared} ({spec.budget} budget) -> {workdir}")
     system.fit(info, workdir)
-    return Trained(workdir, key, run_id, time.perf_counter() - t0)
+    return Trained(workdir, key, trained.run_id, time.perf_counter() - t0)
 
 
 def decode(prep: Prepared, trained: Trained, results_dir: Path, progress: Any, say: Reporter) -> Outputs:

@@ -149,7 +149,16 @@ def training_spec(spec: RunSpec, system: Any) -> RunSpec:
     """
     decode_only = set(system.decode_only_overrides)
     kept = {k: v for k, v in spec.overrides.items() if k not in decode_only}
-    return replace(spec, overrides=kept, limit=None, split="test")
+    return replace(spec, task=training_task(spec.task, system), overrides=kept, limit=None, split="test")
+
+
+def training_task(task: str, system: Any) -> str:
+    """The task whose training split trains ``system`` for ``task``: its ``train_from`` (the same examples)
+    when the system's weights do not depend on the dev split, so one model serves both; else ``task``."""
+    from bench.data import TASKS
+
+    base = TASKS.get(task).train_from if task in TASKS else None
+    return base if base and not getattr(system, "selects_on_dev", True) else task
 
 
 def training_config(system: Any, task: str) -> dict[str, Any]:
@@ -175,7 +184,8 @@ def training_workdir(spec: RunSpec, system: Any) -> Path:
     name. Keyed by the config, it trains afresh; and a calibration point (preset + ``--set lr=…``)
     and the later run of a preset that adopted those values share one model, as they should.
     """
-    return _workdir(spec, training_key(system, spec.task))
+    trained = training_spec(spec, system)
+    return _workdir(trained, training_key(system, trained.task))
 
 
 def _workdir(spec: RunSpec, key: str) -> Path:

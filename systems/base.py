@@ -66,6 +66,10 @@ class System(abc.ABC):
     #: settings that change decoding but not the trained model: a run that differs from another
     #: only in these reuses that run's checkpoint (``bench run --set decode=mist_iter``)
     decode_only_overrides: tuple[str, ...] = ()
+    #: True when the dev split decides the trained weights (early stopping, best dev-loss checkpoint); False
+    #: (dev only draws the training curve) lets tasks with one training split share one model, e.g.
+    #: ``squad_qg_reversed`` decodes the ``squad_qg`` model (its dev is squad_qg's test: selecting on it leaks)
+    selects_on_dev: bool = True
     #: ``decode_one(example, forced_length=N)`` emits exactly N target tokens (length-forced timing)
     supports_forced_length: bool = False
     #: ``--set weights=random`` builds the paper-size architecture untrained, for speed columns only

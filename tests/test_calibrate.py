@@ -130,3 +130,20 @@ def test_sweeps_with_other_settings_share_the_summary(tmp_path: Path) -> None:
     assert (drawn["pick"]["x"], drawn["pick"]["y"]) == (2400, 12.0)  # the star sits on the picked line
     other_dev = _merge(path, {**base, "dev_examples": 100, "overrides": {}, "points": [blocked]})
     assert other_dev["points"] == [blocked]  # other dev items: a new summary
+
+
+def test_the_reversed_split_decodes_the_squad_model_unless_dev_picks_the_weights() -> None:
+    """squad_qg_reversed trains on squad_qg's training split: ERNIE-GEN and UniLM (dev draws only the curve)
+    share the squad_qg model; CopyBERT keeps the best dev-loss checkpoint, and the reversed dev is squad_qg's
+    test, so it trains its own."""
+    from bench.data import TASKS
+    from bench.runs import RunSpec, training_spec, training_workdir
+    from systems import build
+
+    assert TASKS.get("squad_qg_reversed").train_from == "squad_qg" and TASKS.get("squad_qg").train_from is None
+    for name, shared in (("erniegen_base", True), ("unilm", True), ("copybert_selfcopy", False)):
+        system = build(name, "cpu")
+        rev = RunSpec(name, "squad_qg_reversed", split="test", budget="cpu", limit=2000)
+        du = RunSpec(name, "squad_qg", split="test", budget="cpu", limit=2000)
+        assert (training_workdir(rev, system) == training_workdir(du, system)) is shared, name
+        assert (training_spec(rev, system).run_id == training_spec(du, system).run_id) is shared, name

@@ -119,3 +119,28 @@ def test_system_smoke(tmp_path) -> None:
     assert build("erniegen_large", "cpu", {}).describe().backbone.startswith("minilm-l6 + added [ATTN]")
     with pytest.raises(ValueError, match="Unknown override"):
         build("erniegen_base", "smoke", {"nope": 1})
+
+
+def test_reversed_split_run_decodes_the_squad_qg_model(tmp_path, monkeypatch) -> None:
+    """End to end: `bench run` on squad_qg_reversed after squad_qg trains nothing (same training split, and
+    ERNIE-GEN's weights do not depend on dev); its record names the squad_qg training run."""
+    import os
+    from pathlib import Path
+
+    data = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
+    if not data.is_dir():
+        pytest.skip(f"data dir {data} not found")
+    from bench.pipeline import execute
+    from bench.runs import RunSpec
+
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    torch.set_num_threads(1)
+    tiny = {"steps": 4, "batch_size": 4, "train_examples": 16}
+    quiet = lambda _m: None  # noqa: E731
+    du = execute(RunSpec("erniegen_base", "squad_qg", budget="smoke", overrides=tiny, limit=4),
+                 results_dir=tmp_path / "results", say=quiet)
+    rev = execute(RunSpec("erniegen_base", "squad_qg_reversed", budget="smoke", overrides=tiny, limit=4),
+                  results_dir=tmp_path / "results", say=quiet)
+    assert rev["model"] == du["model"] and "squad_qg--" in rev["model"]["training_run_id"]
+    assert len(list((tmp_path / "cache" / "runs").iterdir())) == 1
+    assert rev["data"]["split_sha256"] != du["data"]["split_sha256"]  # each decoded its own test split

@@ -71,6 +71,9 @@ class Task:
     raw_files: tuple[str, ...]  # paths under the data dir, verified against SHA256SUMS before a build
     key_field: str = ""  # fields[...] name holding the scoring group key, if any
     reversed_dev_test: bool = False  # builder option: swap dev and test (Zhao et al. 2018)
+    #: the task whose training split this task's is (same builder, files and pinned sha256): a system whose
+    #: weights do not depend on the dev split trains one model for both (bench.runs.training_task)
+    train_from: str | None = None
     #: a folder holding ``raw_files`` and their ``SHA256SUMS`` that ships with the task (a plugin's
     #: own data); None: the shared data directory (``--data-dir`` / ``$BENCH_DATA``)
     data_root: str | None = None
@@ -179,6 +182,7 @@ def with_dev_test_swapped(
         description=description,
         citation=citation,
         reversed_dev_test=True,
+        train_from=base.train_from or base.name,
     )
 
 

@@ -23,6 +23,9 @@ META = "erniegen_model.json"
 class ErnieGenSystem(System):
     """ERNIE-GEN seq2seq fine-tuning: two-stream infilling training, cached infilling decoding."""
 
+    #: the shared trainer scores dev for the curve only and keeps the last checkpoint
+    selects_on_dev = False
+
     def __init__(self, cfg: ErnieGenConfig) -> None:
         self.cfg = cfg
         self.model: Any = None

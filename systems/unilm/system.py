@@ -22,6 +22,9 @@ from systems.unilm.decode import UniLMDecoder
 class UniLMSystem(System):
     """The ``System`` adapter (systems/base.py) for both UniLM variants."""
 
+    #: the shared trainer scores dev for the curve only and keeps the last checkpoint
+    selects_on_dev = False
+
     def __init__(self, name: str, budget: str, cfg: UniLMConfig) -> None:
         self.name, self.budget, self.cfg = name, budget, cfg
         self.model: Any = None

@@ -80,119 +80,123 @@ def compute(
     table = get_table(paper, table_id)
     records = load_records(results_dir)
     written = []
-    for group in table.quality_groups():
-        cm = column_metric(group)
+    for whole in table.quality_groups():
+        cm = column_metric(whole)
         if cm is None:
             continue
         col, metric = cm
-        matches = {
+        in_group = {
             row_id: m
-            for row_id, m in group_matches(records, table, group, (budget,)).items()
+            for row_id, m in group_matches(records, table, whole, (budget,)).items()
             if in_column(table.row(row_id), col)
         }
-        excluded = {r: why for r, m in matches.items() if (why := not_evidence(m.record))}
-        for r, why in excluded.items():
-            say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
-            del matches[r]
-        path = ordering_path(results_dir, paper, table_id, group.id, budget)
-        reference = reference_record(records, CONTEXT_SYSTEMS.get(group.task or ""), group, list(matches.values()))
-        if len(matches) < MIN_ROWS and (reference is None or not matches):
-            if write and path.is_file():  # an earlier ordering over runs that no longer count
-                path.unlink()
-                say(f"[order] {path}: removed (fewer than {MIN_ROWS} rows are evidence now, and no reference)")
-            continue
-        if len({_examples(m.record) for m in matches.values()}) != 1:
-            say(f"[order] {table.ref} {group.id}: the shown runs are over different examples; skipped")
-            continue
-        published = {r: leading_number(table.row(r).reported.get(col)) for r in matches}
-        # the paper's order over the rows it prints; harness rows (ablations, no number) only meet the reference
-        ranked_rows = sorted((r for r in matches if published[r] is not None), key=lambda r: -(published[r] or 0.0))
-        rows = ranked_rows + sorted(r for r in matches if published[r] is None)
-        reported = [float(published[r] or 0.0) for r in ranked_rows]
-        recipes: dict[str, str] = {}
-        for r in rows:
-            recipe = table.reported_recipe(table.row(r), group)
-            if recipe is None:
-                raise ValueError(f"{table.ref} {group.id}: row {r} names no recipe; the papers file must give one")
-            recipes[r] = recipe
-        stats, ref_stats = {}, {}
-        with ScoringSession() as session:
+        for group, matches in column_blocks(table, whole, in_group):
+            excluded = {r: why for r, m in matches.items() if (why := not_evidence(m.record))}
+            for r, why in excluded.items():
+                say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
+                del matches[r]
+            path = ordering_path(results_dir, paper, table_id, block_id(whole, group), budget)
+            context = CONTEXT_SYSTEMS.get(group.task or "")
+            reference = reference_record(records, context, group, list(matches.values()))
+            if len(matches) < MIN_ROWS and (reference is None or not matches):
+                if write and path.is_file():  # an earlier ordering over runs that no longer count
+                    path.unlink()
+                    say(f"[order] {path}: removed (fewer than {MIN_ROWS} rows are evidence now, and no reference)")
+                continue
+            if len({_examples(m.record) for m in matches.values()}) != 1:
+                say(f"[order] {table.ref} {group.id}: the shown runs are over different examples; skipped")
+                continue
+            published = {r: leading_number(table.row(r).reported.get(col)) for r in matches}
+            # the paper's order over the rows it prints; harness rows (ablations, no number) only meet the reference
+            ranked_rows = sorted((r for r in matches if published[r] is not None), key=lambda r: -(published[r] or 0.0))
+            rows = ranked_rows + sorted(r for r in matches if published[r] is None)
+            reported = [float(published[r] or 0.0) for r in ranked_rows]
+            recipes: dict[str, str] = {}
             for r in rows:
-                rec = matches[r].record
-                say(f"[order] {table.ref} {group.id}: scoring {rec['run_id']} ({recipes[r]})")
-                scores = score_split(recipes[r], _outputs(rec), _split(rec, data_dir), session, bootstrap=0)
-                stats[r] = scores.item_stats[metric]
-            for recipe in sorted({recipes[r] for r in rows}) if reference is not None else ():
-                say(f"[order] {table.ref} {group.id}: scoring reference {reference['run_id']} ({recipe})")
-                scores = score_split(recipe, _outputs(reference), _split(reference, data_dir), session, bootstrap=0)
-                ref_stats[recipe] = scores.item_stats[metric]
-        values = {r: stats[r].value() * 100 for r in rows}
-        ranked: dict[str, Any] = {"tau_b": None, "tau_ci95": None, "pairs": []}
-        if len(ranked_rows) >= MIN_ROWS:
-            boot = bootstrap_values({r: stats[r] for r in ranked_rows}, samples, seed)
-            sample_matrix = np.stack([boot[r] for r in ranked_rows], axis=1) * 100
-            taus = kendall_tau_b(reported, sample_matrix)
-            ranked["tau_b"] = round(float(kendall_tau_b(reported, np.asarray([values[r] for r in ranked_rows]))[0]), 4)
-            ranked["tau_ci95"] = [round(x, 4) for x in ci95(taus[~np.isnan(taus)])]
-            for a, b in zip(ranked_rows, ranked_rows[1:], strict=False):
-                ranked["pairs"].append(
-                    {
-                        "higher": a,
-                        "lower": b,
-                        "reported_delta": round(float(published[a] or 0.0) - float(published[b] or 0.0), 4),
-                        "reproduced_delta": round((stats[a].value() - stats[b].value()) * 100, 4),
-                        "p_bootstrap": paired_bootstrap(stats[b], stats[a], samples, seed),
-                    }
-                )
-        versus = None
-        if reference is not None:
-            versus = {
-                "system": reference["spec"]["system"],
-                "run_id": reference["run_id"],
+                recipe = table.reported_recipe(table.row(r), group)
+                if recipe is None:
+                    raise ValueError(f"{table.ref} {group.id}: row {r} names no recipe; the papers file must give one")
+                recipes[r] = recipe
+            stats, ref_stats = {}, {}
+            with ScoringSession() as session:
+                for r in rows:
+                    rec = matches[r].record
+                    say(f"[order] {table.ref} {group.id}: scoring {rec['run_id']} ({recipes[r]})")
+                    scores = score_split(recipes[r], _outputs(rec), _split(rec, data_dir), session, bootstrap=0)
+                    stats[r] = scores.item_stats[metric]
+                for recipe in sorted({recipes[r] for r in rows}) if reference is not None else ():
+                    say(f"[order] {table.ref} {group.id}: scoring reference {reference['run_id']} ({recipe})")
+                    scores = score_split(recipe, _outputs(reference), _split(reference, data_dir), session, bootstrap=0)
+                    ref_stats[recipe] = scores.item_stats[metric]
+            values = {r: stats[r].value() * 100 for r in rows}
+            ranked: dict[str, Any] = {"tau_b": None, "tau_ci95": None, "pairs": []}
+            if len(ranked_rows) >= MIN_ROWS:
+                boot = bootstrap_values({r: stats[r] for r in ranked_rows}, samples, seed)
+                sample_matrix = np.stack([boot[r] for r in ranked_rows], axis=1) * 100
+                taus = kendall_tau_b(reported, sample_matrix)
+                point = np.asarray([values[r] for r in ranked_rows])
+                ranked["tau_b"] = round(float(kendall_tau_b(reported, point)[0]), 4)
+                ranked["tau_ci95"] = [round(x, 4) for x in ci95(taus[~np.isnan(taus)])]
+                for a, b in zip(ranked_rows, ranked_rows[1:], strict=False):
+                    ranked["pairs"].append(
+                        {
+                            "higher": a,
+                            "lower": b,
+                            "reported_delta": round(float(published[a] or 0.0) - float(published[b] or 0.0), 4),
+                            "reproduced_delta": round((stats[a].value() - stats[b].value()) * 100, 4),
+                            "p_bootstrap": paired_bootstrap(stats[b], stats[a], samples, seed),
+                        }
+                    )
+            versus = None
+            if reference is not None:
+                versus = {
+                    "system": reference["spec"]["system"],
+                    "run_id": reference["run_id"],
+                    "rows": [
+                        {
+                            "row": r,
+                            "recipe": recipes[r],
+                            "reference_value": round(ref_stats[recipes[r]].value() * 100, 4),
+                            "delta": round((stats[r].value() - ref_stats[recipes[r]].value()) * 100, 4),
+                            "p_bootstrap": paired_bootstrap(ref_stats[recipes[r]], stats[r], samples, seed),
+                        }
+                        for r in rows
+                    ],
+                }
+            out = {
+                "kind": "ordering",
+                "paper": paper,
+                "table": table_id,
+                "group": whole.id,
+                "task": group.task,
+                "budget": budget,
+                "column": col,
+                "metric": metric,
                 "rows": [
                     {
                         "row": r,
-                        "recipe": recipes[r],
-                        "reference_value": round(ref_stats[recipes[r]].value() * 100, 4),
-                        "delta": round((stats[r].value() - ref_stats[recipes[r]].value()) * 100, 4),
-                        "p_bootstrap": paired_bootstrap(ref_stats[recipes[r]], stats[r], samples, seed),
+                        "label": table.row(r).label,
+                        "run_id": matches[r].record["run_id"],
+                        "reported": published[r],
+                        "reproduced": round(values[r], 4),
                     }
                     for r in rows
                 ],
+                "excluded": [{"row": r, "label": table.row(r).label, "why": why} for r, why in excluded.items()],
+                **ranked,
+                "reference": versus,
+                "samples": samples,
+                "seed": seed,
+                "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
             }
-        out = {
-            "kind": "ordering",
-            "paper": paper,
-            "table": table_id,
-            "group": group.id,
-            "budget": budget,
-            "column": col,
-            "metric": metric,
-            "rows": [
-                {
-                    "row": r,
-                    "label": table.row(r).label,
-                    "run_id": matches[r].record["run_id"],
-                    "reported": published[r],
-                    "reproduced": round(values[r], 4),
-                }
-                for r in rows
-            ],
-            "excluded": [{"row": r, "label": table.row(r).label, "why": why} for r, why in excluded.items()],
-            **ranked,
-            "reference": versus,
-            "samples": samples,
-            "seed": seed,
-            "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        }
-        if write:
-            from bench.atomic import write_json_atomic
+            if write:
+                from bench.atomic import write_json_atomic
 
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(path, out)
-            tau = f"τ-b {out['tau_b']:+.2f} {out['tau_ci95']}" if out["tau_b"] is not None else "no ordering"
-            say(f"[order] {path}: {tau}" + (f", {len(rows)} row(s) vs {versus['system']}" if versus else ""))
-        written.append(out)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_json_atomic(path, out)
+                tau = f"τ-b {out['tau_b']:+.2f} {out['tau_ci95']}" if out["tau_b"] is not None else "no ordering"
+                say(f"[order] {path}: {tau}" + (f", {len(rows)} row(s) vs {versus['system']}" if versus else ""))
+            written.append(out)
     return written
 
 
@@ -246,6 +250,26 @@ def _split(rec: dict[str, Any], data_dir: Path | None) -> Any:
 def load_orderings(results_dir: Path | str) -> list[dict[str, Any]]:
     root = Path(results_dir) / ORDERING_DIR
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(root.glob("*.json"))] if root.is_dir() else []
+
+
+def column_blocks(table: Any, group: Any, matches: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+    """A column's rows split by the test set they are scored on: ERNIE-GEN Table 4's column holds the Du
+    split's rows and the reversed split's, which no order or paired test may mix. Each block is the group
+    with its task and split (the group itself for the rows that use the group's), in print order."""
+    from dataclasses import replace
+
+    blocks: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for row_id, m in matches.items():
+        blocks.setdefault(table.task_split(table.row(row_id), group), {})[row_id] = m
+    return [
+        (group if (task, split) == (group.task, group.split) else replace(group, task=task, split=split), part)
+        for (task, split), part in blocks.items()
+    ]
+
+
+def block_id(group: Any, block: Any) -> str:
+    """The ordering record's name for a block: the group's id, plus the task where the block has its own."""
+    return group.id if block.task == group.task else f"{group.id}--{block.task}"
 
 
 def in_column(row: Any, column: str) -> bool:

@@ -126,3 +126,21 @@ def test_a_harness_row_meets_the_reference_but_is_not_ranked(tmp_path: Path) -> 
     versus = {r["row"]: r for r in out["reference"]["rows"]}
     assert set(versus) == {"unilm", "erniegen_base", "erniegen_base_noise0"}
     assert versus["erniegen_base_noise0"]["delta"] == versus["erniegen_base"]["delta"]  # the same outputs
+
+
+def test_a_column_over_two_test_sets_is_ordered_per_test_set() -> None:
+    """ERNIE-GEN Table 4's column holds the Du split's rows and the reversed split's: two blocks, never mixed
+    in one order or paired test (they score different examples), each with its own record name."""
+    from bench.ordering import block_id, column_blocks
+    from bench.papers import get_table
+
+    table = get_table("erniegen", "4")
+    group = table.group("squad")
+    matches = {r: object() for r in ("unilm", "erniegen_base", "unilm_rev", "erniegen_base_rev")}
+    blocks = column_blocks(table, group, matches)
+    assert [(g.task, g.split, sorted(part)) for g, part in blocks] == [
+        ("squad_qg", "test", ["erniegen_base", "unilm"]),
+        ("squad_qg_reversed", "test", ["erniegen_base_rev", "unilm_rev"]),
+    ]
+    assert blocks[0][0] is group
+    assert [block_id(group, g) for g, _ in blocks] == ["squad", "squad--squad_qg_reversed"]

@@ -259,6 +259,7 @@ def _ordering_notes(
     evidence rows with the harness reference baseline (bench.ordering)."""
     from bench.ordering import (
         MIN_ROWS,
+        column_blocks,
         column_metric,
         in_column,
         not_evidence,
@@ -271,44 +272,47 @@ def _ordering_notes(
     counts = Counter(r.label for r in table.rows)  # rows told apart by another column (MIST Table 6's Iter.)
     labels = {r.id: r.label if counts[r.label] == 1 else f"{r.label} (`{r.id}`)" for r in table.rows}
     out = []
-    for g in table.quality_groups():
-        cm = column_metric(g)
+    for whole in table.quality_groups():
+        cm = column_metric(whole)
         if cm is None:
             continue
-        shown = {row_id: m for row_id, m in by_group.get(g.id, {}).items() if in_column(table.row(row_id), cm[0])}
-        budgets = {m.budget for m in shown.values()}
-        if not shown or len(budgets) != 1:
-            continue
-        b = budgets.pop()
-        prefix = f"{g.label}: " if len(table.quality_groups()) > 1 else ""
-        runs = {row_id: m.record["run_id"] for row_id, m in shown.items() if not not_evidence(m.record)}
-        printed = [r for r in shown if not table.row(r).harness]  # the rows the paper ranks
-        ranked_runs = [r for r in runs if not table.row(r).harness]
-        data = next(
-            (
-                o for o in orderings
-                if (o["paper"], o["table"], o["group"], o["budget"]) == (table.paper, table.id, g.id, b)
-                and {r["row"]: r["run_id"] for r in o["rows"]} == runs
-            ),
-            None,
-        )
-        command = f"`bench order {table.ref} --budget {b}`"
-        if len(printed) >= MIN_ROWS:
-            if len(ranked_runs) < MIN_ROWS:
-                out.append(f"{prefix}Ordering not computed: {len(ranked_runs)} of the {len(printed)} reproduced "
-                           f"rows are evidence (the others are degenerate or stale), fewer than {MIN_ROWS}.")
-            elif data is None or data.get("tau_b") is None:
-                out.append(f"{prefix}Ordering not computed for the runs shown: {command}.")
-            else:
-                out.append(prefix + ordering_line(data, labels))
-        context = CONTEXT_SYSTEMS.get(g.task or "")
-        if context is None or not runs:
-            continue
-        line = reference_line(data, labels, context[1]) if data is not None else None
-        if line is not None:
-            out.append(prefix + line)
-        elif reference_record(records, context, g, [shown[r] for r in runs]) is not None:
-            out.append(f"{prefix}Not yet compared with `{context[0]}` (paired, same examples): {command}.")
+        in_group = {r: m for r, m in by_group.get(whole.id, {}).items() if in_column(table.row(r), cm[0])}
+        for g, shown in column_blocks(table, whole, in_group):
+            budgets = {m.budget for m in shown.values()}
+            if not shown or len(budgets) != 1:
+                continue
+            b = budgets.pop()
+            prefix = f"{whole.label}: " if len(table.quality_groups()) > 1 else ""
+            if g.task != whole.task:  # the rows of another test set in this column (ERNIE-GEN's reversed split)
+                prefix += f"`{g.task}` rows: "
+            runs = {row_id: m.record["run_id"] for row_id, m in shown.items() if not not_evidence(m.record)}
+            printed = [r for r in shown if not table.row(r).harness]  # the rows the paper ranks
+            ranked_runs = [r for r in runs if not table.row(r).harness]
+            data = next(
+                (
+                    o for o in orderings
+                    if (o["paper"], o["table"], o["group"], o["budget"]) == (table.paper, table.id, whole.id, b)
+                    and {r["row"]: r["run_id"] for r in o["rows"]} == runs
+                ),
+                None,
+            )
+            command = f"`bench order {table.ref} --budget {b}`"
+            if len(printed) >= MIN_ROWS:
+                if len(ranked_runs) < MIN_ROWS:
+                    out.append(f"{prefix}Ordering not computed: {len(ranked_runs)} of the {len(printed)} reproduced "
+                               f"rows are evidence (the others are degenerate or stale), fewer than {MIN_ROWS}.")
+                elif data is None or data.get("tau_b") is None:
+                    out.append(f"{prefix}Ordering not computed for the runs shown: {command}.")
+                else:
+                    out.append(prefix + ordering_line(data, labels))
+            context = CONTEXT_SYSTEMS.get(g.task or "")
+            if context is None or not runs:
+                continue
+            line = reference_line(data, labels, context[1]) if data is not None else None
+            if line is not None:
+                out.append(prefix + line)
+            elif reference_record(records, context, g, [shown[r] for r in runs]) is not None:
+                out.append(f"{prefix}Not yet compared with `{context[0]}` (paired, same examples): {command}.")
     return out
 
 

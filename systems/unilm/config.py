@@ -111,8 +111,9 @@ def presets(variant: str) -> dict[str, UniLMConfig]:
             schedule="bert" if v1 else "linear",
             max_decode_len=20,
             # decoding (decode-only: one trained model), read off the same 500 dev items with the lr 1e-4
-            # model: greedy 11.07, trigram blocking 12.11, beam 3 13.22, beam 3 + trigram blocking 13.95
-            # (results/calibration/unilm--squad_qg--dev--cpu--*); s2s-ft's own README blocks trigrams too
+            # model: greedy 11.07, trigram blocking 12.11, beam 3 13.22, beam 3 + trigram blocking 13.95,
+            # beam 5 + blocking 12.31 (shorter questions) (results/calibration/unilm--squad_qg--cpu.json);
+            # s2s-ft's own README blocks trigrams too
             beam_size=3 if v1 else 1,
             no_repeat_ngram=3 if v1 else 0,
             decode_batch_size=64,

@@ -75,7 +75,6 @@ def compute(
     from bench.record import load_records
     from bench.report.matching import CONTEXT_SYSTEMS, _examples, group_matches
     from bench.scoring import ScoringSession, score_split
-    from bench.scoring.resample import bootstrap_values, ci95, paired_bootstrap
 
     table = get_table(paper, table_id)
     records = load_records(results_dir)
@@ -129,40 +128,8 @@ def compute(
                     scores = score_split(recipe, _outputs(reference), _split(reference, data_dir), session, bootstrap=0)
                     ref_stats[recipe] = scores.item_stats[metric]
             values = {r: stats[r].value() * 100 for r in rows}
-            ranked: dict[str, Any] = {"tau_b": None, "tau_ci95": None, "pairs": []}
-            if len(ranked_rows) >= MIN_ROWS:
-                boot = bootstrap_values({r: stats[r] for r in ranked_rows}, samples, seed)
-                sample_matrix = np.stack([boot[r] for r in ranked_rows], axis=1) * 100
-                taus = kendall_tau_b(reported, sample_matrix)
-                point = np.asarray([values[r] for r in ranked_rows])
-                ranked["tau_b"] = round(float(kendall_tau_b(reported, point)[0]), 4)
-                ranked["tau_ci95"] = [round(x, 4) for x in ci95(taus[~np.isnan(taus)])]
-                for a, b in zip(ranked_rows, ranked_rows[1:], strict=False):
-                    ranked["pairs"].append(
-                        {
-                            "higher": a,
-                            "lower": b,
-                            "reported_delta": round(float(published[a] or 0.0) - float(published[b] or 0.0), 4),
-                            "reproduced_delta": round((stats[a].value() - stats[b].value()) * 100, 4),
-                            "p_bootstrap": paired_bootstrap(stats[b], stats[a], samples, seed),
-                        }
-                    )
-            versus = None
-            if reference is not None:
-                versus = {
-                    "system": reference["spec"]["system"],
-                    "run_id": reference["run_id"],
-                    "rows": [
-                        {
-                            "row": r,
-                            "recipe": recipes[r],
-                            "reference_value": round(ref_stats[recipes[r]].value() * 100, 4),
-                            "delta": round((stats[r].value() - ref_stats[recipes[r]].value()) * 100, 4),
-                            "p_bootstrap": paired_bootstrap(ref_stats[recipes[r]], stats[r], samples, seed),
-                        }
-                        for r in rows
-                    ],
-                }
+            ranked = _ranking(ranked_rows, reported, stats, values, published, samples, seed)
+            versus = _versus(reference, rows, recipes, stats, ref_stats, samples, seed) if reference else None
             out = {
                 "kind": "ordering",
                 "paper": paper,
@@ -198,6 +165,57 @@ def compute(
                 say(f"[order] {path}: {tau}" + (f", {len(rows)} row(s) vs {versus['system']}" if versus else ""))
             written.append(out)
     return written
+
+
+def _ranking(
+    rows: list[str], reported: list[float], stats: dict[str, Any], values: dict[str, float],
+    published: dict[str, float | None], samples: int, seed: int,
+) -> dict[str, Any]:
+    """Kendall τ-b (with its bootstrap interval) between the paper's order of ``rows`` and the reproduced
+    values, and each adjacent pair's paired test; empty below :data:`MIN_ROWS` rows."""
+    from bench.scoring.resample import bootstrap_values, ci95, paired_bootstrap
+
+    ranked: dict[str, Any] = {"tau_b": None, "tau_ci95": None, "pairs": []}
+    if len(rows) < MIN_ROWS:
+        return ranked
+    boot = bootstrap_values({r: stats[r] for r in rows}, samples, seed)
+    taus = kendall_tau_b(reported, np.stack([boot[r] for r in rows], axis=1) * 100)
+    ranked["tau_b"] = round(float(kendall_tau_b(reported, np.asarray([values[r] for r in rows]))[0]), 4)
+    ranked["tau_ci95"] = [round(x, 4) for x in ci95(taus[~np.isnan(taus)])]
+    for a, b in zip(rows, rows[1:], strict=False):
+        ranked["pairs"].append(
+            {
+                "higher": a,
+                "lower": b,
+                "reported_delta": round(float(published[a] or 0.0) - float(published[b] or 0.0), 4),
+                "reproduced_delta": round((stats[a].value() - stats[b].value()) * 100, 4),
+                "p_bootstrap": paired_bootstrap(stats[b], stats[a], samples, seed),
+            }
+        )
+    return ranked
+
+
+def _versus(
+    reference: dict[str, Any], rows: list[str], recipes: dict[str, str], stats: dict[str, Any],
+    ref_stats: dict[str, Any], samples: int, seed: int,
+) -> dict[str, Any]:
+    """Each row against the reference baseline over the same examples (paired bootstrap)."""
+    from bench.scoring.resample import paired_bootstrap
+
+    return {
+        "system": reference["spec"]["system"],
+        "run_id": reference["run_id"],
+        "rows": [
+            {
+                "row": r,
+                "recipe": recipes[r],
+                "reference_value": round(ref_stats[recipes[r]].value() * 100, 4),
+                "delta": round((stats[r].value() - ref_stats[recipes[r]].value()) * 100, 4),
+                "p_bootstrap": paired_bootstrap(ref_stats[recipes[r]], stats[r], samples, seed),
+            }
+            for r in rows
+        ],
+    }
 
 
 def reference_record(records: Any, context: tuple[str, str] | None, group: Any, shown: Sequence[Any]) -> Any:

@@ -121,7 +121,7 @@ def test_answer_window_holds_the_answer_in_one_window() -> None:
     first = parsed.span[0]
     assert n == 12 and 0 < first - start <= 12 // 3 + 1  # about a third of the room before the answer
     assert answer_span(parse(tok, "w1 w2 w3", "w2", 3), 12) == (0, len(parse(tok, "w1 w2 w3", "w2", 3).pieces))
-    assert "source_window" not in build("copybert_selfcopy", "cpu", {}).describe().config
+    assert "source_window" not in build("copybert_selfcopy", "smoke", {}).describe().config
     assert build("copybert_selfcopy", "cpu", {"source_window": "answer"}).describe().config["source_window"] == "answer"
     with pytest.raises(ValueError, match="source_window"):
         apply_overrides(preset("copybert_selfcopy", "cpu"), {"source_window": "tail"})

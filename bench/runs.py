@@ -158,7 +158,7 @@ def training_task(task: str, system: Any) -> str:
     from bench.data import TASKS
 
     base = TASKS.get(task).train_from if task in TASKS else None
-    return base if base and not getattr(system, "selects_on_dev", True) else task
+    return base if base and not system.selects_on_dev else task
 
 
 def training_config(system: Any, task: str) -> dict[str, Any]:

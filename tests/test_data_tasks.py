@@ -42,11 +42,12 @@ def test_reversed_squad_is_squad_qg_with_dev_and_test_swapped() -> None:
     from dataclasses import fields
 
     base, rev = TASKS.get("squad_qg"), TASKS.get("squad_qg_reversed")
-    own = {"name", "splits", "description", "citation", "reversed_dev_test"}
+    own = {"name", "splits", "description", "citation", "reversed_dev_test", "train_from"}
     for f in fields(Task):
         if f.name not in own:
             assert getattr(rev, f.name) == getattr(base, f.name), f.name
     assert rev.reversed_dev_test and not base.reversed_dev_test and rev.split_names() == base.split_names()
+    assert rev.train_from == "squad_qg" and base.train_from is None  # the same training split
     for mine, theirs in (("train", "train"), ("dev", "test"), ("test", "dev")):
         got, want = rev.split(mine), base.split(theirs)
         assert (got.name, got.count, got.sha256) == (mine, want.count, want.sha256)

@@ -84,12 +84,7 @@ def compute(
         if cm is None:
             continue
         col, metric = cm
-        in_group = {
-            row_id: m
-            for row_id, m in group_matches(records, table, whole, (budget,)).items()
-            if in_column(table.row(row_id), col)
-        }
-        for group, matches in column_blocks(table, whole, in_group):
+        for group, matches in column_blocks(table, whole, group_matches(records, table, whole, (budget,)), col):
             excluded = {r: why for r, m in matches.items() if (why := not_evidence(m.record))}
             for r, why in excluded.items():
                 say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
@@ -270,14 +265,19 @@ def load_orderings(results_dir: Path | str) -> list[dict[str, Any]]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(root.glob("*.json"))] if root.is_dir() else []
 
 
-def column_blocks(table: Any, group: Any, matches: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
-    """A column's rows split by the test set they are scored on: ERNIE-GEN Table 4's column holds the Du
-    split's rows and the reversed split's, which no order or paired test may mix. Each block is the group
-    with its task and split (the group itself for the rows that use the group's), in print order."""
+def column_blocks(
+    table: Any, group: Any, matches: dict[str, Any], column: str
+) -> list[tuple[Any, dict[str, Any]]]:
+    """The matches of rows that count in ``column`` (:func:`in_column`), split by the test set they are
+    scored on: ERNIE-GEN Table 4's column holds the Du split's rows and the reversed split's, which no
+    order or paired test may mix. Each block is the group with its task and split (the group itself for
+    the rows that use the group's), in print order."""
     from dataclasses import replace
 
     blocks: dict[tuple[Any, Any], dict[str, Any]] = {}
     for row_id, m in matches.items():
+        if not in_column(table.row(row_id), column):
+            continue
         blocks.setdefault(table.task_split(table.row(row_id), group), {})[row_id] = m
     return [
         (group if (task, split) == (group.task, group.split) else replace(group, task=task, split=split), part)

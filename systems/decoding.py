@@ -55,11 +55,19 @@ def _apply_constraints(logp: Tensor, seqs: Iterable[list[int]], cfg: SearchConfi
     if length < cfg.min_len:
         logp[:, cfg.eos_id] = float("-inf")
     if cfg.no_repeat_ngram > 0:
-        for row, seq in enumerate(seqs):
-            banned = blocked_ngram_tokens(seq, cfg.no_repeat_ngram, cfg.ngram_ignore)
-            if banned:
-                logp[row, list(banned)] = float("-inf")
+        block_repeated_ngrams(logp, seqs, cfg.no_repeat_ngram, cfg.ngram_ignore)
     return logp
+
+
+def block_repeated_ngrams(
+    logp: Tensor, seqs: Iterable[Sequence[int]], n: int, ignore: frozenset[int] = frozenset()
+) -> None:
+    """Set to −inf (in place) row ``i``'s log p of every token that would repeat an n-gram of ``seqs[i]``
+    (the n-gram blocking of every search here: this module's, CopyBERT's reference beam, ERNIE-GEN's)."""
+    for row, seq in enumerate(seqs):
+        banned = blocked_ngram_tokens(seq, n, ignore)
+        if banned:
+            logp[row, sorted(banned)] = float("-inf")
 
 
 @torch.no_grad()

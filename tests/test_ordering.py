@@ -137,7 +137,7 @@ def test_a_column_over_two_test_sets_is_ordered_per_test_set() -> None:
     table = get_table("erniegen", "4")
     group = table.group("squad")
     matches = {r: object() for r in ("unilm", "erniegen_base", "unilm_rev", "erniegen_base_rev")}
-    blocks = column_blocks(table, group, matches)
+    blocks = column_blocks(table, group, matches, "bleu4")
     assert [(g.task, g.split, sorted(part)) for g, part in blocks] == [
         ("squad_qg", "test", ["erniegen_base", "unilm"]),
         ("squad_qg_reversed", "test", ["erniegen_base_rev", "unilm_rev"]),

@@ -261,7 +261,6 @@ def _ordering_notes(
         MIN_ROWS,
         column_blocks,
         column_metric,
-        in_column,
         not_evidence,
         ordering_line,
         reference_line,
@@ -276,8 +275,7 @@ def _ordering_notes(
         cm = column_metric(whole)
         if cm is None:
             continue
-        in_group = {r: m for r, m in by_group.get(whole.id, {}).items() if in_column(table.row(r), cm[0])}
-        for g, shown in column_blocks(table, whole, in_group):
+        for g, shown in column_blocks(table, whole, by_group.get(whole.id, {}), cm[0]):
             budgets = {m.budget for m in shown.values()}
             if not shown or len(budgets) != 1:
                 continue

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from systems.decoding import blocked_ngram_tokens
+from systems.decoding import block_repeated_ngrams
 
 DEAD = -1e10
 
@@ -64,10 +64,7 @@ def beam_search(
         if blocked:
             logp[:, list(blocked)] = float("-inf")  # pad id 0 would vanish from the mask (§1.4 ⚠)
         if no_repeat_ngram > 0:
-            for i, prefix in enumerate(prefixes):
-                banned = blocked_ngram_tokens(prefix, no_repeat_ngram)
-                if banned:
-                    logp[i, sorted(banned)] = float("-inf")
+            block_repeated_ngrams(logp, prefixes, no_repeat_ngram)
         cand = scores[:, None] + logp
         for i, prefix in enumerate(prefixes):
             if prefix and prefix[-1] == sep_id:

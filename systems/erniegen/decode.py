@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from systems.backbone.cache import KVBuffer, KVCache
-from systems.decoding import blocked_ngram_tokens
+from systems.decoding import block_repeated_ngrams
 from systems.erniegen.model import ErnieGen
 
 
@@ -31,14 +31,6 @@ def renormalise(prev: Tensor, logp: Tensor, t: int, alpha: float) -> Tensor:
 def reorder(cache: KVCache | KVBuffer, rows: Tensor) -> KVCache | KVBuffer:
     """Cache rows ``rows`` (beam expansion or reordering): in place for a buffer, a new ``KVCache`` otherwise."""
     return cache.reorder_(rows) if isinstance(cache, KVBuffer) else cache.select(rows)
-
-
-def block_repeats(logp: Tensor, tokens: Tensor, finished: Tensor, n: int) -> None:
-    """Set to −inf (in place) the log p of every token that would repeat an n-gram of its open hypothesis."""
-    for i, j in (~finished).nonzero().tolist():
-        banned = blocked_ngram_tokens(tokens[i, j].tolist(), n)
-        if banned:
-            logp[i, j, sorted(banned)] = float("-inf")
 
 
 @dataclass(frozen=True)
@@ -86,8 +78,11 @@ def infilling_decode(
         logits, cache = model.step(cache, prev, src_len_k, s, t)
         logp = logits.float().log_softmax(-1).view(b, k, -1)
         v = logp.shape[-1]
-        if no_repeat_ngram > 0 and t >= no_repeat_ngram - 1:
-            block_repeats(logp, tokens, finished, no_repeat_ngram)
+        if no_repeat_ngram > 0 and t >= no_repeat_ngram - 1:  # open hypotheses only: a finished one is frozen
+            hyps = tokens.reshape(b * k, tokens.shape[2]).tolist()
+            done = finished.view(-1).tolist()
+            open_rows = [[] if d else hyp for hyp, d in zip(hyps, done, strict=True)]
+            block_repeated_ngrams(logp.view(b * k, -1), open_rows, no_repeat_ngram)
         cand = renormalise(scores[:, :, None], logp, t, alpha)  # [B, K, V]
         # a finished hypothesis has one continuation (itself) with its frozen score
         frozen = torch.full_like(cand, float("-inf"))

@@ -73,7 +73,8 @@ VARIANTS: dict[str, tuple[str, float, float]] = {
 #: target <= 23 pieces + [SEP] after the [CLS] BOS, the paper's noise (0.7). Point (first 500 dev items,
 #: greedy as Table 4; results/calibration/erniegen_base--squad_qg--cpu.json): nqg BLEU-4 6.57 with 19 %
 #: repeated trigrams; with trigram blocking 8.53 (no repeats, 50.6 % distinct); beam 5 + blocking 7.80 and
-#: degenerate (4.4 % one question). 80 min of training on one busy Zen 4 core (about 44 at 2 threads on an idle box).
+#: degenerate (4.4 % one question). 80 min of training on one busy Zen 4 core (~44 at 2 threads on an idle
+#: box: an estimate by bench_threads' ratio, not measured).
 CPU_SIZE = BudgetSize(
     steps=2400, batch_size=16, max_source_len=64, max_target_len=25, train_examples=38_400, lr=1e-4,
     source_window="answer",

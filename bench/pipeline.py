@@ -30,14 +30,13 @@ from bench.runs import (
     eval_limit,
     first_examples,
     harness_info,
+    model_spec,
     outputs_path,
     outputs_to_text,
     record_path,
     seed_everything,
     sha256_text,
     stale_reason,
-    training_key,
-    training_spec,
 )
 
 
@@ -155,7 +154,8 @@ def train(prep: Prepared, data_dir: Path | None, say: Reporter) -> Trained:
 
     spec, task, system = prep.spec, prep.task, prep.system
     t0 = time.perf_counter()
-    trained = training_spec(spec, system)  # its task: the one whose training split trains this run's model
+    # its task: the one whose training split trains this run's model; its system: the one that trains it
+    trained, key = model_spec(spec, system)  # key before fit: describe() may add what training ran with
     if system.needs_training:
         dev_name = "dev" if "dev" in task.splits else "validation"
         train_split = load_split(trained.task, "train", data_dir=data_dir)
@@ -163,11 +163,13 @@ def train(prep: Prepared, data_dir: Path | None, say: Reporter) -> Trained:
         info = TaskInfo(trained.task, train_split.examples, dev.examples, task.max_source_len, task.max_target_len)
     else:
         info = TaskInfo(trained.task, (), (), task.max_source_len, task.max_target_len)
-    key = training_key(system, trained.task)  # before fit: describe() may add what training ran with
     workdir = _workdir(trained, key)
     workdir.mkdir(parents=True, exist_ok=True)
-    shared = f" (the {trained.task} model: same training split)" if trained.task != spec.task else ""
-    say(f"[fit] {spec.system} on {spec.task}{shared} ({spec.budget} budget) -> {workdir}")
+    shared = [f"the {trained.task} model: same training split"] if trained.task != spec.task else []
+    if trained.system != spec.system:
+        shared.append(f"{trained.system}'s model: the same training settings")
+    said = f" ({'; '.join(shared)})" if shared else ""
+    say(f"[fit] {spec.system} on {spec.task}{said} ({spec.budget} budget) -> {workdir}")
     system.fit(info, workdir)
     return Trained(workdir, key, trained.run_id, time.perf_counter() - t0)
 

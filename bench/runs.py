@@ -175,6 +175,38 @@ def training_key(system: Any, task: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def model_owner(trained: RunSpec, system: Any, key: str) -> str:
+    """The registered system whose workdir holds the model ``trained`` (a :func:`training_spec`) trains: the
+    first of ``system.model_siblings`` that, built with the same budget, overrides and seed, resolves to the
+    same training key, else ``trained.system`` itself.
+
+    Two names, one model: a family whose variants differ only in settings (CopyBERT) may resolve two
+    of them to identical training settings under a budget, e.g. its SpanBERT row at the cpu budget,
+    which has no SpanBERT weights offline and so trains exactly the self-copy row's model. Trained
+    once, it is decoded by both, and each record names the workdir and the run that trained it.
+    """
+    from systems import build
+
+    for name in system.model_siblings:
+        if name == trained.system:
+            break  # only a sibling listed before this system owns its model
+        try:
+            other = build(name, trained.budget, {**dict(trained.overrides), "seed": trained.seed})
+        except ValueError:  # an override the sibling does not have: not the same model
+            continue
+        if other.needs_training and training_key(other, trained.task) == key:
+            return name
+    return trained.system
+
+
+def model_spec(spec: RunSpec, system: Any) -> tuple[RunSpec, str]:
+    """The spec that trains ``spec``'s model (:func:`training_spec`, under its :func:`model_owner`'s
+    name) and its training key: the workdir, and the run named in the record as its trainer."""
+    trained = training_spec(spec, system)
+    key = training_key(system, trained.task)
+    return replace(trained, system=model_owner(trained, system, key)), key
+
+
 def training_workdir(spec: RunSpec, system: Any) -> Path:
     """Where ``spec``'s model is trained (resumably) and found again, keyed by what training resolves to.
 
@@ -184,8 +216,7 @@ def training_workdir(spec: RunSpec, system: Any) -> Path:
     name. Keyed by the config, it trains afresh; and a calibration point (preset + ``--set lr=…``)
     and the later run of a preset that adopted those values share one model, as they should.
     """
-    trained = training_spec(spec, system)
-    return _workdir(trained, training_key(system, trained.task))
+    return _workdir(*model_spec(spec, system))
 
 
 def _workdir(spec: RunSpec, key: str) -> Path:

@@ -70,6 +70,11 @@ class System(abc.ABC):
     #: (dev only draws the training curve) lets tasks with one training split share one model, e.g.
     #: ``squad_qg_reversed`` decodes the ``squad_qg`` model (its dev is squad_qg's test: selecting on it leaks)
     selects_on_dev: bool = True
+    #: registered names that may train exactly this system's model: the first of them listed before this
+    #: system that resolves to the same training settings (same budget, overrides and seed) owns the one
+    #: workdir both decode (CopyBERT's SpanBERT row at the cpu budget trains the self-copy row's model);
+    #: () for a family whose behaviour depends on its name beyond the settings it reports
+    model_siblings: tuple[str, ...] = ()
     #: ``decode_one(example, forced_length=N)`` emits exactly N target tokens (length-forced timing)
     supports_forced_length: bool = False
     #: ``--set weights=random`` builds the paper-size architecture untrained, for speed columns only

@@ -68,20 +68,23 @@ def plan_specs(items: Iterable[RunSpec | tuple[RunSpec, str]], results_dir: Path
 
 def training_edges(specs: Sequence[RunSpec]) -> dict[str, tuple[str, ...]]:
     """run id -> the run id it must wait for: within each group of specs that train the same model,
-    every spec waits for the group's trainer (its first spec without decode-only overrides, else its
-    first spec). Systems that train nothing share nothing and wait for nothing."""
-    from bench.runs import build_system, training_workdir
+    every spec waits for the group's trainer (its first spec without decode-only overrides, of the system
+    that owns the model where the group has one (:func:`bench.runs.model_owner`), else its first spec).
+    Systems that train nothing share nothing and wait for nothing."""
+    from bench.runs import _workdir, build_system, model_spec
 
-    groups: dict[Path, list[tuple[RunSpec, bool]]] = {}
+    groups: dict[Path, list[tuple[RunSpec, int]]] = {}
     for spec in specs:
         system = build_system(spec)
         if not system.needs_training:
             continue
         decode_only = bool(set(spec.overrides) & set(system.decode_only_overrides))
-        groups.setdefault(training_workdir(spec, system), []).append((spec, decode_only))
+        trained, key = model_spec(spec, system)
+        rank = 2 * decode_only + (trained.system != spec.system)  # 0: a plain run of the model's owner
+        groups.setdefault(_workdir(trained, key), []).append((spec, rank))
     edges: dict[str, tuple[str, ...]] = {}
     for members in groups.values():
-        trainer = next((s for s, decode_only in members if not decode_only), members[0][0])
+        trainer = min(members, key=lambda member: member[1])[0]  # min keeps the first of equal ranks
         for spec, _ in members:
             if spec.run_id != trainer.run_id:
                 edges[spec.run_id] = (trainer.run_id,)

@@ -42,6 +42,8 @@ class CopyBERTSystem(System):
         self.backbone_name = cfg.backbone
         self.loaded_from: dict[str, Any] | None = None
 
+    #: a variant is its settings (backbone, copy mode): variants that resolve to the same ones share a model
+    model_siblings = tuple(VARIANTS)
     #: search settings: a `--set no_repeat_ngram=3` run decodes the plain run's checkpoint
     decode_only_overrides = ("beam_size", "n_best", "max_decode_len", "decode_doc_stride", "decode_cache",
                              "length_penalty", "no_repeat_ngram")
@@ -202,8 +204,12 @@ class CopyBERTSystem(System):
         return {**result.to_json(), "losses": result.losses[-5:], "best": dict(best)}
 
     def _write_meta(self, workdir: Path, model: Any, tok: Any, info: dict[str, Any], task: str) -> None:
+        config = asdict(self.cfg)
+        written = workdir / META
+        if written.is_file():  # a sibling variant resumes or reuses this model: it keeps its trainer's name
+            config["variant"] = json.loads(written.read_text())["config"]["variant"]
         meta = {
-            "config": asdict(self.cfg),
+            "config": config,
             "task": task,
             "backbone": info["name"],
             "lowercase": info["lowercase"],

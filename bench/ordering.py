@@ -86,6 +86,7 @@ def compute(
         col, metric = cm
         for group, matches in column_blocks(table, whole, group_matches(records, table, whole, (budget,)), col):
             excluded = {r: why for r, m in matches.items() if (why := not_evidence(m.record))}
+            excluded.update(duplicate_rows({r: m for r, m in matches.items() if r not in excluded}, table))
             for r, why in excluded.items():
                 say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
                 del matches[r]
@@ -235,6 +236,29 @@ def not_evidence(rec: dict[str, Any]) -> str | None:
     if record_stale_reason(rec):
         return "stale: made under another preset"
     return None
+
+
+def duplicate_rows(matches: dict[str, Any], table: Any) -> dict[str, str]:
+    """Rows whose run wrote exactly another shown row's outputs -> why they are left out: one model decoded
+    under two names (a variant that resolves to another's settings at this budget, bench.runs.model_owner)
+    is one system, and ranking it twice would count a tie by construction as evidence. The row whose system
+    trained the model stays."""
+    groups: dict[str, list[str]] = {}
+    for r, m in matches.items():
+        groups.setdefault(m.record["outputs"]["sha256"], []).append(r)
+    out: dict[str, str] = {}
+    for rows in groups.values():
+        if len(rows) < 2:
+            continue
+        owner = next((r for r in rows if _trained_own_model(matches[r].record)), rows[0])
+        for r in rows:
+            if r != owner:
+                out[r] = f"the same outputs as '{table.row(owner).label}' (one model: the same training settings)"
+    return out
+
+
+def _trained_own_model(rec: dict[str, Any]) -> bool:
+    return Path(str((rec.get("model") or {}).get("workdir", ""))).name.startswith(f"{rec['spec']['system']}--")
 
 
 def _outputs(rec: dict[str, Any]) -> list[str]:

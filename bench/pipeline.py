@@ -168,8 +168,7 @@ def train(prep: Prepared, data_dir: Path | None, say: Reporter) -> Trained:
     shared = [f"the {trained.task} model: same training split"] if trained.task != spec.task else []
     if trained.system != spec.system:
         shared.append(f"{trained.system}'s model: the same training settings")
-    said = f" ({'; '.join(shared)})" if shared else ""
-    say(f"[fit] {spec.system} on {spec.task}{said} ({spec.budget} budget) -> {workdir}")
+    say(f"[fit] {spec.system} on {spec.task} ({'; '.join([*shared, f'{spec.budget} budget'])}) -> {workdir}")
     system.fit(info, workdir)
     return Trained(workdir, key, trained.run_id, time.perf_counter() - t0)
 

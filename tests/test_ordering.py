@@ -101,6 +101,26 @@ def test_degenerate_and_stale_runs_are_not_evidence_for_an_ordering() -> None:
     assert "left out, not evidence: CMLM (degenerate outputs)" in line
 
 
+def test_one_model_under_two_names_is_ranked_once() -> None:
+    """CopyBERT's SpanBERT row at the cpu budget decodes the self-copy row's model (same settings): the same
+    outputs, a tie by construction, so it is left out of the ordering and the row that trained it stays."""
+    from types import SimpleNamespace
+
+    from bench.ordering import duplicate_rows
+
+    def match(system: str, owner: str, sha: str) -> SimpleNamespace:
+        return SimpleNamespace(record={"spec": {"system": system}, "outputs": {"sha256": sha},
+                                       "model": {"workdir": f".cache/runs/{owner}--squad_qg--cpu--s42--cfgabc"}})
+
+    table = SimpleNamespace(row=lambda r: SimpleNamespace(label={"span": "SpanBERT", "self": "BERT"}[r]))
+    matches = {"span": match("copybert_spanbert_selfcopy", "copybert_selfcopy", "x"),
+               "self": match("copybert_selfcopy", "copybert_selfcopy", "x"),
+               "other": match("copybert_nocopy", "copybert_nocopy", "y")}
+    why = "the same outputs as 'BERT' (one model: the same training settings)"
+    assert duplicate_rows(matches, table) == {"span": why}
+    assert duplicate_rows({k: matches[k] for k in ("span", "other")}, table) == {}
+
+
 def test_a_harness_row_meets_the_reference_but_is_not_ranked(tmp_path: Path) -> None:
     """ERNIE-GEN Table 4's noise ablation (a harness row, no reported number) is compared with copy_source
     like the paper's rows, and left out of the paper's order."""

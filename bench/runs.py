@@ -185,9 +185,12 @@ def model_owner(trained: RunSpec, system: Any, key: str) -> str:
     which has no SpanBERT weights offline and so trains exactly the self-copy row's model. Trained
     once, it is decoded by both, and each record names the workdir and the run that trained it.
     """
-    from systems import build
+    from systems import SYSTEMS, build
 
     for name in system.model_siblings:
+        if name not in SYSTEMS:
+            raise ValueError(f"{trained.system}: model_siblings names '{name}', which is not a registered system; "
+                             "list registered names only")
         if name == trained.system:
             break  # only a sibling listed before this system owns its model
         try:

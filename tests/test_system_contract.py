@@ -14,7 +14,7 @@ from systems.base import System, check_system
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPABILITIES = ("needs_training", "decode_only_overrides", "supports_forced_length", "supports_random_weights",
-                "latency_probe", "last_iterations")
+                "latency_probe", "last_iterations", "selects_on_dev", "model_siblings")
 
 
 @pytest.mark.parametrize("name", SYSTEMS.names())
@@ -24,6 +24,7 @@ def test_every_registered_system_subclasses_the_contract(name: str) -> None:
     for attr in CAPABILITIES:
         assert hasattr(system, attr), (name, attr)
     assert isinstance(system.decode_only_overrides, tuple | list)
+    assert set(system.model_siblings) <= set(SYSTEMS.names()), (name, system.model_siblings)  # names, not typos
     assert system.describe().name  # describe works before fit
 
 

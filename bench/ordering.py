@@ -239,21 +239,23 @@ def not_evidence(rec: dict[str, Any]) -> str | None:
 
 
 def duplicate_rows(matches: dict[str, Any], table: Any) -> dict[str, str]:
-    """Rows whose run wrote exactly another shown row's outputs -> why they are left out: one model decoded
-    under two names (a variant that resolves to another's settings at this budget, bench.runs.model_owner)
-    is one system, and ranking it twice would count a tie by construction as evidence. The row whose system
-    trained the model stays."""
-    groups: dict[str, list[str]] = {}
+    """Rows whose run decoded another shown row's model into exactly its outputs -> why they are left out:
+    one model under two names (a variant that resolves to another's settings at this budget,
+    bench.runs.model_owner) is one system, and ranking it twice would count a tie by construction as
+    evidence. The row whose system trained the model stays."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
     for r, m in matches.items():
-        groups.setdefault(m.record["outputs"]["sha256"], []).append(r)
+        model = m.record.get("model") or {}
+        same = (str(model.get("training_key")), str(model.get("workdir")), m.record["outputs"]["sha256"])
+        groups.setdefault(same, []).append(r)
     out: dict[str, str] = {}
     for rows in groups.values():
         if len(rows) < 2:
             continue
         owner = next((r for r in rows if _trained_own_model(matches[r].record)), rows[0])
-        for r in rows:
-            if r != owner:
-                out[r] = f"the same outputs as '{table.row(owner).label}' (one model: the same training settings)"
+        for r in rows:  # rows the paper prints twice over one run (MIST Table 6's 1-iteration rows) stay
+            if matches[r].record["run_id"] != matches[owner].record["run_id"]:
+                out[r] = f"the same outputs as '{table.row(owner).label}': one model, ranked once"
     return out
 
 

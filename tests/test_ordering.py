@@ -109,16 +109,20 @@ def test_one_model_under_two_names_is_ranked_once() -> None:
     from bench.ordering import duplicate_rows
 
     def match(system: str, owner: str, sha: str) -> SimpleNamespace:
-        return SimpleNamespace(record={"spec": {"system": system}, "outputs": {"sha256": sha},
-                                       "model": {"workdir": f".cache/runs/{owner}--squad_qg--cpu--s42--cfgabc"}})
+        model = {"training_key": "abc", "workdir": f".cache/runs/{owner}--squad_qg--cpu--s42--cfgabc"}
+        return SimpleNamespace(record={"run_id": system, "spec": {"system": system}, "outputs": {"sha256": sha},
+                                       "model": model})
 
     table = SimpleNamespace(row=lambda r: SimpleNamespace(label={"span": "SpanBERT", "self": "BERT"}[r]))
     matches = {"span": match("copybert_spanbert_selfcopy", "copybert_selfcopy", "x"),
                "self": match("copybert_selfcopy", "copybert_selfcopy", "x"),
                "other": match("copybert_nocopy", "copybert_nocopy", "y")}
-    why = "the same outputs as 'BERT' (one model: the same training settings)"
+    why = "the same outputs as 'BERT': one model, ranked once"
     assert duplicate_rows(matches, table) == {"span": why}
     assert duplicate_rows({k: matches[k] for k in ("span", "other")}, table) == {}
+    twin = match("copybert_twohop", "copybert_twohop", "x")  # the same text from another model: not one model
+    assert duplicate_rows({"self": matches["self"], "twin": twin}, table) == {}
+    assert duplicate_rows({"self": matches["self"], "again": matches["self"]}, table) == {}  # one run, two rows
 
 
 def test_a_harness_row_meets_the_reference_but_is_not_ranked(tmp_path: Path) -> None:
@@ -138,6 +142,7 @@ def test_a_harness_row_meets_the_reference_but_is_not_ranked(tmp_path: Path) -> 
     ablation["run_id"] = "erniegen_base--squad_qg--test--cpu--s42--noise0"
     ablation["spec"]["overrides"] = {"noise_prob": 0.0}
     ablation["system"]["config"]["noise_prob"] = 0.0
+    ablation["model"] = {**ablation["model"], "training_key": "noise0", "workdir": ".cache/runs/noise0"}
     (results / f"{ablation['run_id']}.json").write_text(json.dumps(ablation))
     [out] = compute("erniegen", "4", "cpu", results, say=lambda _m: None, write=False, samples=200)
     assert [(r["row"], r["reported"] is None) for r in out["rows"]] == [

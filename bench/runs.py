@@ -185,6 +185,7 @@ def model_owner(trained: RunSpec, system: Any, key: str) -> str:
     which has no SpanBERT weights offline and so trains exactly the self-copy row's model. Trained
     once, it is decoded by both, and each record names the workdir and the run that trained it.
     """
+    from bench.errors import UserError
     from systems import SYSTEMS, build
 
     for name in system.model_siblings:
@@ -195,7 +196,7 @@ def model_owner(trained: RunSpec, system: Any, key: str) -> str:
             break  # only a sibling listed before this system owns its model
         try:
             other = build(name, trained.budget, {**dict(trained.overrides), "seed": trained.seed})
-        except ValueError:  # an override the sibling does not have: not the same model
+        except (ValueError, UserError):  # an override or budget the sibling refuses: not the same model
             continue
         if other.needs_training and training_key(other, trained.task) == key:
             return name

@@ -163,7 +163,7 @@ def test_copybert_cpu_runs_all_five_variants_spanbert_on_minilm():
     assert cpu == ["copybert_nocopy", "copybert_normalcopy", "copybert_selfcopy", "copybert_twohop",
                    "copybert_spanbert_selfcopy"]
     assert runnable_rows("copybert", "1", "paper") == []  # bert-large / SpanBERT-large are not offline
-    assert "determinism check" in get_table("copybert", "1").row("spanbert_selfcopy").note
+    assert "decodes that row's model" in get_table("copybert", "1").row("spanbert_selfcopy").note
 
 
 def test_runnable_rows_unavailable_and_overrides():

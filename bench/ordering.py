@@ -85,8 +85,7 @@ def compute(
             continue
         col, metric = cm
         for group, matches in column_blocks(table, whole, group_matches(records, table, whole, (budget,)), col):
-            excluded = {r: why for r, m in matches.items() if (why := not_evidence(m.record))}
-            excluded.update(duplicate_rows({r: m for r, m in matches.items() if r not in excluded}, table))
+            excluded = left_out(matches, table)
             for r, why in excluded.items():
                 say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
                 del matches[r]
@@ -236,6 +235,15 @@ def not_evidence(rec: dict[str, Any]) -> str | None:
     if record_stale_reason(rec):
         return "stale: made under another preset"
     return None
+
+
+def left_out(matches: dict[str, Any], table: Any) -> dict[str, str]:
+    """The shown rows an ordering leaves out -> why: runs that are not evidence (:func:`not_evidence`), then
+    rows that decode another evidence row's model (:func:`duplicate_rows`); `bench order` and the table
+    note both decide with this."""
+    excluded = {r: why for r, m in matches.items() if (why := not_evidence(m.record))}
+    excluded.update(duplicate_rows({r: m for r, m in matches.items() if r not in excluded}, table))
+    return excluded
 
 
 def duplicate_rows(matches: dict[str, Any], table: Any) -> dict[str, str]:

@@ -261,8 +261,7 @@ def _ordering_notes(
         MIN_ROWS,
         column_blocks,
         column_metric,
-        duplicate_rows,
-        not_evidence,
+        left_out,
         ordering_line,
         reference_line,
         reference_record,
@@ -284,9 +283,8 @@ def _ordering_notes(
             prefix = f"{whole.label}: " if len(table.quality_groups()) > 1 else ""
             if g.task != whole.task:  # the rows of another test set in this column (ERNIE-GEN's reversed split)
                 prefix += f"`{g.task}` rows: "
-            evidence = {row_id: m for row_id, m in shown.items() if not not_evidence(m.record)}
-            once = {r: m for r, m in evidence.items() if r not in duplicate_rows(evidence, table)}
-            runs = {row_id: m.record["run_id"] for row_id, m in once.items()}
+            excluded = left_out(shown, table)
+            runs = {row_id: m.record["run_id"] for row_id, m in shown.items() if row_id not in excluded}
             printed = [r for r in shown if not table.row(r).harness]  # the rows the paper ranks
             ranked_runs = [r for r in runs if not table.row(r).harness]
             data = next(

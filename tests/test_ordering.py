@@ -169,3 +169,27 @@ def test_a_column_over_two_test_sets_is_ordered_per_test_set() -> None:
     ]
     assert blocks[0][0] is group
     assert [block_id(group, g) for g, _ in blocks] == ["squad", "squad--squad_qg_reversed"]
+
+
+def test_the_table_note_names_each_row_left_out_and_why() -> None:
+    """When too few of a column's rows are evidence to order, the note says which rows were left out and
+    why (degenerate outputs, a stale record, or another row's model), so a reader can act on it."""
+    import copy
+
+    from bench.output_stats import output_stats
+    from bench.papers import get_table
+    from bench.record import load_records
+    from bench.report.views import build_table_view
+
+    table = get_table("copybert", "1")
+    records = [copy.deepcopy(r) for r in load_records(REPO / "results")]
+    constant = output_stats(["what is the in ?"] * 50, [f"q{i}" for i in range(50)])
+    broken = {"copybert_nocopy", "copybert_normalcopy", "copybert_twohop", "unilm"}
+    for rec in records:
+        if rec["spec"]["system"] in broken and rec["spec"]["task"] == "squad_qg":
+            rec["output_stats"] = constant
+    view = build_table_view(table, records, "cpu")
+    [note] = [n for n in view.notes if "Ordering not computed" in n]
+    assert "1 of the 6 reproduced rows are evidence" in note, note
+    assert note.count("degenerate outputs") == 4, note
+    assert "SpanBERT" in note and "one model, ranked once" in note, note

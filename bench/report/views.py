@@ -298,8 +298,9 @@ def _ordering_notes(
             command = f"`bench order {table.ref} --budget {b}`"
             if len(printed) >= MIN_ROWS:
                 if len(ranked_runs) < MIN_ROWS:
+                    why = "; ".join(f"{labels[r]}: {excluded[r]}" for r in printed if r in excluded)
                     out.append(f"{prefix}Ordering not computed: {len(ranked_runs)} of the {len(printed)} reproduced "
-                               f"rows are evidence (the others are degenerate or stale), fewer than {MIN_ROWS}.")
+                               f"rows are evidence, fewer than {MIN_ROWS} (left out: {why}).")
                 elif data is None or data.get("tau_b") is None:
                     out.append(f"{prefix}Ordering not computed for the runs shown: {command}.")
                 else:

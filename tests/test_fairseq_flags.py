@@ -157,3 +157,22 @@ def test_cpu_decoding_stops_near_the_trained_target_length() -> None:
     """The recipe's --max-len-b 200 made a weak cpu model babble to 200 tokens on Quora."""
     cfg = preset("fairseq_transformer", "cpu")
     assert cfg.max_len_b <= cfg.max_target_len + 8 and preset("fairseq_transformer", "paper").max_len_b == 200
+
+
+@pytest.mark.parametrize("system", sorted(SYSTEMS))
+def test_decode_only_overrides_keep_the_training_key(system: str) -> None:
+    """`bench run --set eos_penalty=1` (or iterations, beam, ...) decodes the plain run's model: the generator
+    flags describe() derives from those settings must not enter the training key, or every decoding
+    variant would key a new workdir and train the same model again."""
+    from bench.runs import training_key
+    from systems import build
+
+    plain = training_key(build(system, "cpu", {"seed": 42}), "quora")
+    decoding = {"eos_penalty": 1.5, "beam": 3, "lenpen": 0.7, "max_len_b": 12, "no_repeat_ngram_size": 2,
+                "decode_batch_size": 8}
+    if system != "fairseq_transformer":
+        decoding.update(iterations=4, force_max_iter=True)
+    varied = build(system, "cpu", {"seed": 42, **decoding})
+    assert set(decoding) <= set(varied.decode_only_overrides)
+    assert training_key(varied, "quora") == plain
+    assert training_key(build(system, "cpu", {"seed": 42, "lr": 5e-4}), "quora") != plain  # training settings do

@@ -70,6 +70,14 @@ class FairseqSystem(System):
         """False for untrained WordPiece models: their dictionary is the BERT vocab, no data needed."""
         return self.cfg.weights != "random" or self.cfg.vocab == "sentencepiece"
 
+    #: config entries describe() derives from decode-only settings: not part of what training resolves to
+    DERIVED_DECODE_FIELDS = ("fairseq_generate_args", "iter_decode_max_iter", "iterations_mapping")
+
+    def training_settings(self, task: str) -> Mapping[str, Any]:
+        """The config without the generator flags derived from decode-only settings: `--set eos_penalty=1`
+        (or `iterations`, `beam`, ...) decodes the plain run's model instead of keying a new workdir."""
+        return {k: v for k, v in self.describe().config.items() if k not in self.DERIVED_DECODE_FIELDS}
+
     # ------------------------------------------------------------------ describe
     def describe(self) -> SystemInfo:
         cfg = self.cfg

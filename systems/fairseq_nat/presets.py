@@ -232,8 +232,11 @@ def preset(system: str, budget: str) -> FairseqConfig:
         # One budget for every fairseq row of a table column: 6,000 updates x 64 over all 100,000 Quora
         # training pairs at lr 1e-3 in fp32, read off results/calibration/<system>--quora--cpu.json (bench
         # calibrate, first 500 dev items, mist-quora BLEU-4). Training took 75 (Transformer), 95 (NAT) and
-        # 80 (CMLM) min on one Zen 4 core beside another run; about 41 / 52 / 44 min for one run at 2 threads
-        # on an idle box (benchmarks/bench_threads.py's ratio). The former 2,000 updates were enough for
+        # 80 (CMLM) min on one Zen 4 core beside another run; the estimate of 41 / 52 / 44 min for one run at
+        # 2 threads on an idle box (benchmarks/bench_threads.py's ratio) was optimistic: InsT, whose update
+        # costs what the Transformer's does, took 66 min at 2 threads, so the column runs about 60-75 min
+        # there, over the cpu budget's 45-minute cap; it keeps 6,000 updates because CMLM was still
+        # degenerate after 4,000 (below). The former 2,000 updates were enough for
         # fairseq_transformer (13.52 after 1,000, 16.89 after 2,000; 19.99 after 6,000) and fairseq_nat
         # (8.06; 13.21 after 6,000), but not for fairseq_cmlm: 4.38 and DEGENERATE (12 % of its outputs
         # `how can i`, 0.59x the references' length); 7.60 after 4,000 (still degenerate, `how can i`

@@ -84,11 +84,12 @@ def test_a_per_task_sizing_change_is_seen_field_by_field() -> None:
 
 
 def _key_with_generator_flags(system: Any, task: str) -> str:
-    """The fairseq training key as it was before the generator flags left it (bench.runs.training_key)."""
-    import hashlib
+    """The fairseq training key as it was before the generator flags left it: bench.runs.training_key over
+    the base contract's settings (the whole describe() config), not FairseqSystem's narrower ones."""
+    from unittest import mock
 
-    from bench.runs import RUNTIME_FIELDS
+    from bench.runs import training_key
+    from systems.base import System
 
-    drop = set(system.decode_only_overrides) | RUNTIME_FIELDS
-    config = {k: v for k, v in system.describe().config.items() if k not in drop}
-    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    with mock.patch.object(type(system), "training_settings", System.training_settings):
+        return training_key(system, task)

@@ -240,7 +240,7 @@ def preset(system: str, budget: str) -> FairseqConfig:
         # calibrate, first 500 dev items, mist-quora BLEU-4). Training took 75 (Transformer), 95 (NAT) and
         # 80 (CMLM) min on one Zen 4 core beside another run; the estimate of 41 / 52 / 44 min for one run at
         # 2 threads on an idle box (benchmarks/bench_threads.py's ratio) was optimistic: InsT, whose update
-        # costs what the Transformer's does, took 66 min at 2 threads, so the column runs about 60-75 min
+        # costs what the Transformer's does, took 66 min at 2 threads (LevT 60 min), so the column runs about 60-75 min
         # there, over the cpu budget's 45-minute cap; it keeps 6,000 updates because CMLM was still
         # degenerate after 4,000 (below). The former 2,000 updates were enough for
         # fairseq_transformer (13.52 after 1,000, 16.89 after 2,000; 19.99 after 6,000) and fairseq_nat

@@ -13,7 +13,7 @@ training sweep whose model it decodes, a second source window): each point keeps
 ``overrides``, the summary's ``overrides`` are the ones every point shares, and the pick is taken
 over all of them. ``bench table`` draws each summary as
 ``reports/calibration-<system>--<task>--<budget>.png`` (dev score vs updates, one line per learning
-rate and setting).
+rate and setting; beside it each trained model's dev loss, where a plateau shows).
 
 Budgets still fix updates, batch and examples, never wall time: a preset chosen from a sweep
 names the summary that justifies it.
@@ -189,11 +189,27 @@ def _pick(points: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def load_summaries(results_dir: Path | str) -> list[dict[str, Any]]:
-    """Every sweep summary under ``results/calibration/`` (grid-point records are not summaries)."""
+    """Every sweep summary under ``results/calibration/`` (grid-point records are not summaries).
+
+    Each point gets ``dev_loss_curve`` from its own record when that record is there: a floor missed
+    must show the plateau, and a plateau is read off the dev loss, not off a handful of dev scores.
+    The curve is attached at load time, so summaries written before it existed draw it too."""
     root = Path(results_dir) / CALIBRATION_DIR
     out = []
     for path in sorted(root.glob("*.json")) if root.is_dir() else []:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("kind") == "calibration":
+            for point in data.get("points", []):
+                curve = _dev_loss_curve(root / f"{point['run_id']}.json")
+                if curve:
+                    point["dev_loss_curve"] = curve
             out.append(data)
     return out
+
+
+def _dev_loss_curve(record_path: Path) -> list[list[float]]:
+    """``[[update, dev loss], ...]`` of a grid point's record ([] when the record or its curve is missing)."""
+    if not record_path.is_file():
+        return []
+    rec = json.loads(record_path.read_text(encoding="utf-8"))
+    return [list(p) for p in (rec.get("training_curve") or {}).get("dev_loss") or []]

@@ -147,3 +147,31 @@ def test_the_reversed_split_decodes_the_squad_model_unless_dev_picks_the_weights
         du = RunSpec(name, "squad_qg", split="test", budget="cpu", limit=2000)
         assert (training_workdir(rev, system) == training_workdir(du, system)) is shared, name
         assert (training_spec(rev, system).run_id == training_spec(du, system).run_id) is shared, name
+
+
+def test_the_plot_data_carries_each_trained_models_dev_loss_once(tmp_path: Path) -> None:
+    """A missed floor needs its plateau shown: each point's dev-loss curve comes from its record, and the
+    points of a decoding sweep (one model, one curve) draw that curve once, named by what they share."""
+    from bench.calibrate import CALIBRATION_DIR, load_summaries
+    from bench.report.plots import calibration_data
+
+    root = tmp_path / CALIBRATION_DIR
+    root.mkdir()
+    curves = {"short": [[100, 6.0], [200, 5.5]], "long": [[100, 6.0], [200, 5.5], [300, 5.49]]}
+    points = [
+        {**_point(5e-4, 200, 0.0, True), "run_id": "a", "overrides": {}},
+        {**_point(5e-4, 300, 3.0, True), "run_id": "b", "overrides": {"eos": 0}},
+        {**_point(5e-4, 300, 3.5, False), "run_id": "c", "overrides": {"eos": 2}},
+        {**_point(5e-4, 400, 4.0, False), "run_id": "no-record", "overrides": {}},
+    ]
+    for run_id, curve in (("a", curves["short"]), ("b", curves["long"]), ("c", curves["long"])):
+        (root / f"{run_id}.json").write_text(json.dumps({"training_curve": {"dev_loss": curve}}))
+    summary = {"kind": "calibration", "system": "s", "task": "t", "budget": "cpu", "split": "dev",
+               "dev_examples": 500, "recipe": "nqg", "metric": "bleu4", "overrides": {}, "points": points}
+    (root / "s--t--cpu.json").write_text(json.dumps(summary))
+    (loaded,) = load_summaries(tmp_path)
+    assert [p.get("dev_loss_curve") for p in loaded["points"]] == [curves["short"], curves["long"], curves["long"], None]
+    assert "dev_loss_curve" not in json.loads((root / "s--t--cpu.json").read_text())["points"][0]  # not stored
+    drawn = calibration_data(loaded)["loss_series"]
+    assert [s["name"] for s in drawn] == ["lr 0.0005 · 200 updates", "lr 0.0005 · 300 updates"]
+    assert [p["y"] for p in drawn[1]["points"]] == [6.0, 5.5, 5.49]

@@ -237,14 +237,46 @@ def calibration_data(summary: dict[str, Any]) -> dict[str, Any]:
             for (lr, setting), pts in sorted(series.items())
         ],
         "pick": dict(pick, **pick_xy) if pick and pick_xy else pick,
+        "loss_series": _loss_series(summary),
     }
 
 
+def _loss_series(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """One dev-loss line per trained model: points that decode one model (a decoding sweep) share its
+    curve, drawn once and named by what those points have in common."""
+    from bench.calibrate import point_setting
+
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for pt in summary["points"]:
+        curve = pt.get("dev_loss_curve")
+        if curve:
+            groups.setdefault(tuple(tuple(p) for p in curve), []).append(pt)
+    series = []
+    for curve, pts in groups.items():
+        settings = [set(filter(None, point_setting(p, summary).split(", "))) for p in pts]
+        common = sorted(set.intersection(*settings))
+        first = pts[0]
+        name = f"lr {first['lr']:g} · {first['updates']} updates" + (f" · {', '.join(common)}" if common else "")
+        series.append({"name": name, "points": [{"x": int(u), "y": _r(loss)} for u, loss in curve]})
+    return sorted(series, key=lambda s: s["name"])
+
+
 def draw_calibration(data: dict[str, Any], path: Path) -> None:
-    """Learning curves of a sweep; hollow markers are degenerate points, the star is the pick."""
+    """Learning curves of a sweep; hollow markers are degenerate points, the star is the pick; beside
+    them, each trained model's dev loss (where a plateau shows)."""
     plt = _pyplot()
+    losses = data.get("loss_series") or []
     with plt.rc_context(RC):
-        fig, ax = plt.subplots(figsize=(5.0, 3.6))
+        if losses:
+            fig, (ax, loss_ax) = plt.subplots(1, 2, figsize=(9.0, 3.6))
+            for s in losses:
+                loss_ax.plot([p["x"] for p in s["points"]], [p["y"] for p in s["points"]], label=s["name"])
+            loss_ax.set_title("dev loss of each trained model")
+            loss_ax.set_xlabel(data["x_label"])
+            loss_ax.set_ylabel("dev loss")
+            loss_ax.legend(fontsize=6)
+        else:
+            fig, ax = plt.subplots(figsize=(5.0, 3.6))
         for s in data["series"]:
             xs, ys = [p["x"] for p in s["points"]], [p["y"] for p in s["points"]]
             (line,) = ax.plot(xs, ys, marker="o", label=s["name"])

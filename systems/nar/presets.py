@@ -128,7 +128,10 @@ class NARConfig:
 # dev point, results/calibration/encoder_minilm_l6--squad_qg--cpu.json, is DEGENERATE (`what is the in ?` for
 # 17 % of 500 dev questions, 8.6 % distinct, BLEU-4 0.00; 42 min of training on one busy core): single-pass
 # NAR question generation does not start to learn within the cpu training cap (the paper trains 30k x 64,
-# 120x these examples), so no SQuAD NAR run is recorded at this budget. The source is
+# 120x these examples), so no SQuAD NAR run is recorded at this budget. A second point at 2,400 updates over
+# 38,400 questions (52 min at 2 threads, past the cap) is degenerate too: BLEU-4 3.00 with `what was the
+# football ?` for 13.4 % and 17 % distinct, final dev loss 5.50 against 5.49 at 1,000 updates: the plateau
+# that keeps this preset (no healthy point to adopt). The source is
 # "answer [SEP]" + a 62-piece paragraph window around the answer (64 with [CLS]/[SEP]), as UniLM's cpu
 # preset: the head of the paragraph, which the paper's 464 pieces cover whole, rarely holds the answer's
 # sentence at 64-112 pieces, and without it the model can only write generic questions (the earlier

@@ -175,3 +175,33 @@ def test_the_plot_data_carries_each_trained_models_dev_loss_once(tmp_path: Path)
     drawn = calibration_data(loaded)["loss_series"]
     assert [s["name"] for s in drawn] == ["lr 0.0005 · 200 updates", "lr 0.0005 · 300 updates"]
     assert [p["y"] for p in drawn[1]["points"]] == [6.0, 5.5, 5.49]
+
+
+def test_a_cell_whose_sweep_found_no_healthy_point_points_to_the_plateau() -> None:
+    """No run is recorded where the cpu calibration found only degenerate points: the Status column says
+    so with the sweep's figures and the plot; a sweep with a pick (or none at all) leaves 'not run' alone."""
+    from bench.papers import get_table
+    from bench.report.views import build_table_view
+
+    table = get_table("mist", "1")
+    points = [
+        {**_point(5e-4, 1000, 0.0, True), "distinct_ratio": 0.086, "final_dev_loss": 5.49},
+        {**_point(5e-4, 2400, 3.0, True), "distinct_ratio": 0.17, "final_dev_loss": 5.5},
+    ]
+    summary = {"kind": "calibration", "system": "encoder_minilm_l6", "task": "squad_qg", "budget": "cpu",
+               "metric": "bleu4", "recipe": "nqg", "points": points, "pick": None}
+
+    def status(cals: list[dict], budget: str | None = None) -> str:
+        view = build_table_view(table, [], budget, calibrations=cals)
+        (row,) = [r for r in view.rows if "encoder_minilm_l6" in r[2] and "Encoder MiniLM" in r[1]]
+        return row[-1]
+
+    text = status([summary])
+    assert text.startswith("not run (paper: ") and "cpu: no healthy calibration point: 2 point(s) up to 2,400" in text
+    assert "3.00 at 2,400 updates is DEGENERATE, 17.0 % distinct; final dev loss 5.49 → 5.50" in text
+    assert "`reports/calibration-encoder_minilm_l6--squad_qg--cpu.png`" in text
+    assert status([summary], "cpu").startswith("not run (cpu: no healthy calibration point")
+    healthy = {**summary, "pick": {"lr": 5e-4, "updates": 2400, "run_id": "r", "score": 3.0}}
+    assert "calibration" not in status([healthy]) and "calibration" not in status([])
+    other_task = {**summary, "task": "quora"}
+    assert "calibration" not in status([other_task])

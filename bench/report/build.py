@@ -48,10 +48,11 @@ def render_table(
     budget: str | None = None,
     latency_records: Sequence[dict] = (),
     orderings: Sequence[dict] = (),
+    calibrations: Sequence[dict] = (),
 ) -> str:
     """Markdown for one paper table joined with ``records`` and ``latency_records`` (:mod:`bench.report.views`)."""
     t = get_table(normalize_paper(paper), table)
-    return md.document([build_table_view(t, records, budget, latency_records, orderings)])
+    return md.document([build_table_view(t, records, budget, latency_records, orderings, calibrations)])
 
 
 def _sidecar(data: dict[str, Any]) -> str:
@@ -70,7 +71,7 @@ def _plan(
     pngs: dict[str, tuple[Callable, dict]] = {}
     views: list[TableView] = []
     for t in all_tables():
-        view = build_table_view(t, records, budget, latency_records, orderings)
+        view = build_table_view(t, records, budget, latency_records, orderings, calibrations)
         views.append(view)
         texts[f"{table_key(t)}.md"] = md.document([view])
     protocol = build_protocol_view(records)
@@ -189,13 +190,15 @@ def table_command(
     if not check and table is not None and paper is None:
         raise ValueError("--table needs --paper (e.g. --paper mist --table 1).")
     if not check and paper is not None:
+        from bench.calibrate import load_summaries
         from bench.ordering import load_orderings
 
         recs, lat, orders = load_records(results_dir), load_latency_records(results_dir), load_orderings(results_dir)
+        cals = load_summaries(results_dir)
         if table is not None:
-            return render_table(paper, table, recs, budget, lat, orders)
+            return render_table(paper, table, recs, budget, lat, orders, cals)
         p = normalize_paper(paper)
-        return "\n".join(render_table(p, t.id, recs, budget, lat, orders) for t in all_tables() if t.paper == p)
+        return "\n".join(render_table(p, t.id, recs, budget, lat, orders, cals) for t in all_tables() if t.paper == p)
     if check:
         problems = render_all(results_dir, reports_dir, check=True, budget=budget)
         if problems:

@@ -133,18 +133,57 @@ def _input_note(rec: dict) -> str | None:
     return f"{INPUT_MARK}: {what}, where the paper feeds the whole paragraph (a stated deviation of the budget)"
 
 
-def _status(table: Table, row: Row, group: Group, budgets: Sequence[str], asked: str | None) -> str:
+def _status(
+    table: Table,
+    row: Row,
+    group: Group,
+    budgets: Sequence[str],
+    asked: str | None,
+    calibrations: Sequence[dict] = (),
+) -> str:
     reasons = {b: table.unavailable_reason(row, group, b) for b in budgets}
+    # a budget that can run but whose calibration found no healthy point: "not run", with the plateau
+    unlearned = {
+        b: why for b in budgets
+        if b == "cpu" and reasons[b] is None
+        and (why := _no_healthy_point(row.system_for(b), group.task, calibrations))
+    }
     if asked is not None:
         r = reasons[asked]
-        return f"cannot run here: {r}" if r else "not run"
+        if r:
+            return f"cannot run here: {r}"
+        return f"not run ({asked}: {unlearned[asked]})" if asked in unlearned else "not run"
     if all(reasons.values()):
         distinct = sorted({r for r in reasons.values() if r})
         if len(distinct) == 1:
             return f"cannot run here: {distinct[0]}"
         return "cannot run here: " + "; ".join(f"{b}: {reasons[b]}" for b in budgets)
-    blocked = [f"{b}: {reasons[b]}" for b in budgets if reasons[b]]
+    blocked = [f"{b}: {reasons[b] or unlearned[b]}" for b in budgets if reasons[b] or b in unlearned]
     return "not run" + (f" ({'; '.join(blocked)})" if blocked else "")
+
+
+def _no_healthy_point(system: str | None, task: str | None, calibrations: Sequence[dict]) -> str | None:
+    """Why a cpu cell stays empty when the system's calibration sweep on the task found no healthy point:
+    a run at that budget would be degenerate, so its plateau is the evidence the cell points to."""
+    for cal in calibrations:
+        if (cal.get("system"), cal.get("task"), cal.get("budget")) != (system, task, "cpu"):
+            continue
+        scored = [p for p in cal.get("points", []) if p.get("score") is not None]
+        if cal.get("pick") or not scored:
+            return None
+        best = max(scored, key=lambda p: p["score"])
+        longest = max(scored, key=lambda p: p["updates"])
+        losses = [f"{p['final_dev_loss']:.2f}" for p in sorted(scored, key=lambda p: p["updates"])
+                  if p.get("final_dev_loss") is not None]
+        trend = f"; final dev loss {' → '.join(dict.fromkeys(losses))} as the updates grow" if len(losses) > 1 else ""
+        distinct = f", {100 * best['distinct_ratio']:.1f} % distinct" if best.get("distinct_ratio") is not None else ""
+        return (
+            f"no healthy calibration point: {len(scored)} point(s) up to {longest['updates']:,} updates, the best "
+            f"dev {cal['metric']} ({cal['recipe']}) {best['score']:.2f} at {best['updates']:,} updates is "
+            f"DEGENERATE{distinct}{trend}; the plateau is drawn in "
+            f"`reports/calibration-{system}--{task}--cpu.png`, and a run at this budget would not be evidence"
+        )
+    return None
 
 
 def _system_cell(row: Row, budget: str | None) -> str:
@@ -326,6 +365,7 @@ def build_table_view(
     budget: str | None,
     latency_records: Sequence[dict] = (),
     orderings: Sequence[dict] = (),
+    calibrations: Sequence[dict] = (),
 ) -> TableView:
     """Join one paper table with the records; see the module docstring for the matching rule.
 
@@ -363,7 +403,7 @@ def build_table_view(
                 matches[g.id] = m
                 statuses.append((g.label, f"run [{m.note}]"))
             else:
-                statuses.append((g.label, _status(table, row, g, budgets, budget)))
+                statuses.append((g.label, _status(table, row, g, budgets, budget, calibrations)))
         label = row.label + (f" {row.mark}" if row.mark else "") + (f" {RECIPE_MARK}" if marked else "")
         if row.harness:
             label += " §"

@@ -162,6 +162,24 @@ def _status(
     return "not run" + (f" ({'; '.join(blocked)})" if blocked else "")
 
 
+def _floor_notes(table: Table, by_group: dict[str, dict[str, _Match]], calibrations: Sequence[dict]) -> list[str]:
+    """One line per cpu run shown here that has a quality floor (bench.floors): met, or MISSED with the
+    calibration's plateau evidence. Runs with overrides (a stated ablation, a decoding variant) are not the
+    preset's run, so the preset's floor does not judge them."""
+    from bench.floors import floor_line
+
+    lines: list[str] = []
+    for g in table.quality_groups():
+        for row in table.rows:
+            m = by_group.get(g.id, {}).get(row.id)
+            if m is None or m.budget != "cpu" or (m.record.get("spec") or {}).get("overrides"):
+                continue
+            line = floor_line(row.label, m.record, calibrations)
+            if line and f"cpu floor — {line}" not in lines:
+                lines.append(f"cpu floor — {line}")
+    return lines
+
+
 def _no_healthy_point(system: str | None, task: str | None, calibrations: Sequence[dict]) -> str | None:
     """Why a cpu cell stays empty when the system's calibration sweep on the task found no healthy point:
     a run at that budget would be degenerate, so its plateau is the evidence the cell points to."""
@@ -455,6 +473,7 @@ def build_table_view(
                 f"{', '.join(labels)}."
             )
     notes += _ordering_notes(table, records, by_group, orderings)
+    notes += _floor_notes(table, by_group, calibrations)
     notes += [f"Row note — {n}" for n in row_notes]
     notes += [f"Paper note — {n}" for n in table.notes]
 

@@ -1,0 +1,102 @@
+"""The cpu budget's quality floors, and whether each recorded run meets its floor or shows a plateau.
+
+A reduced budget is defensible only if its models learn: the project set, per system and task, the
+least a ``cpu`` run must score (#18 for Quora, #19 for SQuAD). A floor that a run misses is acceptable
+only with the evidence that more of the same training would not reach it: the dev-loss curve of the
+calibration point behind the preset. This module turns both into a footnote line, from data only —
+the run's own score under the floor's recipe and the calibration record's curve — so nothing in a
+table's verdict is typed by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: a dev loss that moved less than this (relative) over the last quarter of the updates is flat
+PLATEAU_REL = 0.02
+
+
+@dataclass(frozen=True)
+class Floor:
+    system: str
+    task: str
+    recipe: str
+    value: float
+    metric: str = "bleu4"
+
+
+FLOORS: tuple[Floor, ...] = (
+    # Quora (MIST Tables 3 and 6), BLEU-4 under mist-quora
+    Floor("fairseq_transformer", "quora", "mist-quora", 15.0),
+    Floor("fairseq_cmlm", "quora", "mist-quora", 10.0),
+    Floor("fairseq_nat", "quora", "mist-quora", 6.0),
+    Floor("encoder_minilm_l6", "quora", "mist-quora", 10.0),
+    # SQuAD question generation (CopyBERT Table 1, ERNIE-GEN Table 4, MIST Table 1), BLEU-4 under unilm
+    Floor("unilm", "squad_qg", "unilm", 8.5),
+    Floor("copybert_selfcopy", "squad_qg", "unilm", 10.0),
+    Floor("erniegen_base", "squad_qg", "unilm", 8.5),
+    Floor("erniegen_base", "squad_qg_reversed", "unilm", 8.5),
+    Floor("encoder_minilm_l6", "squad_qg", "unilm", 3.0),
+    Floor("mist_minilm_l6", "squad_qg", "unilm", 3.0),
+)
+
+
+def floor_for(system: str, task: str) -> Floor | None:
+    return next((f for f in FLOORS if (f.system, f.task) == (system, task)), None)
+
+
+def plateau_text(summary: dict[str, Any] | None) -> str:
+    """How the dev loss of the sweep's model moved over the last quarter of its updates: the picked point's,
+    else the longest-trained point's (``dev_loss_curve`` as attached by ``bench.calibrate.load_summaries``)."""
+    if not summary:
+        return "no calibration record, so no plateau evidence"
+    points = [p for p in summary.get("points", []) if p.get("dev_loss_curve")]
+    if not points:
+        return "its calibration records no dev-loss curve, so no plateau evidence"
+    pick = (summary.get("pick") or {}).get("run_id")
+    point = next((p for p in points if p["run_id"] == pick), None) or max(points, key=lambda p: p["updates"])
+    curve = point["dev_loss_curve"]
+    last = curve[-1][0]
+    start = next(p for p in curve if p[0] >= last * 0.75)
+    change = (curve[-1][1] - start[1]) / start[1]
+    where = f"`reports/calibration-{summary['system']}--{summary['task']}--{summary['budget']}.png`"
+    moved = (
+        f"the calibration's dev loss moved {start[1]:.3f} → {curve[-1][1]:.3f} ({100 * change:+.2f} %) over "
+        f"updates {start[0]:,}–{last:,}"
+    )
+    if abs(change) < PLATEAU_REL:
+        return f"{moved}: a plateau (under {100 * PLATEAU_REL:g} % over the last quarter; {where})"
+    return f"{moved}: still moving, so the budget, not a plateau, stops it ({where})"
+
+
+def floor_line(label: str, rec: dict[str, Any], summaries: Sequence[dict[str, Any]]) -> str | None:
+    """``label``'s run against its floor: the score under the floor's recipe, met or MISSED (with the plateau
+    evidence when missed); None when the run has no floor or no score under that recipe."""
+    system = (rec.get("spec") or {}).get("system", "")
+    task = (rec.get("spec") or {}).get("task", "")
+    floor = floor_for(system, task)
+    if floor is None:
+        return None
+    score = (rec.get("scores") or {}).get(floor.recipe, {}).get("metrics", {}).get(floor.metric)
+    if score is None:
+        return None
+    n = (rec.get("data") or {}).get("n_examples")
+    head = (
+        f"{label} (`{system}` on `{task}`): {floor.metric} {score:.2f} under `{floor.recipe}`"
+        + (f" on {n:,} examples" if n else "")
+        + f", floor {floor.value:g}"
+    )
+    if score >= floor.value:
+        return f"{head}: met"
+    summary = next(
+        (s for s in summaries if (s.get("system"), s.get("task"), s.get("budget")) == (system, task, "cpu")), None
+    )
+    if summary is None and task.endswith("_reversed"):  # the reversed split decodes the forward task's model
+        forward = task.removesuffix("_reversed")
+        summary = next(
+            (s for s in summaries if (s.get("system"), s.get("task"), s.get("budget")) == (system, forward, "cpu")),
+            None,
+        )
+    return f"{head}: MISSED — {plateau_text(summary)}"

@@ -1,0 +1,65 @@
+"""The cpu floors: a run meets its floor, or its footnote shows the calibration's dev loss (plateau or not)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _rec(system: str, task: str, score: float, overrides: dict | None = None) -> dict[str, Any]:
+    return {
+        "spec": {"system": system, "task": task, "overrides": overrides or {}},
+        "scores": {"unilm": {"metrics": {"bleu4": score}}},
+        "data": {"n_examples": 2000},
+    }
+
+
+def _summary(task: str, curve: list[list[float]]) -> dict[str, Any]:
+    point = {"run_id": "p", "updates": int(curve[-1][0]), "dev_loss_curve": curve}
+    return {"system": "unilm", "task": task, "budget": "cpu", "points": [point], "pick": {"run_id": "p"}}
+
+
+FLAT = [[100, 6.0], [1800, 3.70], [2100, 3.66], [2400, 3.65]]
+FALLING = [[100, 6.0], [1800, 4.00], [2100, 3.80], [2400, 3.60]]
+
+
+def test_a_run_at_or_above_its_floor_is_met_and_one_below_shows_its_plateau() -> None:
+    from bench.floors import floor_line
+
+    assert floor_line("UniLM", _rec("unilm", "squad_qg", 8.5), []).endswith("floor 8.5: met")
+    missed = floor_line("UniLM", _rec("unilm", "squad_qg", 8.06), [_summary("squad_qg", FLAT)])
+    assert "bleu4 8.06 under `unilm` on 2,000 examples, floor 8.5: MISSED" in missed
+    assert "3.700 → 3.650 (-1.35 %) over updates 1,800–2,400: a plateau" in missed
+    assert "`reports/calibration-unilm--squad_qg--cpu.png`" in missed
+    moving = floor_line("UniLM", _rec("unilm", "squad_qg", 8.06), [_summary("squad_qg", FALLING)])
+    assert "(-10.00 %)" in moving and "still moving, so the budget, not a plateau, stops it" in moving
+    assert "no calibration record" in floor_line("UniLM", _rec("unilm", "squad_qg", 1.0), [])
+
+
+def test_the_reversed_split_is_judged_by_the_forward_models_curve_and_unfloored_runs_pass() -> None:
+    from bench.floors import floor_line
+
+    reversed_ = floor_line("ERNIE-GEN", _rec("erniegen_base", "squad_qg_reversed", 5.0),
+                           [{**_summary("squad_qg", FLAT), "system": "erniegen_base"}])
+    assert "a plateau" in reversed_ and "calibration-erniegen_base--squad_qg--cpu.png" in reversed_
+    assert floor_line("Copy", _rec("copy_source", "squad_qg", 7.0), []) is None
+    assert floor_line("UniLM", {**_rec("unilm", "squad_qg", 9.0), "scores": {}}, []) is None
+
+
+def test_the_tables_judge_the_presets_run_not_an_ablation() -> None:
+    """A cpu run shown in CopyBERT Table 1 gets its floor line; a run with overrides (an ablation, a
+    decoding variant) is not the preset's and is not judged by its floor; a paper-budget run neither."""
+    from bench.papers import get_table
+    from bench.report.matching import _Match
+    from bench.report.views import _floor_notes
+
+    table = get_table("copybert", "1")
+    group = table.quality_groups()[0]
+    row = next(r for r in table.rows if r.system_for("cpu") == "unilm")
+
+    def notes(rec: dict, budget: str = "cpu") -> list[str]:
+        return _floor_notes(table, {group.id: {row.id: _Match(rec, budget, 1)}}, [_summary(group.task, FLAT)])
+
+    (line,) = notes(_rec("unilm", group.task, 8.06))
+    assert line.startswith(f"cpu floor — {row.label} (`unilm` on `squad_qg`)") and "MISSED" in line
+    assert notes(_rec("unilm", group.task, 8.06, {"noise_prob": 0.0})) == []
+    assert notes(_rec("unilm", group.task, 8.06), budget="paper") == []

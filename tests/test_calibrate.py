@@ -170,7 +170,8 @@ def test_the_plot_data_carries_each_trained_models_dev_loss_once(tmp_path: Path)
                "dev_examples": 500, "recipe": "nqg", "metric": "bleu4", "overrides": {}, "points": points}
     (root / "s--t--cpu.json").write_text(json.dumps(summary))
     (loaded,) = load_summaries(tmp_path)
-    assert [p.get("dev_loss_curve") for p in loaded["points"]] == [curves["short"], curves["long"], curves["long"], None]
+    expected = [curves["short"], curves["long"], curves["long"], None]
+    assert [p.get("dev_loss_curve") for p in loaded["points"]] == expected
     assert "dev_loss_curve" not in json.loads((root / "s--t--cpu.json").read_text())["points"][0]  # not stored
     drawn = calibration_data(loaded)["loss_series"]
     assert [s["name"] for s in drawn] == ["lr 0.0005 · 200 updates", "lr 0.0005 · 300 updates"]

@@ -198,7 +198,7 @@ def _no_healthy_point(system: str | None, task: str | None, calibrations: Sequen
         return (
             f"no healthy calibration point: {len(scored)} point(s) up to {longest['updates']:,} updates, the best "
             f"dev {cal['metric']} ({cal['recipe']}) {best['score']:.2f} at {best['updates']:,} updates is "
-            f"DEGENERATE{distinct}{trend}; the plateau is drawn in "
+            f"DEGENERATE{distinct}{trend}; the sweep and its dev loss are drawn in "
             f"`reports/calibration-{system}--{task}--cpu.png`, and a run at this budget would not be evidence"
         )
     return None

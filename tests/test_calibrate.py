@@ -198,8 +198,10 @@ def test_a_cell_whose_sweep_found_no_healthy_point_points_to_the_plateau() -> No
         return row[-1]
 
     text = status([summary])
-    assert text.startswith("not run (paper: ") and "cpu: no healthy calibration point: 2 point(s) up to 2,400" in text
-    assert "3.00 at 2,400 updates is DEGENERATE, 17.0 % distinct; final dev loss 5.49 → 5.50" in text
+    assert text.startswith("not run (paper: ")
+    assert "cpu: no healthy calibration point: 2 point(s) over lr 0.0005 × 1,000/2,400 updates" in text
+    assert "3.00 at lr 0.0005 and 2,400 updates, is DEGENERATE, 17.0 % distinct" in text
+    assert "at lr 0.0005 the final dev loss went 5.49 (1,000) → 5.50 (2,400)" in text
     assert "`reports/calibration-encoder_minilm_l6--squad_qg--cpu.png`" in text
     assert status([summary], "cpu").startswith("not run (cpu: no healthy calibration point")
     healthy = {**summary, "pick": {"lr": 5e-4, "updates": 2400, "run_id": "r", "score": 3.0}}

@@ -190,15 +190,22 @@ def _no_healthy_point(system: str | None, task: str | None, calibrations: Sequen
         if cal.get("pick") or not scored:
             return None
         best = max(scored, key=lambda p: p["score"])
-        longest = max(scored, key=lambda p: p["updates"])
-        losses = [f"{p['final_dev_loss']:.2f}" for p in sorted(scored, key=lambda p: p["updates"])
-                  if p.get("final_dev_loss") is not None]
-        trend = f"; final dev loss {' → '.join(dict.fromkeys(losses))} as the updates grow" if len(losses) > 1 else ""
+        lrs = sorted({p["lr"] for p in scored})
+        steps = sorted({p["updates"] for p in scored})
+        grid = f"lr {'/'.join(f'{lr:g}' for lr in lrs)} × {'/'.join(f'{u:,}' for u in steps)} updates"
+        trends = []
+        for lr in lrs:  # one learning rate trained for longer: how far its final dev loss moved
+            runs = sorted((p for p in scored if p["lr"] == lr and p.get("final_dev_loss") is not None),
+                          key=lambda p: p["updates"])
+            losses = list(dict.fromkeys((p["updates"], round(p["final_dev_loss"], 2)) for p in runs))
+            if len({u for u, _ in losses}) > 1:
+                trends.append(f"at lr {lr:g} the final dev loss went "
+                              + " → ".join(f"{loss:.2f} ({u:,})" for u, loss in losses))
         distinct = f", {100 * best['distinct_ratio']:.1f} % distinct" if best.get("distinct_ratio") is not None else ""
         return (
-            f"no healthy calibration point: {len(scored)} point(s) up to {longest['updates']:,} updates, the best "
-            f"dev {cal['metric']} ({cal['recipe']}) {best['score']:.2f} at {best['updates']:,} updates is "
-            f"DEGENERATE{distinct}{trend}; the sweep and its dev loss are drawn in "
+            f"no healthy calibration point: {len(scored)} point(s) over {grid}; the best, dev {cal['metric']} "
+            f"({cal['recipe']}) {best['score']:.2f} at lr {best['lr']:g} and {best['updates']:,} updates, is "
+            f"DEGENERATE{distinct}" + "".join(f"; {t}" for t in trends) + "; the sweep and its dev loss are drawn in "
             f"`reports/calibration-{system}--{task}--cpu.png`, and a run at this budget would not be evidence"
         )
     return None

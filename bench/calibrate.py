@@ -172,11 +172,25 @@ def shared_overrides(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {k: v for k, v in sets[0].items() if all(k in o and o[k] == v for o in sets[1:])}
 
 
-def point_setting(point: dict[str, Any], summary: dict[str, Any]) -> str:
-    """What sets a point apart from the summary's shared overrides, as ``k=v`` text ('' when nothing)."""
+def point_settings(point: dict[str, Any], summary: dict[str, Any]) -> list[str]:
+    """What sets a point apart from the summary's shared overrides, one ``k=v`` per override."""
     shared = summary.get("overrides") or {}
     own = point.get("overrides", shared)
-    return ", ".join(f"{k}={own[k]}" for k in sorted(own) if shared.get(k, object()) != own[k])
+    return [f"{k}={own[k]}" for k in sorted(own) if shared.get(k, object()) != own[k]]
+
+
+def point_setting(point: dict[str, Any], summary: dict[str, Any]) -> str:
+    """:func:`point_settings` as one label ('' when nothing)."""
+    return ", ".join(point_settings(point, summary))
+
+
+def find_summary(
+    summaries: Sequence[dict[str, Any]], system: str | None, task: str | None, budget: str
+) -> dict[str, Any] | None:
+    """The sweep of ``system`` on ``task`` at ``budget`` among loaded summaries (None when there is none)."""
+    return next(
+        (s for s in summaries if (s.get("system"), s.get("task"), s.get("budget")) == (system, task, budget)), None
+    )
 
 
 def _pick(points: Sequence[dict[str, Any]]) -> dict[str, Any] | None:

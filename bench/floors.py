@@ -90,13 +90,11 @@ def floor_line(label: str, rec: dict[str, Any], summaries: Sequence[dict[str, An
     )
     if score >= floor.value:
         return f"{head}: met"
-    summary = next(
-        (s for s in summaries if (s.get("system"), s.get("task"), s.get("budget")) == (system, task, "cpu")), None
-    )
-    if summary is None and task.endswith("_reversed"):  # the reversed split decodes the forward task's model
-        forward = task.removesuffix("_reversed")
-        summary = next(
-            (s for s in summaries if (s.get("system"), s.get("task"), s.get("budget")) == (system, forward, "cpu")),
-            None,
-        )
+    from bench.calibrate import find_summary
+    from bench.data import TASKS
+
+    summary = find_summary(summaries, system, task, "cpu")
+    base = TASKS.get(task).train_from if task in TASKS else None
+    if summary is None and base:  # a task trained on another's split (squad_qg_reversed): that task's sweep
+        summary = find_summary(summaries, system, base, "cpu")
     return f"{head}: MISSED — {plateau_text(summary)}"

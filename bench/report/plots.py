@@ -244,7 +244,7 @@ def calibration_data(summary: dict[str, Any]) -> dict[str, Any]:
 def _loss_series(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """One dev-loss line per trained model: points that decode one model (a decoding sweep) share its
     curve, drawn once and named by what those points have in common."""
-    from bench.calibrate import point_setting
+    from bench.calibrate import point_settings
 
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for pt in summary["points"]:
@@ -253,7 +253,7 @@ def _loss_series(summary: dict[str, Any]) -> list[dict[str, Any]]:
             groups.setdefault(tuple(tuple(p) for p in curve), []).append(pt)
     series = []
     for curve, pts in groups.items():
-        settings = [set(filter(None, point_setting(p, summary).split(", "))) for p in pts]
+        settings = [set(point_settings(p, summary)) for p in pts]
         common = sorted(set.intersection(*settings))
         first = pts[0]
         name = f"lr {first['lr']:g} · {first['updates']} updates" + (f" · {', '.join(common)}" if common else "")

@@ -175,40 +175,39 @@ def _floor_notes(table: Table, by_group: dict[str, dict[str, _Match]], calibrati
             if m is None or m.budget != "cpu" or (m.record.get("spec") or {}).get("overrides"):
                 continue
             line = floor_line(row.label, m.record, calibrations)
-            if line and f"cpu floor — {line}" not in lines:
-                lines.append(f"cpu floor — {line}")
+            if line and (note := f"cpu floor — {line}") not in lines:
+                lines.append(note)
     return lines
 
 
 def _no_healthy_point(system: str | None, task: str | None, calibrations: Sequence[dict]) -> str | None:
     """Why a cpu cell stays empty when the system's calibration sweep on the task found no healthy point:
     a run at that budget would be degenerate, so its plateau is the evidence the cell points to."""
-    for cal in calibrations:
-        if (cal.get("system"), cal.get("task"), cal.get("budget")) != (system, task, "cpu"):
-            continue
-        scored = [p for p in cal.get("points", []) if p.get("score") is not None]
-        if cal.get("pick") or not scored:
-            return None
-        best = max(scored, key=lambda p: p["score"])
-        lrs = sorted({p["lr"] for p in scored})
-        steps = sorted({p["updates"] for p in scored})
-        grid = f"lr {'/'.join(f'{lr:g}' for lr in lrs)} × {'/'.join(f'{u:,}' for u in steps)} updates"
-        trends = []
-        for lr in lrs:  # one learning rate trained for longer: how far its final dev loss moved
-            runs = sorted((p for p in scored if p["lr"] == lr and p.get("final_dev_loss") is not None),
-                          key=lambda p: p["updates"])
-            losses = list(dict.fromkeys((p["updates"], round(p["final_dev_loss"], 2)) for p in runs))
-            if len({u for u, _ in losses}) > 1:
-                trends.append(f"at lr {lr:g} the final dev loss went "
-                              + " → ".join(f"{loss:.2f} ({u:,})" for u, loss in losses))
-        distinct = f", {100 * best['distinct_ratio']:.1f} % distinct" if best.get("distinct_ratio") is not None else ""
-        return (
-            f"no healthy calibration point: {len(scored)} point(s) over {grid}; the best, dev {cal['metric']} "
-            f"({cal['recipe']}) {best['score']:.2f} at lr {best['lr']:g} and {best['updates']:,} updates, is "
-            f"DEGENERATE{distinct}" + "".join(f"; {t}" for t in trends) + "; the sweep and its dev loss are drawn in "
-            f"`reports/calibration-{system}--{task}--cpu.png`, and a run at this budget would not be evidence"
-        )
-    return None
+    from bench.calibrate import find_summary
+
+    cal = find_summary(calibrations, system, task, "cpu")
+    scored = [p for p in (cal or {}).get("points", []) if p.get("score") is not None]
+    if cal is None or cal.get("pick") or not scored:
+        return None
+    best = max(scored, key=lambda p: p["score"])
+    lrs = sorted({p["lr"] for p in scored})
+    steps = sorted({p["updates"] for p in scored})
+    grid = f"lr {'/'.join(f'{lr:g}' for lr in lrs)} × {'/'.join(f'{u:,}' for u in steps)} updates"
+    trends = []
+    for lr in lrs:  # one learning rate trained for longer: how far its final dev loss moved
+        runs = sorted((p for p in scored if p["lr"] == lr and p.get("final_dev_loss") is not None),
+                      key=lambda p: p["updates"])
+        losses = list(dict.fromkeys((p["updates"], round(p["final_dev_loss"], 2)) for p in runs))
+        if len({u for u, _ in losses}) > 1:
+            trends.append(f"at lr {lr:g} the final dev loss went "
+                          + " → ".join(f"{loss:.2f} ({u:,})" for u, loss in losses))
+    distinct = f", {100 * best['distinct_ratio']:.1f} % distinct" if best.get("distinct_ratio") is not None else ""
+    return (
+        f"no healthy calibration point: {len(scored)} point(s) over {grid}; the best, dev {cal['metric']} "
+        f"({cal['recipe']}) {best['score']:.2f} at lr {best['lr']:g} and {best['updates']:,} updates, is "
+        f"DEGENERATE{distinct}" + "".join(f"; {t}" for t in trends) + "; the sweep and its dev loss are drawn in "
+        f"`reports/calibration-{system}--{task}--cpu.png`, and a run at this budget would not be evidence"
+    )
 
 
 def _system_cell(row: Row, budget: str | None) -> str:

@@ -129,7 +129,7 @@ class NARConfig:
 # 17 % of 500 dev questions, 8.6 % distinct, BLEU-4 0.00; 42 min of training on one busy core): single-pass
 # NAR question generation does not start to learn within the cpu training cap (the paper trains 30k x 64,
 # 120x these examples), so no SQuAD NAR run is recorded at this budget. A second point at 2,400 updates over
-# 38,400 questions (52 min at 2 threads, past the cap) is degenerate too: BLEU-4 3.00 with `what was the
+# 38,400 questions (55 min at 2 threads, past the cap) is degenerate too: BLEU-4 3.00 with `what was the
 # football ?` for 13.4 % and 17 % distinct, final dev loss 5.50 against 5.49 at 1,000 updates: the plateau
 # that keeps this preset (no healthy point to adopt). The learning rate is not what holds it back: at 1,000
 # updates lr 2e-4 and 1e-3 are degenerate too (0.00; 6.0 % and 8.2 % distinct; dev loss 5.56 and 5.70).

@@ -47,16 +47,42 @@ def floor_for(system: str, task: str) -> Floor | None:
     return next((f for f in FLOORS if (f.system, f.task) == (system, task)), None)
 
 
-def plateau_text(summary: dict[str, Any] | None) -> str:
-    """How the dev loss of the sweep's model moved over the last quarter of its updates: the picked point's,
-    else the longest-trained point's (``dev_loss_curve`` as attached by ``bench.calibrate.load_summaries``)."""
+def _point_behind(
+    points: Sequence[dict[str, Any]], summary: dict[str, Any], rec: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The sweep point that trained the run's model: the same updates and learning rate as the run's config
+    (the pick first, then the best-scoring of them); else the pick; else the longest-trained point."""
+    config = ((rec or {}).get("system") or {}).get("config") or {}
+    steps, lr = config.get("steps", config.get("max_update")), config.get("lr")
+    pick = (summary.get("pick") or {}).get("run_id")
+    same = [p for p in points if (p["updates"], p.get("lr")) == (steps, lr)]
+    if same:
+        return next((p for p in same if p["run_id"] == pick), None) or max(same, key=lambda p: p.get("score") or 0.0)
+    return next((p for p in points if p["run_id"] == pick), None) or max(points, key=lambda p: p["updates"])
+
+
+def _longer_and_lower(points: Sequence[dict[str, Any]], point: dict[str, Any]) -> dict[str, Any] | None:
+    """The longest point at the same learning rate trained past ``point`` whose final dev loss is lower by more
+    than the plateau margin: a linear decay to zero flattens any curve at its end, so only a longer schedule
+    shows whether the flat end was the model's limit or the schedule's."""
+    longer = [p for p in points if p.get("lr") == point.get("lr") and p["updates"] > point["updates"]]
+    if not longer:
+        return None
+    best = max(longer, key=lambda p: p["updates"])
+    final, further = point["dev_loss_curve"][-1][1], best["dev_loss_curve"][-1][1]
+    return best if (final - further) / final > PLATEAU_REL else None
+
+
+def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = None) -> str:
+    """How the dev loss of the model behind ``rec`` moved over the last quarter of its updates (its sweep
+    point's ``dev_loss_curve``, as attached by ``bench.calibrate.load_summaries``), and whether a longer
+    schedule at the same rate went lower, which overrules a flat end."""
     if not summary:
         return "no calibration record, so no plateau evidence"
     points = [p for p in summary.get("points", []) if p.get("dev_loss_curve")]
     if not points:
         return "its calibration records no dev-loss curve, so no plateau evidence"
-    pick = (summary.get("pick") or {}).get("run_id")
-    point = next((p for p in points if p["run_id"] == pick), None) or max(points, key=lambda p: p["updates"])
+    point = _point_behind(points, summary, rec)
     curve = point["dev_loss_curve"]
     last = curve[-1][0]
     start = next(p for p in curve if p[0] >= last * 0.75)
@@ -66,6 +92,19 @@ def plateau_text(summary: dict[str, Any] | None) -> str:
         f"the calibration's dev loss moved {start[1]:.3f} → {curve[-1][1]:.3f} ({100 * change:+.2f} %) over "
         f"updates {start[0]:,}–{last:,}"
     )
+    longer = _longer_and_lower(points, point)
+    if longer is not None:
+        further = longer["dev_loss_curve"][-1][1]
+        scores = (
+            f" and dev {summary.get('metric', 'score')} {longer['score']:.2f} against {point['score']:.2f}"
+            if longer.get("score") is not None and point.get("score") is not None
+            else ""
+        )
+        return (
+            f"{moved}, but that is the end of its schedule, not a plateau: the same rate over "
+            f"{longer['updates']:,} updates reached dev loss {further:.3f} "
+            f"({100 * (further - curve[-1][1]) / curve[-1][1]:+.2f} %){scores}, so the budget stops it ({where})"
+        )
     if abs(change) < PLATEAU_REL:
         return f"{moved}: a plateau (under {100 * PLATEAU_REL:g} % over the last quarter; {where})"
     return f"{moved}: still moving, so the budget, not a plateau, stops it ({where})"
@@ -97,4 +136,4 @@ def floor_line(label: str, rec: dict[str, Any], summaries: Sequence[dict[str, An
     base = TASKS.get(task).train_from if task in TASKS else None
     if summary is None and base:  # a task trained on another's split (squad_qg_reversed): that task's sweep
         summary = find_summary(summaries, system, base, "cpu")
-    return f"{head}: MISSED — {plateau_text(summary)}"
+    return f"{head}: MISSED — {plateau_text(summary, rec)}"

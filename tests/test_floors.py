@@ -63,3 +63,32 @@ def test_the_tables_judge_the_presets_run_not_an_ablation() -> None:
     assert line.startswith(f"cpu floor — {row.label} (`unilm` on `squad_qg`)") and "MISSED" in line
     assert notes(_rec("unilm", group.task, 8.06, {"noise_prob": 0.0})) == []
     assert notes(_rec("unilm", group.task, 8.06), budget="paper") == []
+
+
+def _point(run_id: str, curve: list[list[float]], score: float, lr: float = 1e-4) -> dict[str, Any]:
+    return {"run_id": run_id, "updates": int(curve[-1][0]), "lr": lr, "score": score, "dev_loss_curve": curve}
+
+
+LONGER = [[100, 6.0], [2700, 3.54], [3300, 3.48], [3600, 3.46]]
+
+
+def test_a_longer_schedule_that_went_lower_overrules_a_flat_end() -> None:
+    """A linear decay to zero flattens every curve at its end: the plateau verdict stands only if the same rate
+    trained longer did not go lower. The run is judged by the point that trained its model (its config's updates
+    and rate), not by the sweep's pick."""
+    from bench.floors import floor_line
+
+    summary = {"system": "erniegen_base", "task": "squad_qg", "budget": "cpu", "metric": "bleu4",
+               "points": [_point("p", FLAT, 8.53), _point("q", LONGER, 10.0), _point("r", FALLING, 7.0, lr=2e-4)],
+               "pick": {"run_id": "q"}}
+    run = {**_rec("erniegen_base", "squad_qg", 5.42), "system": {"config": {"steps": 2400, "lr": 1e-4}}}
+    line = floor_line("ERNIE-GEN", run, [summary])
+    assert "3.700 → 3.650 (-1.35 %) over updates 1,800–2,400, but that is the end of its schedule" in line
+    assert "over 3,600 updates reached dev loss 3.460 (-5.21 %) and dev bleu4 10.00 against 8.53" in line
+    assert "so the budget stops it" in line and "a plateau (under" not in line
+
+    behind_the_pick = {**run, "system": {"config": {"steps": 3600, "lr": 1e-4}}}
+    longer_run = floor_line("E", behind_the_pick, [summary])
+    assert "3.540 → 3.460 (-2.26 %) over updates 2,700–3,600: still moving" in longer_run
+    no_lower = {**summary, "points": [_point("p", FLAT, 8.53), _point("q", [[100, 6.0], [3600, 3.64]], 8.6)]}
+    assert "a plateau (under 2 % over the last quarter" in floor_line("E", run, [no_lower])

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from bench.output_stats import degeneracy
 from bench.output_stats import summary as output_summary
@@ -103,6 +104,9 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
     window = _input_note(rec)
     if window:
         parts.append(window)
+    training = _training_note(rec) if m.budget != "paper" else None
+    if training:
+        parts.append(training)
     from bench.runs import record_stale_reason
 
     stale = record_stale_reason(rec)
@@ -111,6 +115,24 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
     if m.why:
         parts.append(m.why)
     return "; ".join(parts)
+
+
+def _training_note(rec: dict) -> str | None:
+    """How much a reduced-budget run trained: each family's cpu preset is calibrated on its own, so rows of one
+    column may differ in updates, and a reader comparing them must see it next to the score."""
+    cfg = (rec.get("system") or {}).get("config") or {}
+    size = cfg.get("size") or {}
+
+    def get(*names: str) -> Any:
+        return next((v for n in names for v in (cfg.get(n), size.get(n)) if v is not None), None)
+
+    steps = get("steps", "max_update")
+    if not isinstance(steps, int) or isinstance(steps, bool):
+        return None
+    batch, examples, lr = get("batch_size"), get("train_examples"), get("lr")
+    text = f"training: {steps:,} updates" + (f" × {batch}" if batch else "")
+    text += f" over {examples:,} training examples" if examples else " over the whole training split"
+    return text + (f", lr {lr:g}" if lr else "")
 
 
 #: marks a run whose source layout departs from its paper's (a budget's stated input deviation)

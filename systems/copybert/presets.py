@@ -91,14 +91,16 @@ class CopyBERTConfig:
 
 #: CopyBERT sizes a run by its window (question + paragraph) and its question length
 SIZE_NAMES = {"max_source_len": "max_seq_length", "max_target_len": "max_query_length"}
-# cpu: the SQuAD column's calibrated sizing (UniLM's, results/calibration/unilm--squad_qg--cpu.json):
-# 2,400 updates x 16 = one pass over a fixed seeded 38,400-question subset, lr 1e-4, one 88-piece answer
-# window per question (Layout.answer_room: 62 paragraph pieces around the answer, room for 23 question
-# pieces + [SEP]; the paper slides 384-piece windows over the paragraph). Point: results/calibration/
-# copybert_selfcopy--squad_qg--cpu.json (first 500 dev, nqg BLEU-4): nocopy 17.54, selfcopy 20.54, normalcopy
-# 21.52. Decoding: the reference's beam 5, plus trigram blocking (decode-only; the reference blocks
-# nothing): selfcopy 20.54 -> 20.71 (unilm recipe 21.56 -> 21.44, a wash) and its 1 % repeated trigrams gone;
-# it lifted UniLM (+1.0 greedy) and ERNIE-GEN (+2.0) on the same dev items.
+# cpu: the SQuAD column's first calibrated sizing (UniLM's 2,400-update point, results/calibration/
+# unilm--squad_qg--cpu.json; UniLM itself went on to 3,600 updates, its own preset, while CopyBERT met its
+# floor here and keeps it): 2,400 updates x 16 = one pass over a fixed seeded 38,400-question subset,
+# lr 1e-4, one 88-piece answer window per question (Layout.answer_room: 62 paragraph pieces around the
+# answer, room for 23 question pieces + [SEP]; the paper slides 384-piece windows over the paragraph).
+# Point: results/calibration/copybert_selfcopy--squad_qg--cpu.json (first 500 dev, nqg BLEU-4): nocopy
+# 17.54, selfcopy 20.54, normalcopy 21.52. Decoding: the reference's beam 5, plus trigram blocking
+# (decode-only; the reference blocks nothing): selfcopy 20.54 -> 20.71 (unilm recipe 21.56 -> 21.44, a
+# wash) and its 1 % repeated trigrams gone; it lifted UniLM (+1.0 greedy) and ERNIE-GEN (+2.0) on the same
+# dev items.
 CPU_SIZE = BudgetSize(
     steps=2400, batch_size=16, max_source_len=88, max_target_len=23, train_examples=38_400, lr=1e-4,
     source_window="answer",

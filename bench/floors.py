@@ -52,8 +52,9 @@ def _point_behind(
 ) -> dict[str, Any]:
     """The sweep point that trained the run's model: the same updates and learning rate as the run's config
     (the pick first, then the best-scoring of them); else the pick; else the longest-trained point."""
-    config = ((rec or {}).get("system") or {}).get("config") or {}
-    steps, lr = config.get("steps", config.get("max_update")), config.get("lr")
+    from bench.record import config_value
+
+    steps, lr = config_value(rec or {}, "steps", "max_update"), config_value(rec or {}, "lr")
     pick = (summary.get("pick") or {}).get("run_id")
     same = [p for p in points if (p["updates"], p.get("lr")) == (steps, lr)]
     if same:

@@ -83,6 +83,14 @@ class RunRecord:
         return Path(path)
 
 
+def config_value(rec: dict[str, Any], *names: str) -> Any:
+    """The first of ``names`` set in a record's resolved config, read flat or from its ``size`` block (the NAR
+    family keeps its budget size there; fairseq calls the updates ``max_update``); None when none is set."""
+    cfg = (rec.get("system") or {}).get("config") or {}
+    size = cfg.get("size") or {}
+    return next((v for n in names for v in (cfg.get(n), size.get(n)) if v is not None), None)
+
+
 def read_record(path: Path | str) -> dict[str, Any]:
     """One record file as written (any status), with the JSON error named; see :func:`validate_record`."""
     return validate_record(_read_json(path), path)

@@ -90,5 +90,7 @@ def test_a_longer_schedule_that_went_lower_overrules_a_flat_end() -> None:
     behind_the_pick = {**run, "system": {"config": {"steps": 3600, "lr": 1e-4}}}
     longer_run = floor_line("E", behind_the_pick, [summary])
     assert "3.540 → 3.460 (-2.26 %) over updates 2,700–3,600: still moving" in longer_run
+    nar_shaped = {**run, "system": {"config": {"size": {"steps": 2400, "lr": 1e-4}}}}  # NAR keeps its size apart
+    assert floor_line("ERNIE-GEN", nar_shaped, [summary]) == line  # its 2,400-update point, not the pick
     no_lower = {**summary, "points": [_point("p", FLAT, 8.53), _point("q", [[100, 6.0], [3600, 3.64]], 8.6)]}
     assert "a plateau (under 2 % over the last quarter" in floor_line("E", run, [no_lower])

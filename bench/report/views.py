@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from bench.output_stats import degeneracy
 from bench.output_stats import summary as output_summary
 from bench.papers import Group, Row, Table, leading_number, load_paper
+from bench.record import config_value
 from bench.report import speed
 from bench.report.cells import (
     DEGENERATE_MARK,
@@ -120,16 +120,10 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
 def _training_note(rec: dict) -> str | None:
     """How much a reduced-budget run trained: each family's cpu preset is calibrated on its own, so rows of one
     column may differ in updates, and a reader comparing them must see it next to the score."""
-    cfg = (rec.get("system") or {}).get("config") or {}
-    size = cfg.get("size") or {}
-
-    def get(*names: str) -> Any:
-        return next((v for n in names for v in (cfg.get(n), size.get(n)) if v is not None), None)
-
-    steps = get("steps", "max_update")
+    steps = config_value(rec, "steps", "max_update")
     if not isinstance(steps, int) or isinstance(steps, bool):
         return None
-    batch, examples, lr = get("batch_size"), get("train_examples"), get("lr")
+    batch, examples, lr = (config_value(rec, name) for name in ("batch_size", "train_examples", "lr"))
     text = f"training: {steps:,} updates" + (f" × {batch}" if batch else "")
     text += f" over {examples:,} training examples" if examples else " over the whole training split"
     return text + (f", lr {lr:g}" if lr else "")
@@ -141,15 +135,13 @@ INPUT_MARK = "CPU INPUT"
 
 def _input_note(rec: dict) -> str | None:
     """What a run fed its encoder when that is not the paper's source (``source_window="answer"``)."""
-    cfg = (rec.get("system") or {}).get("config") or {}
-    size = cfg.get("size") or {}
-    if (cfg.get("source_window") or size.get("source_window")) != "answer":
+    if config_value(rec, "source_window") != "answer":
         return None
-    n = size.get("max_source_len") or cfg.get("max_source_len")
+    n = config_value(rec, "max_source_len")
     if n:  # an encoder source: "answer [SEP] window"
         what = f"source = `answer [SEP]` + a paragraph window around the answer ({n} pieces with [CLS]/[SEP])"
     else:  # CopyBERT: one sequence of paragraph window + question, the answer marked by token types
-        seq = cfg.get("max_seq_length")
+        seq = config_value(rec, "max_seq_length")
         what = "one paragraph window around the answer per example" + (
             f" (sequences of {seq} pieces with the question)" if seq else "")
     return f"{INPUT_MARK}: {what}, where the paper feeds the whole paragraph (a stated deviation of the budget)"

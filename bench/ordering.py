@@ -10,8 +10,10 @@ bootstrap p-value. A column whose task has a harness reference baseline (``copy_
 (even with fewer than three rows): a model that does not beat copying its input has not learned the
 task, whatever its score. Scoring re-reads each run's stored outputs (checked by sha256), so the
 result is data: ``results/ordering/<paper>-table<N>--<group>--<budget>.json``, named by the run ids
-it used. ``bench table`` prints it as the table's ordering and reference lines while those runs are
-still the ones shown, and says how to recompute it when they are not.
+it used and the sha256 of each one's outputs. ``bench table`` prints it as the table's ordering and
+reference lines while those runs, with those outputs, are still the ones shown, and says how to recompute
+it when they are not; ``bench table --check`` fails on an ordering whose runs were re-run since (a re-run
+under the same spec keeps its run id but not its outputs).
 """
 
 from __future__ import annotations
@@ -139,6 +141,7 @@ def compute(
                         "row": r,
                         "label": table.row(r).label,
                         "run_id": matches[r].record["run_id"],
+                        "outputs_sha256": matches[r].record["outputs"]["sha256"],
                         "reported": published[r],
                         "reproduced": round(values[r], 4),
                     }
@@ -200,6 +203,7 @@ def _versus(
     return {
         "system": reference["spec"]["system"],
         "run_id": reference["run_id"],
+        "outputs_sha256": reference["outputs"]["sha256"],
         "rows": [
             {
                 "row": r,
@@ -292,6 +296,46 @@ def _split(rec: dict[str, Any], data_dir: Path | None) -> Any:
     if split.sha256 != data["split_sha256"]:
         raise ValueError(f"{rec['run_id']}: its test split changed since it was scored; re-run it.")
     return split
+
+
+def shown_runs(matches: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """row -> (run id, outputs sha256): what an ordering must have been computed over to stand for ``matches``."""
+    return {r: (m.record["run_id"], m.record["outputs"]["sha256"]) for r, m in matches.items()}
+
+
+def computed_over(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """row -> (run id, outputs sha256) an ordering record was computed over (the hash is empty in a record
+    written before it was stored, so such a record matches nothing)."""
+    return {r["row"]: (r["run_id"], r.get("outputs_sha256", "")) for r in data["rows"]}
+
+
+def stale_orderings(orderings: Sequence[dict[str, Any]], records: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per ordering record that no longer describes the runs it names: a run re-run since (its
+    outputs changed under the same run id) or deleted, its reference baseline likewise. ``bench table
+    --check`` fails on these, because the table would silently stop printing the ordering."""
+    outputs = {rec["run_id"]: rec["outputs"]["sha256"] for rec in records if "outputs" in rec}
+    problems = []
+    for data in orderings:
+        named = [(r["run_id"], r.get("outputs_sha256")) for r in data["rows"]]
+        if data.get("reference"):
+            named.append((data["reference"]["run_id"], data["reference"].get("outputs_sha256")))
+        why = [
+            f"{run} {_why_stale(run, sha, outputs)}" for run, sha in dict.fromkeys(named) if outputs.get(run) != sha
+        ]
+        if why:
+            problems.append(
+                f"- ordering {data['paper']} table {data['table']} ({data['group']}, `{data.get('task')}`, "
+                f"{data['budget']}): "
+                + "; ".join(why)
+                + f"; recompute it: `bench order {data['paper']}:{data['table']} --budget {data['budget']}`"
+            )
+    return problems
+
+
+def _why_stale(run: str, sha: str | None, outputs: dict[str, str]) -> str:
+    if run not in outputs:
+        return "no longer exists"
+    return "was re-run since (its outputs changed)" if sha else "has no outputs hash in it (an older record)"
 
 
 def load_orderings(results_dir: Path | str) -> list[dict[str, Any]]:

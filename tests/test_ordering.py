@@ -193,3 +193,42 @@ def test_the_table_note_names_each_row_left_out_and_why() -> None:
     assert "1 of the 6 reproduced rows are evidence" in note, note
     assert note.count("degenerate outputs") == 4, note
     assert "SpanBERT" in note and "one model, ranked once" in note, note
+
+
+def test_an_ordering_stops_standing_for_a_run_re_run_under_its_id() -> None:
+    """A re-run under the same spec keeps its run id but not its outputs: the stored ordering was computed
+    over the old outputs, so the table must stop printing it (and say how to recompute it), and
+    `bench table --check` must fail on it rather than let the table drop the line silently."""
+    import copy
+
+    from bench.ordering import load_orderings, stale_orderings
+    from bench.papers import get_table
+    from bench.record import load_records
+    from bench.report.views import build_table_view
+
+    table = get_table("copybert", "1")
+    records = [copy.deepcopy(r) for r in load_records(REPO / "results")]
+    orderings = [o for o in load_orderings(REPO / "results") if (o["paper"], o["table"]) == ("copybert", "1")]
+    assert stale_orderings(orderings, records) == []
+    before = build_table_view(table, records, "cpu", orderings=orderings).notes
+    assert any(n.startswith("Ordering (cpu, bleu4") for n in before), before
+    assert any(n.startswith("Versus ") for n in before), before
+
+    [shown] = orderings
+    rerun = shown["rows"][0]["run_id"]
+    for rec in records:
+        if rec["run_id"] == rerun:
+            rec["outputs"]["sha256"] = "0" * 64
+    after = build_table_view(table, records, "cpu", orderings=orderings).notes
+    assert not any(n.startswith(("Ordering (cpu", "Versus ")) for n in after), after
+    assert any("Ordering not computed for the runs shown: `bench order copybert:1 --budget cpu`" in n for n in after)
+    assert any("Not yet compared with `copy_source`" in n for n in after), after
+    [problem] = stale_orderings(orderings, records)
+    assert f"{rerun} was re-run since" in problem and "`bench order copybert:1 --budget cpu`" in problem
+
+    legacy = copy.deepcopy(shown)
+    del legacy["reference"]["outputs_sha256"]
+    [problem] = stale_orderings([legacy], load_records(REPO / "results"))
+    assert "has no outputs hash in it" in problem, problem
+    gone = [r for r in load_records(REPO / "results") if r["run_id"] != rerun]
+    assert f"{rerun} no longer exists" in stale_orderings([shown], gone)[0]

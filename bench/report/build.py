@@ -156,6 +156,9 @@ def render_all(
                 problems.append(f"- {out / name}: missing")
         for name in sorted(existing - expected):
             problems.append(f"- {out / name}: stale (no longer produced)")
+        from bench.ordering import stale_orderings
+
+        problems += stale_orderings(load_orderings(results_dir), records)
         return problems
     out.mkdir(parents=True, exist_ok=True)
     for name in sorted(existing - expected):

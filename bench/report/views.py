@@ -338,10 +338,12 @@ def _ordering_notes(
         MIN_ROWS,
         column_blocks,
         column_metric,
+        computed_over,
         left_out,
         ordering_line,
         reference_line,
         reference_record,
+        shown_runs,
     )
     from bench.report.matching import CONTEXT_SYSTEMS
 
@@ -361,14 +363,15 @@ def _ordering_notes(
             if g.task != whole.task:  # the rows of another test set in this column (ERNIE-GEN's reversed split)
                 prefix += f"`{g.task}` rows: "
             excluded = left_out(shown, table)
-            runs = {row_id: m.record["run_id"] for row_id, m in shown.items() if row_id not in excluded}
+            evidence = {row_id: m for row_id, m in shown.items() if row_id not in excluded}
+            runs = shown_runs(evidence)
             printed = [r for r in shown if not table.row(r).harness]  # the rows the paper ranks
             ranked_runs = [r for r in runs if not table.row(r).harness]
             data = next(
                 (
                     o for o in orderings
                     if (o["paper"], o["table"], o["group"], o["budget"]) == (table.paper, table.id, whole.id, b)
-                    and {r["row"]: r["run_id"] for r in o["rows"]} == runs
+                    and computed_over(o) == runs
                 ),
                 None,
             )
@@ -385,10 +388,15 @@ def _ordering_notes(
             context = CONTEXT_SYSTEMS.get(g.task or "")
             if context is None or not runs:
                 continue
-            line = reference_line(data, labels, context[1]) if data is not None else None
+            reference = reference_record(records, context, g, list(evidence.values()))
+            versus = (data or {}).get("reference") or {}
+            same_reference = reference is not None and (versus.get("run_id"), versus.get("outputs_sha256")) == (
+                reference["run_id"], reference["outputs"]["sha256"]
+            )
+            line = reference_line(data, labels, context[1]) if data is not None and same_reference else None
             if line is not None:
                 out.append(prefix + line)
-            elif reference_record(records, context, g, [shown[r] for r in runs]) is not None:
+            elif reference is not None:
                 out.append(f"{prefix}Not yet compared with `{context[0]}` (paired, same examples): {command}.")
     return out
 

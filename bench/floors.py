@@ -62,22 +62,24 @@ def _point_behind(
     return next((p for p in points if p["run_id"] == pick), None) or max(points, key=lambda p: p["updates"])
 
 
-def _longer_and_lower(points: Sequence[dict[str, Any]], point: dict[str, Any]) -> dict[str, Any] | None:
-    """The longest point at the same learning rate trained past ``point`` whose final dev loss is lower by more
-    than the plateau margin: a linear decay to zero flattens any curve at its end, so only a longer schedule
-    shows whether the flat end was the model's limit or the schedule's."""
+def _longest_after(points: Sequence[dict[str, Any]], point: dict[str, Any]) -> dict[str, Any] | None:
+    """The longest point at ``point``'s learning rate trained past it, or None: a linear decay to zero flattens
+    any curve at its end, so only a longer schedule shows whether the flat end was the model's limit or the
+    schedule's."""
     longer = [p for p in points if p.get("lr") == point.get("lr") and p["updates"] > point["updates"]]
-    if not longer:
-        return None
-    best = max(longer, key=lambda p: p["updates"])
-    final, further = point["dev_loss_curve"][-1][1], best["dev_loss_curve"][-1][1]
-    return best if (final - further) / final > PLATEAU_REL else None
+    return max(longer, key=lambda p: p["updates"]) if longer else None
+
+
+def _relative_drop(point: dict[str, Any], longer: dict[str, Any]) -> float:
+    final, further = point["dev_loss_curve"][-1][1], longer["dev_loss_curve"][-1][1]
+    return (final - further) / final
 
 
 def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = None) -> str:
     """How the dev loss of the model behind ``rec`` moved over the last quarter of its updates (its sweep
-    point's ``dev_loss_curve``, as attached by ``bench.calibrate.load_summaries``), and whether a longer
-    schedule at the same rate went lower, which overrules a flat end."""
+    point's ``dev_loss_curve``, as attached by ``bench.calibrate.load_summaries``), and what a longer schedule
+    at the same rate says about a flat end: lower by more than the margin overrules it, not lower confirms it
+    as a plateau, and without one the flat end is reported unconfirmed."""
     if not summary:
         return "no calibration record, so no plateau evidence"
     points = [p for p in summary.get("points", []) if p.get("dev_loss_curve")]
@@ -93,8 +95,8 @@ def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = No
         f"the calibration's dev loss moved {start[1]:.3f} → {curve[-1][1]:.3f} ({100 * change:+.2f} %) over "
         f"updates {start[0]:,}–{last:,}"
     )
-    longer = _longer_and_lower(points, point)
-    if longer is not None:
+    longer = _longest_after(points, point)
+    if longer is not None and _relative_drop(point, longer) > PLATEAU_REL:
         further = longer["dev_loss_curve"][-1][1]
         scores = (
             f" and dev {summary.get('metric', 'score')} {longer['score']:.2f} against {point['score']:.2f}"
@@ -106,8 +108,18 @@ def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = No
             f"{longer['updates']:,} updates reached dev loss {further:.3f} "
             f"({100 * (further - curve[-1][1]) / curve[-1][1]:+.2f} %){scores}, so the budget stops it ({where})"
         )
+    if abs(change) < PLATEAU_REL and longer is not None:
+        further = longer["dev_loss_curve"][-1][1]
+        return (
+            f"{moved}: a plateau (under {100 * PLATEAU_REL:g} % over the last quarter, and the same rate over "
+            f"{longer['updates']:,} updates ended at dev loss {further:.3f}, "
+            f"{100 * (further - curve[-1][1]) / curve[-1][1]:+.2f} %; {where})"
+        )
     if abs(change) < PLATEAU_REL:
-        return f"{moved}: a plateau (under {100 * PLATEAU_REL:g} % over the last quarter; {where})"
+        return (
+            f"{moved}: flat (under {100 * PLATEAU_REL:g} % over the last quarter), but no longer schedule at this "
+            f"rate shows whether that is a plateau or the end of its decay ({where})"
+        )
     return f"{moved}: still moving, so the budget, not a plateau, stops it ({where})"
 
 

@@ -17,6 +17,9 @@ from typing import Any
 #: a dev loss that moved less than this (relative) over the last quarter of the updates is flat
 PLATEAU_REL = 0.02
 
+#: overrides that only lengthen or shorten training: a run with these alone is still the preset's system
+SCHEDULE_SETTINGS = frozenset({"steps", "max_update"})
+
 
 @dataclass(frozen=True)
 class Floor:

@@ -178,15 +178,19 @@ def _status(
 
 def _floor_notes(table: Table, by_group: dict[str, dict[str, _Match]], calibrations: Sequence[dict]) -> list[str]:
     """One line per cpu run shown here that has a quality floor (bench.floors): met, or MISSED with the
-    calibration's plateau evidence. Runs with overrides (a stated ablation, a decoding variant) are not the
-    preset's run, so the preset's floor does not judge them."""
-    from bench.floors import floor_line
+    calibration's plateau evidence. Runs with other overrides (a stated ablation, a decoding variant) are not
+    the preset's system, so the preset's floor does not judge them; a run that only trains longer (a § row
+    past the cap) is the same system at a larger schedule, and is judged, so the reader sees where the floor
+    is reached."""
+    from bench.floors import SCHEDULE_SETTINGS, floor_line
 
     lines: list[str] = []
     for g in table.quality_groups():
         for row in table.rows:
             m = by_group.get(g.id, {}).get(row.id)
-            if m is None or m.budget != "cpu" or (m.record.get("spec") or {}).get("overrides"):
+            if m is None or m.budget != "cpu":
+                continue
+            if not set((m.record.get("spec") or {}).get("overrides") or {}) <= SCHEDULE_SETTINGS:
                 continue
             line = floor_line(row.label, m.record, calibrations)
             if line and (note := f"cpu floor — {line}") not in lines:

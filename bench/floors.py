@@ -74,6 +74,7 @@ def _longest_after(points: Sequence[dict[str, Any]], point: dict[str, Any]) -> d
 
 
 def _relative_drop(point: dict[str, Any], longer: dict[str, Any]) -> float:
+    """How much lower (relative) the longer schedule's final dev loss is than ``point``'s."""
     final, further = point["dev_loss_curve"][-1][1], longer["dev_loss_curve"][-1][1]
     return (final - further) / final
 
@@ -99,8 +100,8 @@ def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = No
         f"updates {start[0]:,}–{last:,}"
     )
     longer = _longest_after(points, point)
-    if longer is not None and _relative_drop(point, longer) > PLATEAU_REL:
-        further = longer["dev_loss_curve"][-1][1]
+    drop = _relative_drop(point, longer) if longer is not None else 0.0
+    if longer is not None and drop > PLATEAU_REL:
         scores = (
             f" and dev {summary.get('metric', 'score')} {longer['score']:.2f} against {point['score']:.2f}"
             if longer.get("score") is not None and point.get("score") is not None
@@ -108,15 +109,14 @@ def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = No
         )
         return (
             f"{moved}, but that is the end of its schedule, not a plateau: the same rate over "
-            f"{longer['updates']:,} updates reached dev loss {further:.3f} "
-            f"({100 * (further - curve[-1][1]) / curve[-1][1]:+.2f} %){scores}, so the budget stops it ({where})"
+            f"{longer['updates']:,} updates reached dev loss {longer['dev_loss_curve'][-1][1]:.3f} "
+            f"({-100 * drop:+.2f} %){scores}, so the budget stops it ({where})"
         )
     if abs(change) < PLATEAU_REL and longer is not None:
-        further = longer["dev_loss_curve"][-1][1]
         return (
             f"{moved}: a plateau (under {100 * PLATEAU_REL:g} % over the last quarter, and the same rate over "
-            f"{longer['updates']:,} updates ended at dev loss {further:.3f}, "
-            f"{100 * (further - curve[-1][1]) / curve[-1][1]:+.2f} %; {where})"
+            f"{longer['updates']:,} updates ended at dev loss {longer['dev_loss_curve'][-1][1]:.3f}, "
+            f"{-100 * drop:+.2f} %; {where})"
         )
     if abs(change) < PLATEAU_REL:
         return (

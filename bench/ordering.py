@@ -298,27 +298,35 @@ def _split(rec: dict[str, Any], data_dir: Path | None) -> Any:
     return split
 
 
+def run_key(rec: dict[str, Any]) -> tuple[str, str]:
+    """(run id, outputs sha256) of a run record: a same-spec re-run keeps the id but not the outputs."""
+    return rec["run_id"], rec["outputs"]["sha256"]
+
+
+def entry_key(entry: dict[str, Any]) -> tuple[str, str]:
+    """(run id, outputs sha256) an ordering's row or reference entry names (the hash is empty in an entry
+    written before it was stored, so such an entry matches no run)."""
+    return entry["run_id"], entry.get("outputs_sha256", "")
+
+
 def shown_runs(matches: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """row -> (run id, outputs sha256): what an ordering must have been computed over to stand for ``matches``."""
-    return {r: (m.record["run_id"], m.record["outputs"]["sha256"]) for r, m in matches.items()}
+    """row -> :func:`run_key`: what an ordering must have been computed over to stand for ``matches``."""
+    return {r: run_key(m.record) for r, m in matches.items()}
 
 
 def computed_over(data: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """row -> (run id, outputs sha256) an ordering record was computed over (the hash is empty in a record
-    written before it was stored, so such a record matches nothing)."""
-    return {r["row"]: (r["run_id"], r.get("outputs_sha256", "")) for r in data["rows"]}
+    """row -> :func:`entry_key`: what an ordering record was computed over."""
+    return {r["row"]: entry_key(r) for r in data["rows"]}
 
 
 def stale_orderings(orderings: Sequence[dict[str, Any]], records: Sequence[dict[str, Any]]) -> list[str]:
     """One line per ordering record that no longer describes the runs it names: a run re-run since (its
     outputs changed under the same run id) or deleted, its reference baseline likewise. ``bench table
     --check`` fails on these, because the table would silently stop printing the ordering."""
-    outputs = {rec["run_id"]: rec["outputs"]["sha256"] for rec in records if "outputs" in rec}
+    outputs = dict(run_key(rec) for rec in records if "outputs" in rec)
     problems = []
     for data in orderings:
-        named = [(r["run_id"], r.get("outputs_sha256")) for r in data["rows"]]
-        if data.get("reference"):
-            named.append((data["reference"]["run_id"], data["reference"].get("outputs_sha256")))
+        named = [entry_key(r) for r in data["rows"]] + ([entry_key(data["reference"])] if data.get("reference") else [])
         why = [
             f"{run} {_why_stale(run, sha, outputs)}" for run, sha in dict.fromkeys(named) if outputs.get(run) != sha
         ]
@@ -332,7 +340,7 @@ def stale_orderings(orderings: Sequence[dict[str, Any]], records: Sequence[dict[
     return problems
 
 
-def _why_stale(run: str, sha: str | None, outputs: dict[str, str]) -> str:
+def _why_stale(run: str, sha: str, outputs: dict[str, str]) -> str:
     if run not in outputs:
         return "no longer exists"
     return "was re-run since (its outputs changed)" if sha else "has no outputs hash in it (an older record)"

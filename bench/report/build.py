@@ -124,9 +124,8 @@ def render_all(
     from bench.calibrate import load_summaries
     from bench.ordering import load_orderings
 
-    texts, pngs = _plan(
-        records, budget, load_latency_records(results_dir), load_summaries(results_dir), load_orderings(results_dir)
-    )
+    orderings = load_orderings(results_dir)
+    texts, pngs = _plan(records, budget, load_latency_records(results_dir), load_summaries(results_dir), orderings)
     expected = set(texts) | set(pngs)
     existing = (
         {p.name for p in out.iterdir() if p.is_file() and OWNED.match(p.name)} if out.is_dir() else set()
@@ -158,7 +157,7 @@ def render_all(
             problems.append(f"- {out / name}: stale (no longer produced)")
         from bench.ordering import stale_orderings
 
-        problems += stale_orderings(load_orderings(results_dir), records)
+        problems += stale_orderings(orderings, records)
         return problems
     out.mkdir(parents=True, exist_ok=True)
     for name in sorted(existing - expected):

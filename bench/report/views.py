@@ -343,10 +343,12 @@ def _ordering_notes(
         column_blocks,
         column_metric,
         computed_over,
+        entry_key,
         left_out,
         ordering_line,
         reference_line,
         reference_record,
+        run_key,
         shown_runs,
     )
     from bench.report.matching import CONTEXT_SYSTEMS
@@ -393,10 +395,8 @@ def _ordering_notes(
             if context is None or not runs:
                 continue
             reference = reference_record(records, context, g, list(evidence.values()))
-            versus = (data or {}).get("reference") or {}
-            same_reference = reference is not None and (versus.get("run_id"), versus.get("outputs_sha256")) == (
-                reference["run_id"], reference["outputs"]["sha256"]
-            )
+            versus = (data or {}).get("reference")
+            same_reference = reference is not None and versus is not None and entry_key(versus) == run_key(reference)
             line = reference_line(data, labels, context[1]) if data is not None and same_reference else None
             if line is not None:
                 out.append(prefix + line)

@@ -67,21 +67,20 @@ VARIANTS: dict[str, tuple[str, float, float]] = {
     "erniegen_large": ("ernie-gen-large-en", 1.5e-5, 0.2),  # config: 1e-5 (§3.8 ⚠1); override lr
 }
 
-#: cpu budget: minilm-l6 + [ATTN] at UniLM's first calibrated sizing (UniLM itself went on to 3,600): 2,400 updates x 16
-#: = one pass over a fixed seeded 38,400-pair subset, lr 1e-4, source = answer [SEP] a paragraph window
-#: around the answer (64 pieces with [CLS]/[SEP]; the paper feeds the paragraph from its head, up to 512),
-#: target <= 23 pieces + [SEP] after the [CLS] BOS, the paper's noise (0.7). Point (first 500 dev items,
-#: greedy as Table 4; results/calibration/erniegen_base--squad_qg--cpu.json): nqg BLEU-4 6.57 with 19 %
-#: repeated trigrams; with trigram blocking 8.53 (no repeats, 50.6 % distinct); beam 5 + blocking 7.80 and
-#: degenerate (4.4 % one question). 80 min of training on one busy Zen 4 core (~39 at 2 threads on an idle
-#: AMX Xeon, by the 3,600-update point's 0.98 s/update). A 3,600-update point at the same settings (clean at
-#: 9358b71) reached nqg 10.15 (53.8 % distinct) and dev loss 5.43 against 5.61, so the 2,400-update curve's flat
-#: end was its linear decay's, not a plateau; a 6,000-update point (clean at 59901c9) reached nqg 15.58 and dev
-#: loss 5.25, and its test runs meet the #19 floor (Table 4's § rows). They took 58.7 and 100.3 min at 2 threads,
-#: past the 45-min cap, so the preset stays here; raising it is the maintainers' call (the fairseq column's
-#: precedent) and would also need the ρf = 0 ablation rows pinned to steps 2400 and retrained (~40 min).
+#: cpu budget: minilm-l6 + [ATTN], lr 1e-4, 6,000 updates x 16 = 2.5 passes over a fixed seeded 38,400-pair
+#: subset, source = answer [SEP] a paragraph window around the answer (64 pieces with [CLS]/[SEP]; the paper
+#: feeds the paragraph from its head, up to 512), target <= 23 pieces + [SEP] after the [CLS] BOS, the paper's
+#: noise (0.7), greedy as Table 4 + trigram blocking. Sweep (first 500 dev items, nqg BLEU-4;
+#: results/calibration/erniegen_base--squad_qg--cpu.json): 2,400 updates (UniLM's first sizing) 6.57 greedy
+#: with 19 % repeated trigrams, 8.53 with trigram blocking, 7.80 and degenerate with beam 5 + blocking;
+#: 3,600 updates 10.15 (dev loss 5.43 against 5.61); 6,000 updates 15.58 (55.0 % distinct, dev loss 5.25,
+#: flat over its last 700 updates). The preset is the 6,000-update pick although it trains for ~100 min at 2
+#: threads (0.92-0.98 s/update on an idle AMX Xeon), past the 45-min cap: at 2,400 and 3,600 updates the
+#: test runs do not beat copying the answer's sentence under `unilm` (5.42 and 6.07 against 6.34), so a capped
+#: row would not be evidence of question generation -- the fairseq column's precedent (README). The shorter
+#: schedules and the rho_f = 0 ablation stay in Table 4 as rows that pin ``steps``.
 CPU_SIZE = BudgetSize(
-    steps=2400, batch_size=16, max_source_len=64, max_target_len=25, train_examples=38_400, lr=1e-4,
+    steps=6000, batch_size=16, max_source_len=64, max_target_len=25, train_examples=38_400, lr=1e-4,
     source_window="answer",
 )
 CPU = {

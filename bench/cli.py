@@ -792,6 +792,31 @@ def rescore_cmd(
         console.print(f"{path}: " + (f"added {', '.join(added)}" if added else "nothing missing"))
 
 
+@app.command("refile")
+def refile_cmd(
+    run_id: Annotated[str, typer.Argument(help="A recorded run id (`ls results`).")],
+    set_: Annotated[list[str], typer.Option("--set", help="Pin a setting the record was made with, key=value "
+                                            "(repeatable).")] = [],  # noqa: B006
+    unset: Annotated[list[str], typer.Option("--unset", help="Drop an override the preset now resolves to the "
+                                             "recorded value (repeatable).")] = [],  # noqa: B006
+    results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
+) -> None:
+    """Move a record to another spec that resolves to exactly its settings and model, without re-running it:
+    after a calibration moved a preset, pin the old preset's records (--set steps=2400) and give the
+    calibration point's runs to the preset (--unset steps)."""
+    from bench.refile import RefileError, refile
+    from bench.runs import parse_overrides
+
+    path = results_dir / f"{run_id}.json"
+    if not path.is_file():
+        _fail(f"{path} not found; `ls {results_dir}` lists the recorded runs.")
+    try:
+        dest = refile(path, parse_overrides(set_), list(unset), results_dir)
+    except (RefileError, ValueError) as exc:
+        _fail(str(exc))
+    console.print(f"{path} -> {dest} (outputs moved with it; `bench order …` recomputes orderings that named it)")
+
+
 @app.command("latency")
 def latency(
     task: Annotated[str, typer.Option(help="Task.")],

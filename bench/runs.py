@@ -267,18 +267,24 @@ def stale_reason(rec: Mapping[str, Any], spec: RunSpec) -> str | None:
     a fit reports are not compared (so a preset change inside such a setting goes unnoticed).
     """
     try:
-        now = _comparable(build_system(spec).training_settings(spec.task))
+        changed = setting_changes(rec, spec)
     except Exception:  # a system that no longer builds cannot make a record stale
         return None
-    then = _comparable((rec.get("system") or {}).get("config") or {})
-    # None: decided at fit time, nothing to compare yet; a nested setting (the NAR family's per-task
-    # ``size``) is compared on the keys both sides have, so a field added since does not flag old records
-    changed = sorted(_changes(now, then))
     if not changed:
         return None
     shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, a, b in changed[:6])
     more = f" (+{len(changed) - 6} more)" if len(changed) > 6 else ""
     return f"made with other settings than the {spec.budget} preset resolves to today: {shown}{more}"
+
+
+def setting_changes(rec: Mapping[str, Any], spec: RunSpec, system: Any = None) -> list[tuple[str, Any, Any]]:
+    """(setting, recorded, resolved today) for each setting of ``rec`` that ``spec`` (built as ``system``)
+    resolves to otherwise today, sorted; raises what building the system raises."""
+    now = _comparable((system or build_system(spec)).training_settings(spec.task))
+    then = _comparable((rec.get("system") or {}).get("config") or {})
+    # None: decided at fit time, nothing to compare yet; a nested setting (the NAR family's per-task
+    # ``size``) is compared on the keys both sides have, so a field added since does not flag old records
+    return sorted(_changes(now, then))
 
 
 def _changes(now: Mapping[str, Any], then: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any, Any]]:

@@ -17,6 +17,11 @@ from typing import Any
 #: a dev loss that moved less than this (relative) over the last quarter of the updates is flat
 PLATEAU_REL = 0.02
 
+#: a longer schedule whose dev score beats the flat point's by more than this (relative) overrules the flat end
+#: too: near the end of a schedule the dev score can move much more than the dev loss (ERNIE-GEN on SQuAD: loss
+#: 5.43 -> 5.25, -3.4 %, while nqg BLEU-4 went 10.15 -> 15.58), so the loss alone would call it done too early
+SCORE_GAIN_REL = 0.10
+
 #: overrides that only lengthen or shorten training: a run with these alone is still the preset's system
 SCHEDULE_SETTINGS = frozenset({"steps", "max_update"})
 
@@ -79,11 +84,18 @@ def _relative_drop(point: dict[str, Any], longer: dict[str, Any]) -> float:
     return (final - further) / final
 
 
+def _score_gain(point: dict[str, Any], longer: dict[str, Any]) -> float:
+    """How much higher (relative) the longer schedule's dev score is than ``point``'s (0 when either has none)."""
+    a, b = point.get("score"), longer.get("score")
+    return (b - a) / a if a and b is not None else 0.0
+
+
 def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = None) -> str:
     """How the dev loss of the model behind ``rec`` moved over the last quarter of its updates (its sweep
     point's ``dev_loss_curve``, as attached by ``bench.calibrate.load_summaries``), and what a longer schedule
-    at the same rate says about a flat end: lower by more than the margin overrules it, not lower confirms it
-    as a plateau, and without one the flat end is reported unconfirmed."""
+    at the same rate says about a flat end: a dev loss lower by more than the margin (or a dev score higher by
+    more than its margin) overrules it, neither confirms it as a plateau, and without one the flat end is
+    reported unconfirmed."""
     if not summary:
         return "no calibration record, so no plateau evidence"
     points = [p for p in summary.get("points", []) if p.get("dev_loss_curve")]
@@ -101,7 +113,8 @@ def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = No
     )
     longer = _longest_after(points, point)
     drop = _relative_drop(point, longer) if longer is not None else 0.0
-    if longer is not None and drop > PLATEAU_REL:
+    gain = _score_gain(point, longer) if longer is not None else 0.0
+    if longer is not None and (drop > PLATEAU_REL or gain > SCORE_GAIN_REL):
         scores = (
             f" and dev {summary.get('metric', 'score')} {longer['score']:.2f} against {point['score']:.2f}"
             if longer.get("score") is not None and point.get("score") is not None
@@ -116,7 +129,7 @@ def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = No
         return (
             f"{moved}: a plateau (under {100 * PLATEAU_REL:g} % over the last quarter, and the same rate over "
             f"{longer['updates']:,} updates ended at dev loss {longer['dev_loss_curve'][-1][1]:.3f}, "
-            f"{-100 * drop:+.2f} %; {where})"
+            f"{-100 * drop:+.2f} %, with its dev score no more than {100 * SCORE_GAIN_REL:g} % higher; {where})"
         )
     if abs(change) < PLATEAU_REL:
         return (

@@ -100,4 +100,9 @@ def test_a_longer_schedule_that_went_lower_overrules_a_flat_end() -> None:
     no_lower = {**summary, "points": [_point("p", FLAT, 8.53), _point("q", [[100, 6.0], [3600, 3.64]], 8.6)]}
     confirmed = floor_line("E", run, [no_lower])
     assert "a plateau (under 2 % over the last quarter, and the same rate over 3,600 updates ended at dev loss " \
-        "3.640, -0.27 %" in confirmed, confirmed
+        "3.640, -0.27 %, with its dev score no more than 10 % higher" in confirmed, confirmed
+    # the dev loss barely moved, but the dev score did: the flat end was still the schedule's, not the model's
+    better = {**summary, "points": [_point("p", FLAT, 8.53), _point("q", [[100, 6.0], [3600, 3.64]], 12.0)]}
+    overruled = floor_line("E", run, [better])
+    assert "but that is the end of its schedule, not a plateau: the same rate over 3,600 updates reached dev " \
+        "loss 3.640 (-0.27 %) and dev bleu4 12.00 against 8.53" in overruled, overruled

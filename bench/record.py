@@ -43,8 +43,8 @@ class RunRecord:
     schema: int = SCHEMA_VERSION
     #: what ``bench rescore`` added later (recipes, output statistics) and when; absent until then
     rescored: list[dict[str, Any]] = field(default_factory=list)
-    #: what ``bench refile`` changed in the spec (set / unset overrides), the run id it was made under, and when
-    refiled: dict[str, Any] | None = None
+    #: each time ``bench refile`` moved it: the run id it was under, the overrides set / unset, and when
+    refiled: list[dict[str, Any]] = field(default_factory=list)
     #: ``run``: the harness trained/decoded it; ``external``: outputs submitted with ``bench submit``
     kind: str = "run"
     #: external records only: name, paper table and row it stands beside, the submitter's --meta
@@ -56,7 +56,7 @@ class RunRecord:
         order = ["schema", "run_id", "status", "kind", "created", "spec", "harness", "environment", "system",
                  "data", "outputs", "model", "output_stats", "training_curve", "scores", "latency", "timings"]
         return ({k: out[k] for k in order} | ({"rescored": out["rescored"]} if self.rescored else {})
-                | ({"refiled": out["refiled"]} if self.refiled is not None else {})
+                | ({"refiled": out["refiled"]} if self.refiled else {})
                 | ({"submission": out["submission"]} if self.submission is not None else {}))
 
     @classmethod

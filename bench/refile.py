@@ -12,7 +12,7 @@ drop it (``--unset steps``). Re-running either would train the same configuratio
 was made with, every setting unset is one the preset now resolves to the recorded value, the new spec
 resolves today to exactly the record's settings, and it trains the same model (same training key).
 Then the record, its outputs (sha256 checked) and its scores move to the new spec's run id unchanged,
-with ``refiled`` saying what changed in the spec, from which run id, and when; the commit, environment
+with an entry in ``refiled`` saying what changed in the spec, from which run id, and when; the commit, environment
 and timings stay those of the run that made them.
 """
 
@@ -101,7 +101,8 @@ def refile(path: Path, set_: dict[str, Any], unset: list[str], results_dir: Path
     stamp = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     moved = dict(rec, run_id=new.run_id, spec=new.to_json(), model=model,
                  outputs={**rec["outputs"], "path": display_path(dest_out)},
-                 refiled={"at": stamp, "from": old.run_id, "set": dict(set_), "unset": list(unset)})
+                 refiled=[*rec.get("refiled", []), {"at": stamp, "from": old.run_id, "set": dict(set_),
+                                                     "unset": list(unset)}])
     RunRecord.from_json(moved, dest).save(dest)
     path.unlink()
     if src_out.resolve() != dest_out.resolve():

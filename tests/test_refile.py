@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,7 @@ def test_an_old_preset_record_is_pinned_to_the_settings_it_was_made_with(tmp_pat
     rec = json.loads(new.read_text())
     assert rec["run_id"] == pinned.run_id and rec["spec"] == pinned.to_json()
     assert stale_reason(rec, pinned) is None
-    assert rec["refiled"]["from"] == preset.run_id and rec["refiled"]["set"] == {"steps": 400}
+    assert [(r["from"], r["set"], r["unset"]) for r in rec["refiled"]] == [(preset.run_id, {"steps": 400}, [])]
     assert rec["scores"] == {"unilm": {"signature": "s", "metrics": {"bleu4": 9.5}}}
     assert rec["harness"]["git_sha"] == "abc" and rec["timings"] == {"fit_s": 12.0}  # the original run's
     assert rec["model"]["training_run_id"] == model_spec(pinned, build_system(pinned))[0].run_id
@@ -79,6 +80,9 @@ def test_a_calibration_point_s_run_becomes_the_preset_s_once_the_preset_adopts_i
     path = _write_record(point, tmp_path)
     moved = refile(path, {}, ["steps"], tmp_path)
     assert json.loads(moved.read_text())["spec"]["overrides"] == {}
+    back = json.loads(refile(moved, {"steps": steps_now}, [], tmp_path).read_text())  # and back: both moves kept
+    assert [r["from"] for r in back["refiled"]] == [point.run_id, replace(point, overrides={}).run_id]
+    assert back["run_id"] == point.run_id
 
     other = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000, overrides={"steps": steps_now + 1})
     path = _write_record(other, tmp_path)

@@ -108,3 +108,19 @@ def refile(path: Path, set_: dict[str, Any], unset: list[str], results_dir: Path
     if src_out.resolve() != dest_out.resolve():
         src_out.unlink()
     return dest
+
+
+def pin_hint(rec: dict[str, Any]) -> str | None:
+    """The `bench refile` line that would keep a stale record as a row of the settings it was made with (each
+    changed setting pinned to its recorded value), or None when it is not stale or a changed setting is nested
+    (the NAR family's ``size``), which ``--set`` cannot restate."""
+    spec = RunSpec.from_json(rec["spec"])
+    try:
+        changes = setting_changes(rec, spec)
+    except Exception:  # a system that no longer builds: nothing to pin against
+        return None
+    if not changes or any("." in key for key, _, _ in changes):
+        return None
+    sets = " ".join(f"--set {key}={json.dumps(made)}" for key, made, _ in changes)
+    return f"bench refile {rec['run_id']} {sets}"
+

@@ -53,6 +53,9 @@ def test_an_old_preset_record_is_pinned_to_the_settings_it_was_made_with(tmp_pat
     old = _write_record(preset, tmp_path, {"steps": 400})  # made when the preset trained 400 updates
     assert stale_reason(json.loads(old.read_text()), preset) is not None
 
+    from bench.refile import pin_hint
+
+    assert pin_hint(json.loads(old.read_text())) == f"bench refile {preset.run_id} --set steps=400"
     with pytest.raises(RefileError, match="made with steps=400, not 500"):
         refile(old, {"steps": 500}, [], tmp_path)  # a pin can only restate what the record was made with
     with pytest.raises(RefileError, match="no setting 'stepz'"):
@@ -64,7 +67,7 @@ def test_an_old_preset_record_is_pinned_to_the_settings_it_was_made_with(tmp_pat
     assert new == record_path(pinned, tmp_path) and not old.exists()
     rec = json.loads(new.read_text())
     assert rec["run_id"] == pinned.run_id and rec["spec"] == pinned.to_json()
-    assert stale_reason(rec, pinned) is None
+    assert stale_reason(rec, pinned) is None and pin_hint(rec) is None
     assert [(r["from"], r["set"], r["unset"]) for r in rec["refiled"]] == [(preset.run_id, {"steps": 400}, [])]
     assert rec["scores"] == {"unilm": {"signature": "s", "metrics": {"bleu4": 9.5}}}
     assert rec["harness"]["git_sha"] == "abc" and rec["timings"] == {"fit_s": 12.0}  # the original run's

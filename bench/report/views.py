@@ -111,7 +111,11 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
 
     stale = record_stale_reason(rec)
     if stale:
-        parts.append(f"STALE: {stale}; re-run it (`bench run` or `bench reproduce` re-runs a stale record)")
+        from bench.refile import pin_hint
+
+        hint = pin_hint(rec)
+        keep = f", or keep it as a row of its own settings (`{hint}`, then a row with those overrides)" if hint else ""
+        parts.append(f"STALE: {stale}; re-run it (`bench run` or `bench reproduce` re-runs a stale record){keep}")
     if m.why:
         parts.append(m.why)
     return "; ".join(parts)

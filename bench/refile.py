@@ -37,7 +37,6 @@ from bench.runs import (
     outputs_path,
     record_path,
     setting_changes,
-    sha256_text,
 )
 
 
@@ -87,12 +86,13 @@ def refile(path: Path, set_: dict[str, Any], unset: list[str], results_dir: Path
     if dest.exists():
         raise RefileError(f"{dest} exists already; `git rm` it first if the re-filed record should replace it.")
 
+    from bench.run_lookup import RunLookupError, outputs_text
+
+    try:
+        text = outputs_text(rec)
+    except RunLookupError as exc:
+        raise RefileError(f"{exc} Restore them (git checkout) before re-filing.") from exc
     src_out = REPO_ROOT / rec["outputs"]["path"]
-    if not src_out.is_file():
-        raise RefileError(f"{path}: its outputs {src_out} are missing; restore them (git) first.")
-    text = src_out.read_text(encoding="utf-8")
-    if sha256_text(text) != rec["outputs"]["sha256"]:
-        raise RefileError(f"{src_out}: sha256 differs from the one in {path}; restore the outputs (git checkout).")
     dest_out = outputs_path(new, results_dir)
     write_text_atomic(dest_out, text)
 

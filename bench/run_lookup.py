@@ -28,13 +28,18 @@ def find_record(run_id: str, results_dir: Path) -> tuple[Path, dict[str, Any]]:
 
 def outputs_of(rec: dict[str, Any]) -> list[str]:
     """The run's stored outputs, checked against the sha256 in its record."""
+    return outputs_text(rec).splitlines()
+
+
+def outputs_text(rec: dict[str, Any]) -> str:
+    """The run's outputs file as stored, checked against the sha256 in its record."""
     path = REPO_ROOT / rec["outputs"]["path"]
     if not path.is_file():
         raise RunLookupError(f"{rec['run_id']}: outputs {path} are missing; restore them (git) or re-run the spec.")
     text = path.read_text(encoding="utf-8")
     if sha256_text(text) != rec["outputs"]["sha256"]:
         raise RunLookupError(f"{path}: sha256 differs from its record {rec['run_id']}; the outputs were edited.")
-    return text.splitlines()
+    return text
 
 
 def split_of(rec: dict[str, Any], data_dir: Path | None = None) -> Any:

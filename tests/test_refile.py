@@ -114,3 +114,12 @@ def test_refile_refuses_a_spec_that_would_train_another_model_or_overwrite_a_rec
     with pytest.raises(RefileError, match="sha256 differs"):
         refile(path, {"steps": 400}, [], tmp_path)
     assert path.exists() and not record_path(pinned, tmp_path).exists()
+
+
+def test_a_table_footnote_says_where_a_refiled_record_was_made() -> None:
+    from bench.report.views import _refiled_note
+
+    moves = [{"from": "a--s--test--cpu--s42--old", "set": {"steps": 2400}, "unset": []},
+             {"from": "a--s--test--cpu--s42--mid", "set": {}, "unset": ["steps"]}]
+    assert _refiled_note(moves) == ("made as `a--s--test--cpu--s42--old`, re-filed by `bench refile` "
+                                    "(set steps=2400; unset steps) after its preset moved")

@@ -71,6 +71,8 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
     parts = [f"`{rec['run_id']}`: system `{spec['system']}`"]
     if spec["system"] != row.system and row.system:
         parts[0] += f" ({m.budget} substitute for `{row.system}`)"
+    if rec.get("refiled"):
+        parts[0] += f" ({_refiled_note(rec['refiled'])})"
     data = rec.get("data") or {}
     where = (
         f"task `{spec['task']}`, split `{spec['split']}`, budget `{m.budget}`, seed {spec.get('seed', '?')}"
@@ -119,6 +121,16 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
     if m.why:
         parts.append(m.why)
     return "; ".join(parts)
+
+
+def _refiled_note(moves: list[dict]) -> str:
+    """Where a record re-filed by `bench refile` was made, so its run id and its commit do not look mismatched."""
+    changes = [
+        [*(f"set {k}={v}" for k, v in (m.get("set") or {}).items()), *(f"unset {k}" for k in m.get("unset") or [])]
+        for m in moves
+    ]
+    how = "; ".join(", ".join(c) for c in changes)
+    return f"made as `{moves[0]['from']}`, re-filed by `bench refile` ({how}) after its preset moved"
 
 
 def _training_note(rec: dict) -> str | None:

@@ -807,14 +807,12 @@ def refile_cmd(
     from bench.refile import RefileError, refile
     from bench.runs import parse_overrides
 
-    path = results_dir / f"{run_id}.json"
-    if not path.is_file():
-        _fail(f"{path} not found; `ls {results_dir}` lists the recorded runs.")
     try:
-        dest = refile(path, parse_overrides(set_), list(unset), results_dir)
-    except (RefileError, ValueError) as exc:
+        dest = refile(run_id, parse_overrides(set_), list(unset), results_dir)
+    except (RefileError, ValueError) as exc:  # RunLookupError (no such record) is a ValueError
         _fail(str(exc))
-    console.print(f"{path} -> {dest} (outputs moved with it; `bench order …` recomputes orderings that named it)")
+    console.print(f"{results_dir / run_id}.json -> {dest} (outputs moved with it; `bench order …` recomputes "
+                  "orderings that named it)")
 
 
 @app.command("latency")

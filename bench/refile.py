@@ -27,12 +27,13 @@ from typing import Any
 from bench.atomic import write_text_atomic
 from bench.errors import UserError
 from bench.record import RunRecord, config_value
+from bench.run_lookup import RunLookupError, find_record, outputs_text
 from bench.runs import (
     REPO_ROOT,
     RunSpec,
     build_system,
+    describe_changes,
     display_path,
-    load_record,
     model_spec,
     outputs_path,
     record_path,
@@ -44,11 +45,10 @@ class RefileError(UserError, ValueError):
     """A new spec that would not resolve to the record's own settings, or a record that cannot move."""
 
 
-def refile(path: Path, set_: dict[str, Any], unset: list[str], results_dir: Path) -> Path:
-    """Move the record at ``path`` to its spec with ``set_`` added to and ``unset`` dropped from the overrides;
+def refile(run_id: str, set_: dict[str, Any], unset: list[str], results_dir: Path) -> Path:
+    """Move the record ``run_id`` to its spec with ``set_`` added to and ``unset`` dropped from the overrides;
     returns the new record's path."""
-    path = Path(path)
-    rec = load_record(path)
+    path, rec = find_record(run_id, results_dir)
     if rec.get("status") != "complete" or rec.get("kind", "run") != "run":
         raise RefileError(f"{path}: only complete runs of the harness can be re-filed (this one is "
                           f"{rec.get('kind', 'run')}, {rec.get('status')}).")
@@ -74,9 +74,9 @@ def refile(path: Path, set_: dict[str, Any], unset: list[str], results_dir: Path
     system = build_system(new)
     changes = setting_changes(rec, new, system)
     if changes:
-        shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, a, b in changes[:6])
         raise RefileError(f"{path}: the {new.budget} preset with overrides {overrides or 'none'} resolves to other "
-                          f"settings than the record's ({shown}); --set those too, or re-run the spec.")
+                          f"settings than the record's ({describe_changes(changes)}); --set those too, or re-run "
+                          "the spec.")
     trained, key = model_spec(new, system)
     model = dict(rec.get("model") or {})
     if model.get("training_key") not in (None, key):
@@ -85,8 +85,6 @@ def refile(path: Path, set_: dict[str, Any], unset: list[str], results_dir: Path
     dest = record_path(new, results_dir)
     if dest.exists():
         raise RefileError(f"{dest} exists already; `git rm` it first if the re-filed record should replace it.")
-
-    from bench.run_lookup import RunLookupError, outputs_text
 
     try:
         text = outputs_text(rec)

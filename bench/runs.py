@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -272,9 +272,13 @@ def stale_reason(rec: Mapping[str, Any], spec: RunSpec) -> str | None:
         return None
     if not changed:
         return None
-    shown = "; ".join(f"{k}: {a!r} -> {b!r}" for k, a, b in changed[:6])
-    more = f" (+{len(changed) - 6} more)" if len(changed) > 6 else ""
-    return f"made with other settings than the {spec.budget} preset resolves to today: {shown}{more}"
+    return f"made with other settings than the {spec.budget} preset resolves to today: {describe_changes(changed)}"
+
+
+def describe_changes(changed: Sequence[tuple[str, Any, Any]], shown: int = 6) -> str:
+    """``setting: recorded -> today`` for the first ``shown`` of :func:`setting_changes`, and how many more."""
+    text = "; ".join(f"{k}: {a!r} -> {b!r}" for k, a, b in changed[:shown])
+    return text + (f" (+{len(changed) - shown} more)" if len(changed) > shown else "")
 
 
 def setting_changes(rec: Mapping[str, Any], spec: RunSpec, system: Any = None) -> list[tuple[str, Any, Any]]:

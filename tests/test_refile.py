@@ -57,12 +57,12 @@ def test_an_old_preset_record_is_pinned_to_the_settings_it_was_made_with(tmp_pat
 
     assert pin_hint(json.loads(old.read_text())) == f"bench refile {preset.run_id} --set steps=400"
     with pytest.raises(RefileError, match="made with steps=400, not 500"):
-        refile(old, {"steps": 500}, [], tmp_path)  # a pin can only restate what the record was made with
+        refile(old.stem, {"steps": 500}, [], tmp_path)  # a pin can only restate what the record was made with
     with pytest.raises(RefileError, match="no setting 'stepz'"):
-        refile(old, {"stepz": 400}, [], tmp_path)
+        refile(old.stem, {"stepz": 400}, [], tmp_path)
     assert old.exists()  # a refused re-file writes nothing and moves nothing
 
-    new = refile(old, {"steps": 400}, [], tmp_path)
+    new = refile(old.stem, {"steps": 400}, [], tmp_path)
     pinned = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000, overrides={"steps": 400})
     assert new == record_path(pinned, tmp_path) and not old.exists()
     rec = json.loads(new.read_text())
@@ -81,18 +81,18 @@ def test_a_calibration_point_s_run_becomes_the_preset_s_once_the_preset_adopts_i
     steps_now = build_system(RunSpec("unilm", "squad_qg", budget="cpu")).describe().config["steps"]
     point = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000, overrides={"steps": steps_now})
     path = _write_record(point, tmp_path)
-    moved = refile(path, {}, ["steps"], tmp_path)
+    moved = refile(path.stem, {}, ["steps"], tmp_path)
     assert json.loads(moved.read_text())["spec"]["overrides"] == {}
-    back = json.loads(refile(moved, {"steps": steps_now}, [], tmp_path).read_text())  # and back: both moves kept
+    back = json.loads(refile(moved.stem, {"steps": steps_now}, [], tmp_path).read_text())  # and back: both moves kept
     assert [r["from"] for r in back["refiled"]] == [point.run_id, replace(point, overrides={}).run_id]
     assert back["run_id"] == point.run_id
 
     other = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000, overrides={"steps": steps_now + 1})
     path = _write_record(other, tmp_path)
     with pytest.raises(RefileError, match=f"steps: {steps_now + 1} -> {steps_now}"):
-        refile(path, {}, ["steps"], tmp_path)  # the preset does not resolve to what it was made with
+        refile(path.stem, {}, ["steps"], tmp_path)  # the preset does not resolve to what it was made with
     with pytest.raises(RefileError, match="does not override lr"):
-        refile(path, {}, ["lr"], tmp_path)
+        refile(path.stem, {}, ["lr"], tmp_path)
 
 
 def test_refile_refuses_a_spec_that_would_train_another_model_or_overwrite_a_record(tmp_path: Path) -> None:
@@ -101,18 +101,18 @@ def test_refile_refuses_a_spec_that_would_train_another_model_or_overwrite_a_rec
     rec = json.loads(path.read_text())
     path.write_text(json.dumps({**rec, "model": {**rec["model"], "training_key": "0123456789ab"}}))
     with pytest.raises(RefileError, match="would train another model"):
-        refile(path, {"steps": 400}, [], tmp_path)
+        refile(path.stem, {"steps": 400}, [], tmp_path)
 
     path.write_text(json.dumps(rec))
     pinned = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000, overrides={"steps": 400})
     record_path(pinned, tmp_path).write_text("{}")
     with pytest.raises(RefileError, match="exists already"):
-        refile(path, {"steps": 400}, [], tmp_path)
+        refile(path.stem, {"steps": 400}, [], tmp_path)
     record_path(pinned, tmp_path).unlink()
 
     Path(rec["outputs"]["path"]).write_text("edited\n", encoding="utf-8")
     with pytest.raises(RefileError, match="sha256 differs"):
-        refile(path, {"steps": 400}, [], tmp_path)
+        refile(path.stem, {"steps": 400}, [], tmp_path)
     assert path.exists() and not record_path(pinned, tmp_path).exists()
 
 

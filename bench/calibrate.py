@@ -71,6 +71,7 @@ def calibrate(
     data_dir: Path | None = None,
     say: Reporter = print,
     progress: Any = None,
+    device: str = "auto",
 ) -> dict[str, Any]:
     """Run (or reuse) every grid point and write the sweep's summary record; returns it."""
     from bench.data import TASKS
@@ -94,7 +95,7 @@ def calibrate(
             limit=dev,
         )
         say(f"[calibrate] lr {lr:g}, {n} updates: {spec.run_id}")
-        rec = execute(spec, results_dir=out_dir, data_dir=data_dir, say=say, progress=progress)
+        rec = execute(spec, results_dir=out_dir, data_dir=data_dir, say=say, progress=progress, device=device)
         points.append(summary_point(rec, lr, n, overrides or {}, recipe, metric))
     summary = {
         "schema": SCHEMA,

@@ -17,6 +17,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from bench.device import DEVICE_HELP
+
 if TYPE_CHECKING:
     from bench.launch.local import Outcome
     from bench.launch.plan import Job
@@ -60,6 +62,8 @@ def _say(to: Console) -> Callable[[str], None]:
 LimitOpt = Annotated[
     int | None, typer.Option(help="Only the first N examples of the split: outputs of `bench run --limit N`.")
 ]
+DeviceOpt = Annotated[str, typer.Option(help=f"Where models train, decode and are timed: {DEVICE_HELP}. Recorded "
+                                          "in every record; a GPU that is not there is an error.")]
 DataDir = Annotated[
     Path | None,
     typer.Option("--data-dir", help="Raw data directory (default: $BENCH_DATA, then ../shared/data)."),
@@ -189,6 +193,7 @@ def run(
                                                 "On 2 cores, two runs at --threads 1 train 1.09x more updates "
                                                 "per hour than one at 2 (benchmarks/bench_threads.py).")] = None,
     data_dir: DataDir = None,
+    device: DeviceOpt = "auto",
 ) -> None:
     """Train (or load) -> decode -> score -> (time) -> record one run."""
     from bench.data import DataError, default_eval_split
@@ -206,7 +211,7 @@ def run(
         spec = RunSpec(system=system, task=task, split=split, budget=budget,
                        overrides=parse_overrides(set_), seed=seed, limit=limit)
         record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
-                         latency_items=latency_n, say=_say(console), progress=console)
+                         latency_items=latency_n, say=_say(console), progress=console, device=device)
     except (RegistryError, DataError, ValueError) as exc:
         _fail(str(exc))
     _print_scores(record)
@@ -531,6 +536,7 @@ def reproduce(
     gpus: Annotated[int, typer.Option(help="slurm: GPUs per job.")] = 0,
     cpus_per_task: Annotated[int | None, typer.Option(
         help="slurm: CPUs per job (default: --threads-per-job, else 1).")] = None,
+    device: DeviceOpt = "auto",
 ) -> None:
     """Run every runnable row of a paper table (skipping completed runs), then render it.
 
@@ -551,7 +557,8 @@ def reproduce(
             _fail("--jobs needs --launcher local or --launcher slurm (inline runs one run at a time).")
         if threads_per_job is not None:
             _set_threads(threads_per_job)
-        _reproduce_inline(paper, table, budget, results_dir, data_dir)
+        _check_device(device)
+        _reproduce_inline(paper, table, budget, results_dir, data_dir, device)
         typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
         return
 
@@ -570,7 +577,7 @@ def reproduce(
         console.print(plan_view(plan, title=f"{paper}:{table} at budget {budget} ({launcher.value} launcher)"))
         return
     if launcher is Launcher.local:
-        outcomes = _launch_local(plan, results_dir, logs, jobs, threads_per_job, data_dir)
+        outcomes = _launch_local(plan, results_dir, logs, jobs, threads_per_job, data_dir, device)
         console.line()
         typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
         failed = sum(o.state == "failed" for o in outcomes)
@@ -581,7 +588,7 @@ def reproduce(
                   "command again: complete runs are skipped, the others resume.", code=1)
         return
     _launch_slurm(plan, results_dir, logs, jobs, threads_per_job, data_dir, partition, time_min, gpus,
-                  cpus_per_task)
+                  cpus_per_task, device)
     console.print(f"`bench status {paper}:{table} --budget {budget}` shows where each job stands.")
 
 
@@ -601,6 +608,7 @@ def queue_cmd(
     time_min: Annotated[int, typer.Option(help="slurm: time limit of each job in minutes.")] = 24 * 60,
     gpus: Annotated[int, typer.Option(help="slurm: GPUs per job.")] = 0,
     cpus_per_task: Annotated[int | None, typer.Option(help="slurm: CPUs per job.")] = None,
+    device: DeviceOpt = "auto",
 ) -> None:
     """Run a queue file of `bench run` lines in parallel: decode-only runs wait for the run that trains
     their model, complete runs are skipped, a relaunch resumes the rest (how this project queues its runs)."""
@@ -621,7 +629,7 @@ def queue_cmd(
         console.print(plan_view(plan, title=f"{file} ({launcher.value} launcher)"))
         return
     if launcher is Launcher.local:
-        outcomes = _launch_local(plan, results_dir, logs, jobs, threads_per_job, data_dir)
+        outcomes = _launch_local(plan, results_dir, logs, jobs, threads_per_job, data_dir, device)
         failed = sum(o.state == "failed" for o in outcomes)
         skipped = sum(o.state == "skipped" for o in outcomes)
         if failed or skipped:
@@ -629,10 +637,21 @@ def queue_cmd(
                   "after fixing the cause: complete runs are skipped, the others resume.", code=1)
         return
     _launch_slurm(plan, results_dir, logs, jobs, threads_per_job, data_dir, partition, time_min, gpus,
-                  cpus_per_task)
+                  cpus_per_task, device)
 
 
-def _reproduce_inline(paper: str, table: str, budget: str, results_dir: Path, data_dir: Path | None) -> None:
+def _check_device(device: str) -> None:
+    """A device this machine lacks is one line before anything starts (SLURM jobs resolve on their node)."""
+    from bench.device import DeviceError, resolve_device
+
+    try:
+        resolve_device(device)
+    except DeviceError as exc:
+        _fail(str(exc))
+
+
+def _reproduce_inline(paper: str, table: str, budget: str, results_dir: Path, data_dir: Path | None,
+                      device: str = "auto") -> None:
     """Today's behaviour: every runnable row in this process, one after another."""
     from bench import report
     from bench.pipeline import execute
@@ -644,23 +663,24 @@ def _reproduce_inline(paper: str, table: str, budget: str, results_dir: Path, da
     for row in rows:
         spec = RunSpec(system=row.system, task=row.task, split=row.split, budget=budget,
                        overrides=dict(row.overrides))
-        execute(spec, results_dir=results_dir, data_dir=data_dir, say=_say(console), progress=console)
+        execute(spec, results_dir=results_dir, data_dir=data_dir, say=_say(console), progress=console, device=device)
 
 
 def _launch_local(plan: list[Job], results_dir: Path, logs: Path, jobs: int | None, threads: int | None,
-                  data_dir: Path | None) -> list[Outcome]:
+                  data_dir: Path | None, device: str = "auto") -> list[Outcome]:
     from bench.launch.local import check_threads, resolve_pool, run_local
 
     n, t = resolve_pool(jobs, threads)
     check_threads(n, t)
+    _check_device(device)  # here, once, not in every child
     console.print(f"local launcher: {n} job(s) at a time, {t} thread(s) each; logs in {logs}", soft_wrap=True)
     return run_local(plan, results_dir=results_dir, logs=logs, n_jobs=n, threads=t, data_dir=data_dir,
-                     console=console)
+                     console=console, device=None if device == "auto" else device)
 
 
 def _launch_slurm(plan: list[Job], results_dir: Path, logs: Path, jobs: int | None, threads: int | None,
                   data_dir: Path | None, partition: str | None, time_min: int, gpus: int,
-                  cpus_per_task: int | None) -> None:
+                  cpus_per_task: int | None, device: str = "auto") -> None:
     try:
         from bench.launch.slurm import SlurmOptions, submit_plan
     except ImportError as exc:
@@ -670,7 +690,7 @@ def _launch_slurm(plan: list[Job], results_dir: Path, logs: Path, jobs: int | No
     options = SlurmOptions(partition=partition, time_min=time_min, gpus=gpus,
                            cpus_per_task=cpus_per_task or threads or 1, parallelism=jobs)
     subs = submit_plan(plan, results_dir=results_dir, logs=logs, options=options, threads=threads,
-                       data_dir=data_dir, say=lambda msg: None)
+                       data_dir=data_dir, say=lambda msg: None, device=None if device == "auto" else device)
     states = {s.plan.run_id: (s.state, s.detail or f"slurm job {s.job_id}") for s in subs}
     console.print(state_view(plan, states, title=f"submitted to SLURM; logs in {logs}"))
 
@@ -721,6 +741,7 @@ def calibrate_cmd(
     threads: Annotated[int | None, typer.Option(help="Torch threads (see `bench run --threads`).")] = None,
     results_dir: Annotated[Path, typer.Option(help="Records go to RESULTS_DIR/calibration/.")] = Path("results"),
     data_dir: DataDir = None,
+    device: DeviceOpt = "auto",
 ) -> None:
     """Sweep learning rate x updates on a dev subset; writes results/calibration/ (plot: `bench table`)."""
     from bench.calibrate import calibrate
@@ -738,7 +759,7 @@ def calibrate_cmd(
     try:
         summary = calibrate(system, task, lrs, updates, budget=budget, dev=dev, recipe=recipe,
                             overrides=parse_overrides(set_), seed=seed, results_dir=results_dir,
-                            data_dir=data_dir, say=_say(console), progress=console)
+                            data_dir=data_dir, say=_say(console), progress=console, device=device)
     except (RegistryError, DataError, ValueError) as exc:
         _fail(str(exc))
     for pt in summary["points"]:
@@ -843,6 +864,7 @@ def latency(
                                            "(autocast), shown in the signature when not fp32.")] = "fp32",
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     data_dir: DataDir = None,
+    device: DeviceOpt = "auto",
 ) -> None:
     """Batch-size-1 latency of several systems, interleaved, with speedups and bootstrap CIs.
 
@@ -853,6 +875,7 @@ def latency(
     import tempfile
 
     from bench.data import DataError, load_split
+    from bench.device import activate, resolve_device
     from bench.latency import LengthForcedUnsupported, measure
     from bench.latency.prepare import parse_stand_ins, parse_system_overrides, prepare
     from bench.latency.record import LatencySpec, build_record, write_record
@@ -869,12 +892,15 @@ def latency(
     try:
         overrides = parse_system_overrides(([] if weights is None else [f"weights={weights}"]) + list(set_), names)
         stand_ins = parse_stand_ins(stand_in, names)
+        placed = resolve_device(device)
+        activate(placed)
         sp = load_split(task, split, data_dir=data_dir)
         with tempfile.TemporaryDirectory(prefix="bench-latency-") as work:
-            prep = prepare(names, budget, overrides, task, Path(work), stand_ins, data_dir, say=_say(err_console))
+            prep = prepare(names, budget, overrides, task, Path(work), stand_ins, data_dir, say=_say(err_console),
+                           device=placed)
             rep = measure(prep.systems, list(sp.examples), baseline=baseline, n=n, rounds=rounds,
                           length_forced=length_forced, seed=seed, min_items=min_items, console=err_console,
-                          precision=precision)
+                          precision=precision, device=placed)
     except (RegistryError, DataError, LengthForcedUnsupported, ValueError, ImportError) as exc:
         _fail(str(exc))
     if as_json:
@@ -889,6 +915,79 @@ def latency(
                            overrides=prep.overrides, stand_ins=prep.stand_ins, seed=seed)
         path = write_record(results_dir, build_record(spec, rep, prep.infos, prep.stand_in_basis, harness_info()))
         err_console.print(f"wrote {path}")
+
+
+@app.command("fetch")
+def fetch_cmd(
+    system: Annotated[list[str], typer.Option("--system", help="A system to fetch for (repeatable), built at "
+                                              "--budget.")] = [],  # noqa: B006
+    budget: Annotated[str, typer.Option(help="Budget of --system / --table: smoke | cpu | paper.")] = "paper",
+    set_: Annotated[list[str], typer.Option("--set", help="Override key=value of --system (repeatable), e.g. "
+                                            "model=t5-small for hf_seq2seq.")] = [],  # noqa: B006
+    paper: Annotated[str | None, typer.Option(help="Paper of --table (mist, copybert, erniegen).")] = None,
+    table: Annotated[str | None, typer.Option(help="Every row of this table: --paper mist --table 1 (or --table "
+                                              "mist:1).")] = None,
+    checkpoint: Annotated[list[str], typer.Option("--checkpoint", help="A checkpoint by name or hub id "
+                                                  "(repeatable), e.g. bert-base-uncased.")] = [],  # noqa: B006
+    data: Annotated[bool, typer.Option("--data", help="Also fetch the full XSum corpus (hub copy EdinburghNLP/xsum) "
+                                       "into $BENCH_XSUM or <data dir>/xsum/full.")] = False,
+    data_dir: DataDir = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be fetched; download nothing.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Download again what is present (e.g. after a failed "
+                                        "check).")] = False,
+) -> None:
+    """Download (on a machine with internet) and check the checkpoints a system or a paper table needs, into
+    $BENCH_CHECKPOINTS/<name> or the HF cache, and with --data the full XSum corpus: run it on a SLURM login
+    node before `bench reproduce --launcher slurm`. Exits 1 when anything is missing or fails its check."""
+    from rich.markup import escape
+
+    from bench import fetch
+    from bench.errors import UserError
+    from bench.papers import BUDGETS, normalize_paper, parse_table_ref
+
+    if budget not in BUDGETS:
+        _fail(f"Unknown budget '{budget}'. Choose one of: {', '.join(BUDGETS)}.")
+    if not (system or table or paper or checkpoint or data):
+        _fail("Nothing to fetch: give --system NAME, --paper P --table T, --checkpoint NAME or --data.")
+    if set_ and not system:
+        _fail("--set applies to --system: name the system whose settings it changes.")
+    plan = fetch.Plan()
+    try:
+        if table or paper:
+            if table is None:
+                _fail("--paper needs --table (e.g. --paper mist --table 1).")
+            paper_key, table_id = parse_table_ref(table) if ":" in table else (None, table)
+            if paper is None and paper_key is None:
+                _fail("--table needs --paper (or write --table mist:1).")
+            plan += fetch.plan_table(normalize_paper(paper) if paper else str(paper_key), table_id, budget)
+        if system:
+            from bench.runs import parse_overrides
+
+            overrides = parse_overrides(set_)
+            plan += fetch.plan_systems((name, budget, overrides) for name in system)
+        plan += fetch.plan_checkpoints(checkpoint)
+    except (UserError, ValueError, KeyError) as exc:
+        _fail(str(exc))
+    outcomes = fetch.fetch_plan(plan, dry_run=dry_run, force=force)
+    if data:
+        outcomes.append(fetch.fetch_xsum(data_dir, dry_run=dry_run, force=force))
+    colour = {"fetched": "green", "present": "green", "would fetch": "cyan", "no hub copy": "yellow", "failed": "red"}
+    view = Table("what", "from", "status", "where", "needed by", "detail", header_style="bold",
+                 title="bench fetch" + (" (dry run: nothing downloaded)" if dry_run else ""))
+    for o in outcomes:
+        view.add_row(escape(o.what), escape(o.source), f"[{colour[o.status]}]{o.status}[/]", escape(o.where),
+                     escape(", ".join(o.wanted_by)), escape(o.detail))
+    console.print(view)
+    for head, lines in (("Need no checkpoint", plan.nothing), ("Not planned (cannot be built at this budget)",
+                                                                plan.skipped)):
+        if lines:
+            console.print(f"{head}: " + "; ".join(lines), markup=False)
+    if "xsum" in plan.tasks and not data:
+        console.print("These rows include XSum: add --data to fetch the full XSum corpus too.", markup=False)
+    bad = [o for o in outcomes if not o.ok]
+    if bad and not dry_run:
+        _fail(f"{len(bad)} of {len(outcomes)} item(s) are not usable here ({', '.join(o.what for o in bad)}); "
+              "the detail column says why and what to do.", code=1)
 
 
 @app.command("validate")

@@ -3,6 +3,10 @@
 Speedups only mean something on stated hardware, so every run record and every latency report
 carries this dict. Keys in :data:`VOLATILE_KEYS` (clocks, load) are expected to move during a run;
 the others identify the environment and must be equal before and after a measurement.
+
+Where a GPU is visible the dict also holds ``gpu_state`` (:func:`gpu_state`): name, driver, SM and
+memory clocks, temperature, read through NVML (``nvidia-ml-py``, the ``gpu`` extra, imported only
+here and only then), else ``nvidia-smi``; when neither can read it the state says why, and nothing raises.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-VOLATILE_KEYS = frozenset({"timestamp", "loadavg", "cpu_mhz", "gpu_clocks_mhz", "gpu_temperature_c"})
+VOLATILE_KEYS = frozenset({"timestamp", "loadavg", "cpu_mhz", "gpu_clocks_mhz", "gpu_temperature_c", "gpu_state"})
 _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES")
 
 
@@ -44,7 +49,13 @@ def environment_fingerprint(include_torch: bool = True) -> dict[str, Any]:
         fp.update(_torch_info())
     else:
         fp["torch"] = None
-    fp.update(_nvidia_smi())
+    smi = _nvidia_smi()
+    fp.update(smi)
+    if fp.get("gpu") or smi:
+        state = gpu_state(smi=lambda: smi)
+        fp["gpu_state"] = state
+        if state.get("driver") and not fp.get("gpu_driver"):
+            fp["gpu_driver"] = state["driver"]
     return fp
 
 
@@ -174,3 +185,121 @@ def _num(text: str) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+# NVML's clock-event (throttle) reason bits, as in nvml.h: why the SM clock is below its maximum.
+_CLOCK_EVENTS = {
+    0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
+    0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown", 0x100: "display_clock_setting",
+}
+
+
+def gpu_state(
+    loader: Callable[[], tuple[Any, str]] | None = None,
+    smi: Callable[[], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The timing GPU's name, driver, clocks (MHz) and temperature now; never raises.
+
+    ``{"source": "nvml" | "nvidia-smi", "name", "driver", "sm_mhz", "mem_mhz", ...}``, with
+    ``"unreadable": {field: reason}`` for fields the driver would not give, or
+    ``{"source": "unreadable", "reason": ...}`` when nothing could be read. Clocks and temperature
+    are why two GPU timings differ on the same card, so a latency record keeps them before and after.
+    ``loader`` (returns the NVML module or None and why) and ``smi`` are for tests.
+    """
+    nvml, why = (loader or _import_nvml)()
+    if nvml is not None:
+        return _nvml_state(nvml)
+    info = (smi or _nvidia_smi)()
+    if info.get("gpu_driver"):
+        clocks = info.get("gpu_clocks_mhz") or {}
+        return {
+            "source": "nvidia-smi", "index": 0, "name": info.get("gpu_name_smi"), "driver": info["gpu_driver"],
+            "sm_mhz": clocks.get("sm"), "mem_mhz": clocks.get("mem"), "max_sm_mhz": info.get("gpu_max_sm_mhz"),
+            "temperature_c": info.get("gpu_temperature_c"),
+        }
+    return {"source": "unreadable", "reason": f"{why}, and nvidia-smi gave nothing (not on PATH or it failed)"}
+
+
+def describe_gpu_state(state: dict[str, Any], with_name: bool = True) -> str:
+    """``NVIDIA H200, driver 580.65, SM 1980 MHz, mem 3201 MHz, 34 °C`` (or why it is unreadable)."""
+    if state.get("source") == "unreadable":
+        return f"state unreadable ({state.get('reason')})"
+    parts = [str(state.get("name") or "GPU")] if with_name else []
+    parts.append(f"driver {state.get('driver') or '?'}")
+    for key, fmt in (("sm_mhz", "SM {:g} MHz"), ("mem_mhz", "mem {:g} MHz"), ("temperature_c", "{:g} °C")):
+        if isinstance(state.get(key), int | float):
+            parts.append(fmt.format(state[key]))
+    events = [e for e in state.get("clock_event_reasons") or [] if e != "gpu_idle"]
+    if events:
+        parts.append("clocks held down by " + "/".join(events))
+    return ", ".join(parts)
+
+
+def _import_nvml() -> tuple[Any, str]:
+    if importlib.util.find_spec("pynvml") is None:
+        return None, "nvidia-ml-py is not installed (pip install -e '.[gpu]')"
+    try:
+        import pynvml
+    except Exception as exc:  # a broken install must not stop a measurement
+        return None, f"pynvml failed to import: {exc}"
+    return pynvml, ""
+
+
+def _visible_index() -> int | str:
+    """NVML numbers every GPU on the machine; CUDA_VISIBLE_DEVICES says which one torch calls cuda:0."""
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
+    return int(first) if first.isdigit() else first
+
+
+def _nvml_state(nv: Any) -> dict[str, Any]:
+    try:
+        nv.nvmlInit()
+    except Exception as exc:  # NVMLError_LibraryNotFound, DriverNotLoaded, ...
+        return {"source": "unreadable", "reason": f"NVML did not start: {exc or type(exc).__name__}"}
+    try:
+        which = _visible_index()
+        try:
+            handle = (nv.nvmlDeviceGetHandleByIndex(which) if isinstance(which, int)
+                      else nv.nvmlDeviceGetHandleByUUID(which))
+        except Exception as exc:
+            return {"source": "unreadable", "reason": f"NVML has no GPU {which!r}: {exc or type(exc).__name__}"}
+        out: dict[str, Any] = {"source": "nvml", "index": which}
+        unreadable: dict[str, str] = {}
+
+        def read(key: str, fn: Callable[[], Any]) -> None:
+            try:
+                out[key] = fn()
+            except Exception as exc:  # one field the driver will not give must not lose the others
+                out[key] = None
+                unreadable[key] = str(exc) or type(exc).__name__
+
+        read("name", lambda: _text(nv.nvmlDeviceGetName(handle)))
+        read("driver", lambda: _text(nv.nvmlSystemGetDriverVersion()))
+        read("sm_mhz", lambda: nv.nvmlDeviceGetClockInfo(handle, nv.NVML_CLOCK_SM))
+        read("mem_mhz", lambda: nv.nvmlDeviceGetClockInfo(handle, nv.NVML_CLOCK_MEM))
+        read("max_sm_mhz", lambda: nv.nvmlDeviceGetMaxClockInfo(handle, nv.NVML_CLOCK_SM))
+        read("max_mem_mhz", lambda: nv.nvmlDeviceGetMaxClockInfo(handle, nv.NVML_CLOCK_MEM))
+        read("temperature_c", lambda: nv.nvmlDeviceGetTemperature(handle, nv.NVML_TEMPERATURE_GPU))
+        read("power_w", lambda: nv.nvmlDeviceGetPowerUsage(handle) / 1000.0)
+        read("pstate", lambda: f"P{nv.nvmlDeviceGetPerformanceState(handle)}")
+        read("clock_event_reasons", lambda: _clock_events(nv, handle))
+        if unreadable:
+            out["unreadable"] = unreadable
+        return out
+    finally:
+        try:
+            nv.nvmlShutdown()
+        except Exception:
+            pass
+
+
+def _clock_events(nv: Any, handle: Any) -> list[str]:
+    # renamed from ...ClocksThrottleReasons in newer NVML; either gives the same bit mask
+    fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
+    mask = int(fn(handle))
+    return [name for bit, name in _CLOCK_EVENTS.items() if mask & bit]
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

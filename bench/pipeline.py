@@ -51,6 +51,7 @@ class Prepared:
     harness: dict[str, Any]  # the code at the start (whatever is edited meanwhile)
     environment: dict[str, Any]  # fingerprint at the start
     started: float  # perf_counter at the start
+    device: str = "cpu"  # where the system trains, decodes and is timed (bench.device: the harness's choice)
 
 
 @dataclass(frozen=True)
@@ -90,16 +91,18 @@ def execute(
     latency_items: int = 0,
     say: Reporter = print,
     progress: Any = None,
+    device: str = "auto",
 ) -> dict[str, Any]:
     """Train (or resume), decode, score and optionally time one spec; write and return its record.
 
     Decoding is journaled in chunks (:mod:`bench.decode_journal`): a killed run, started again,
     decodes only what it had not. ``progress``: a rich Console for the decode bar (None: none).
+    ``device``: ``--device`` (:func:`bench.device.resolve_device`); the record says which one ran.
     """
     existing = reusable_record(spec, results_dir, force, say)
     if existing is not None:
         return existing
-    prep = prepare(spec, data_dir)
+    prep = prepare(spec, data_dir, device)
     trained = train(prep, data_dir, say)
     outputs = decode(prep, trained, results_dir, progress, say)
     scored = score(prep, outputs, say)
@@ -125,10 +128,11 @@ def reusable_record(spec: RunSpec, results_dir: Path, force: bool, say: Reporter
     return None
 
 
-def prepare(spec: RunSpec, data_dir: Path | None) -> Prepared:
-    """Every check that can fail before work (budget, system, task, split, recipes), then the system and
-    the evaluated examples."""
+def prepare(spec: RunSpec, data_dir: Path | None, device: str = "auto") -> Prepared:
+    """Every check that can fail before work (budget, system, task, split, recipes, device), then the
+    system, placed on the run's device, and the evaluated examples."""
     from bench.data import TASKS, load_split
+    from bench.device import activate, resolve_device
     from bench.fingerprint import environment_fingerprint
     from systems import SYSTEMS
     from systems.base import check_budget
@@ -138,18 +142,22 @@ def prepare(spec: RunSpec, data_dir: Path | None) -> Prepared:
     task = TASKS.get(spec.task)
     task.split(spec.split)  # unknown split names fail here, before any work
     check_recipes(task)
+    placed = resolve_device(device)  # a GPU that is not there fails here, before any work
+    activate(placed)
     started = time.perf_counter()
     environment = environment_fingerprint()
     harness = harness_info()
     seed_everything(spec.seed)
     system = build_system(spec)
+    system.place(placed)
     examples = first_examples(load_split(spec.task, spec.split, data_dir=data_dir), eval_limit(spec))
-    return Prepared(spec, task, system, examples, harness, environment, started)
+    return Prepared(spec, task, system, examples, harness, environment, started, placed)
 
 
 def train(prep: Prepared, data_dir: Path | None, say: Reporter) -> Trained:
     """Fit (or resume, or find finished) the model in the workdir its resolved training config names."""
     from bench.data import load_split
+    from bench.device import fit_on
     from systems.base import TaskInfo
 
     spec, task, system = prep.spec, prep.task, prep.system
@@ -168,8 +176,9 @@ def train(prep: Prepared, data_dir: Path | None, say: Reporter) -> Trained:
     shared = [f"the {trained.task} model: same training split"] if trained.task != spec.task else []
     if trained.system != spec.system:
         shared.append(f"{trained.system}'s model: the same training settings")
-    say(f"[fit] {spec.system} on {spec.task} ({'; '.join([*shared, f'{spec.budget} budget'])}) -> {workdir}")
-    system.fit(info, workdir)
+    say(f"[fit] {spec.system} on {spec.task} ({'; '.join([*shared, f'{spec.budget} budget'])}) on {prep.device} "
+        f"-> {workdir}")
+    fit_on(system, info, workdir, prep.device)
     return Trained(workdir, key, trained.run_id, time.perf_counter() - t0)
 
 
@@ -209,7 +218,8 @@ def time_latency(prep: Prepared, outputs: Outputs, items: int) -> tuple[dict[str
     t0 = time.perf_counter()
     name = prep.spec.system
     report = measure({name: prep.system}, list(prep.examples.examples), baseline=None, n=items,
-                     rounds=min(5, items), min_items=min(100, items), reference_outputs={name: outputs.lines})
+                     rounds=min(5, items), min_items=min(100, items), reference_outputs={name: outputs.lines},
+                     device=prep.device)
     return report.record(name), time.perf_counter() - t0
 
 
@@ -232,7 +242,7 @@ def assemble(prep: Prepared, trained: Trained, outputs: Outputs, scored: Scored,
         created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         spec=spec.to_json(),
         harness=prep.harness,
-        environment={**prep.environment, "loadavg_end": loadavg()},
+        environment={**prep.environment, "device": prep.device, "loadavg_end": loadavg()},
         system={**prep.system.describe().to_json(), "origin": SYSTEMS.meta(spec.system)["origin"]},
         data={
             "split_sha256": examples.sha256,

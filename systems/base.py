@@ -84,6 +84,10 @@ class System(abc.ABC):
     latency_probe: bool = False
     #: decoder passes of the latest ``decode``/``decode_one`` call (None: the system does not count)
     last_iterations: int | None = None
+    #: the torch device the harness placed this system on (:meth:`place`). Placement is the harness's:
+    #: a family trains on it, builds every decode input on it, and never picks a device itself (no
+    #: ``torch.cuda.is_available()``, no accelerate default), so ``--device cpu`` on a GPU machine holds
+    device: str = "cpu"
 
     @abc.abstractmethod
     def describe(self) -> SystemInfo:
@@ -100,6 +104,19 @@ class System(abc.ABC):
     @abc.abstractmethod
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         """Batch size 1 for the latency meter; ``forced_length`` only where ``supports_forced_length``."""
+
+    def models(self) -> Sequence[Any]:
+        """The torch modules this system trains and decodes with, for :meth:`place` to move; () for
+        systems without one (reference baselines). Each family that holds a model returns it here."""
+        return ()
+
+    def place(self, device: str) -> None:
+        """Put this system on ``device``. The harness calls it after building (``fit`` then trains
+        there), after ``fit`` or a load (the model ``fit`` built joins it) and before timing. Override
+        only to move state that :meth:`models` does not return, and call this one too."""
+        self.device = str(device)
+        for module in self.models():
+            module.to(self.device)
 
     def training_settings(self, task: str) -> Mapping[str, Any]:
         """The resolved settings that decide the model this system trains on ``task``: the training key

@@ -12,7 +12,7 @@ from fake_systems import DecodeOnly
 import bench.latency.meter as meter
 from bench.data.types import Example
 from bench.latency import LengthForcedUnsupported, measure, paired_bootstrap_speedup, summarize
-from bench.latency.clock import CanaryResult
+from bench.latency.canary import PLANS, prepare_canaries
 from bench.latency.schedule import ItemPlan, rotated, round_sizes
 from systems.null import NullSystem
 
@@ -70,23 +70,43 @@ def examples(k: int = 100) -> list[Example]:
     return [Example(f"ex{i}", f"source {i}", " ".join(["tok"] * (1 + i % 7))) for i in range(k)]
 
 
-class StableCanary:
-    """The real canary reads the real clock; on a shared CI machine it would make verdicts flaky."""
+class ConstantWork:
+    """A canary workload costing ``ms`` on its own fake clock (times ``factor`` from run ``slow_from_run`` on)."""
 
-    backend = "fake"
+    granule = 1
 
-    def __init__(self, device):
+    def __init__(self, kind, clock, ms=1.0):
+        self.kind, self.clock, self.ms, self.backend = kind, clock, ms, f"fake-{kind}"
+        self.factor, self.slow_from_run, self.runs = 1.0, None, 0
+
+    def build(self, size):
+        def run():
+            slow = self.slow_from_run is not None and self.runs >= self.slow_from_run
+            self.runs += 1
+            self.clock.ns += int(self.ms * (self.factor if slow else 1.0) * 1e6)
+
+        return run
+
+    def settle(self):
         pass
 
-    def measure(self, r):
-        return CanaryResult(r, 1.0)
+    def describe(self, size):
+        return f"constant {self.kind} work"
+
+
+def stable_canaries(device):
+    """The real canaries read the real clock; on a shared CI machine they would make verdicts flaky."""
+    clock = FakeClock()
+    device_ms = 1.5 if device == "cuda" else 0.3  # inside each plan's window: no sizing note
+    return prepare_canaries(device, ConstantWork("device", clock, device_ms), ConstantWork("host", clock, 1.5),
+                            PLANS[device], clock=clock)
 
 
 @pytest.fixture
 def clock(monkeypatch):
     fake = FakeClock()
     monkeypatch.setattr(meter, "perf_counter_ns", fake)
-    monkeypatch.setattr(meter, "Canary", StableCanary)
+    monkeypatch.setattr(meter, "default_canaries", stable_canaries)
     return fake
 
 
@@ -295,24 +315,21 @@ def test_length_forced_mode(clock):
 
 
 def test_canary_drift_and_environment_change_invalidate(clock, monkeypatch):
-    class DriftingCanary:
-        backend = "fake"
-
-        def __init__(self, device):
-            self.k = 0
-
-        def measure(self, r):
-            self.k += 1
-            return CanaryResult(r, 1.0 if self.k < 3 else 2.0)
+    def drifting(device):
+        cs = stable_canaries(device)
+        work = cs.device.workload
+        # from the third round on the fixed workload runs twice as slowly (each round times `repeats` runs)
+        work.slow_from_run, work.factor = work.runs + 2 * PLANS[device].repeats, 2.0
+        return cs
 
     fps = iter([{"cpu": "A", "torch_threads": 2, "loadavg": [0.1]},
                 {"cpu": "A", "torch_threads": 1, "loadavg": [3.0]}])
-    monkeypatch.setattr(meter, "Canary", DriftingCanary)
     monkeypatch.setattr(meter, "environment_fingerprint", lambda: next(fps))
-    rep = measure({"s": FakeSystem("s", clock, [])}, examples(30), n=12, rounds=4, **FAST)
+    rep = measure({"s": FakeSystem("s", clock, [])}, examples(30), n=12, rounds=4, canaries=drifting, **FAST)
     reasons = rep.invalid_reasons
-    assert rep.canary_drift == pytest.approx(1.0)
-    assert any(r.startswith("canary drift 100% > 25%") for r in reasons)
+    assert rep.canary_drift == pytest.approx(1.0) and rep.host_canary_drift == 0.0
+    assert any(r.startswith("device canary drift 100% > 25%: 2 of 4 rounds") for r in reasons)
+    assert not any(r.startswith("host canary") for r in reasons)
     assert any("torch_threads: 2 -> 1" in r for r in reasons)
     assert not any("loadavg" in r for r in reasons)  # volatile keys may move
 
@@ -419,15 +436,18 @@ def test_importing_the_meter_does_not_import_torch():
 
 
 def test_canary_drift_is_robust_to_one_blip_but_not_to_sustained_contention():
-    from bench.latency.clock import Canary, canary_drift
+    from bench.latency.canary import Canary, CanaryResult, canary_drift
+    from bench.latency.sizing import Sizing
+    from bench.latency.workloads import MatmulChain, PythonLoop
 
     rounds = lambda vals: [CanaryResult(i, v) for i, v in enumerate(vals)]  # noqa: E731
     assert canary_drift(rounds([1.0])) == 0.0
     assert canary_drift(rounds([1.0, 1.5])) == pytest.approx(0.45)
     assert canary_drift(rounds([1.0] * 19 + [5.0])) == pytest.approx(0.0)
     assert canary_drift(rounds([1.0] * 15 + [2.0] * 5)) == pytest.approx(1.0)
-    real = Canary("cpu", size=32, chain=2, repeats=3).measure(0)
-    assert real.median_ms > 0
+    for work, size in ((MatmulChain("cpu", chain=2), 32), (PythonLoop(), 1000)):  # the real workloads run
+        real = Canary(work, Sizing(size, 0.0, (0.1, 1.0), ()), repeats=3).measure(0)
+        assert real.median_ms > 0
 
 
 class FakeEvent:

@@ -92,7 +92,7 @@ def _as_valid(record: dict, valid: bool) -> dict:
     """The measured record with its verdict set: whether a real timing on a shared CI box is VALID
     depends on the load (the canary), so the view tests fix it instead of inheriting it."""
     out = copy.deepcopy(record)
-    out["valid"] = valid
+    out["valid"], out["verdict"] = valid, "VALID" if valid else "INVALID"
     out["invalid_reasons"] = [] if valid else ["canary slowed by 40% (test)"]
     for entry in out["systems"].values():
         entry["valid"], entry["invalid_reasons"] = valid, list(out["invalid_reasons"])
@@ -210,3 +210,51 @@ def test_prepare_builds_untrained_and_checks_stand_ins(tmp_path: Path) -> None:
                 tmp_path / "b", {"mist_bert": "encoder_minilm"}, say=lambda _: None)
     with pytest.raises(ValueError, match="trains nothing"):
         prepare(["encoder_bert"], "smoke", {"encoder_bert": {}}, "squad_qg", tmp_path / "c", say=lambda _: None)
+
+
+def _on_gpu(record: dict, created: str, valid: bool = True) -> dict:
+    """The measured record as if it had been timed on an H200 (what `bench latency` on a GPU writes)."""
+    out = _as_valid(record, valid)
+    out["created"] = created
+    out["latency_id"] = out["latency_id"].replace("20260102T030405", created[:10].replace("-", "") + "T000000")
+    out["settings"] = dict(out["settings"], device="cuda", sync="cuda")
+    out["device"] = "NVIDIA H200"
+    state = {"source": "nvml", "name": "NVIDIA H200", "driver": "580.95.05", "sm_mhz": 1980, "mem_mhz": 3201,
+             "temperature_c": 33}
+    out["fingerprint_before"] = dict(out["fingerprint_before"], gpu="NVIDIA H200", gpu_state=state)
+    out["canary"] = dict(out["canary"], warmup={"runs": 1300, "gpu_state_after": dict(state, sm_mhz=1980)})
+    return out
+
+
+def test_speed_view_prefers_a_valid_gpu_record_and_names_the_gpu(record: dict) -> None:
+    cpu_newer = _as_valid(_record(created="2026-03-01T00:00:00+00:00"), True)
+    gpu = _on_gpu(record, "2026-02-01T00:00:00+00:00")
+    md = render_table("mist", "1", [], None, [cpu_newer, gpu])
+    assert gpu["latency_id"] in md and cpu_newer["latency_id"] not in md
+    speed_line = next(line for line in md.splitlines() if line.startswith("- Speed:"))
+    gpu_text = "measured here on GPU NVIDIA H200 (driver 580.95.05, SM 1980 MHz, mem 3201 MHz, 33 °C at start; "
+    assert gpu_text in speed_line
+    assert "SM 1980 MHz after warm-up; host " in speed_line and "verdict VALID" in speed_line
+    # an INVALID GPU record is not preferred: the newest record is used, as without GPU records
+    bad_gpu = _on_gpu(record, "2026-02-01T00:00:00+00:00", valid=False)
+    md = render_table("mist", "1", [], None, [cpu_newer, bad_gpu])
+    assert cpu_newer["latency_id"] in md and "on GPU" not in md
+    # CPU records stay usable, and name the CPU as before
+    md = render_table("mist", "1", [], None, [cpu_newer])
+    assert f"measured here on {cpu_newer['device']}" in md
+
+
+def test_speed_view_says_when_gpu_state_is_unreadable(record: dict) -> None:
+    gpu = _on_gpu(record, "2026-02-01T00:00:00+00:00")
+    gpu["fingerprint_before"]["gpu_state"] = {"source": "unreadable", "reason": "nvidia-ml-py is not installed"}
+    md = render_table("mist", "1", [], None, [gpu])
+    assert "on GPU NVIDIA H200 (driver and clocks unreadable; host " in md
+
+
+def test_committed_records_without_the_new_canary_fields_still_load_and_render() -> None:
+    root = Path(__file__).resolve().parents[1] / "results"
+    records = load_latency_records(root)
+    assert records and all("host" not in r["canary"] and "gpu_state" not in r["fingerprint_before"] for r in records)
+    md = render_table("mist", "1", [], None, records)
+    squad = next(r for r in records if r["spec"]["task"] == "squad_qg")
+    assert f"measured here on {squad['device']}" in md and squad["latency_id"] in md

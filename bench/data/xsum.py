@@ -13,6 +13,8 @@ A full corpus is looked for in ``$BENCH_XSUM`` or ``<data dir>/xsum/full``, in o
 ``*.jsonl`` / ``*.parquet`` files whose records have ``id``, ``document`` and ``summary`` (e.g.
 the Hugging Face ``EdinburghNLP/xsum`` export), or the original ``bbc-summary-data`` folder of
 ``<id>.summary`` files. Splits are assigned by the official split file, in its id order.
+``bench fetch --data`` puts the hub copy's data files there (:func:`full_destination`) and checks them
+with :func:`check_full`.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.data.built import Built, read_lines
 from bench.data.errors import DataError
+from bench.data.sources import verify_raw
 from bench.data.tasks import Task
 from bench.data.types import Example
 
@@ -33,6 +37,11 @@ GOLD = "xsum/gold-test-sentences.txt"
 RECOVERED = "xsum/documents-recovered.jsonl"
 FULL_ENV = "BENCH_XSUM"
 FULL_SPLITS = ("train", "validation", "test")
+#: The public hub copy of the corpus (records with id, document, summary) that `bench fetch --data` reads.
+HUB_DATASET = "EdinburghNLP/xsum"
+#: Revisions tried in order: the repo's own data files, then the hub's automatic parquet export of it.
+HUB_REVISIONS = ("main", "refs/convert/parquet")
+DATA_SUFFIXES = (".parquet", ".jsonl")
 
 
 def build(task: Task, root: Path) -> Built:
@@ -74,13 +83,43 @@ def find_full(root: Path) -> Path | None:
     return path if path.is_dir() else None
 
 
+def full_destination(root: Path) -> Path:
+    """Where a fetched full XSum goes: ``$BENCH_XSUM`` when set (the builder reads it first), else
+    ``<data dir>/xsum/full``."""
+    env = os.environ.get(FULL_ENV)
+    return Path(env).expanduser() if env else root / "xsum" / "full"
+
+
+@dataclass(frozen=True)
+class FullCheck:
+    """A full-XSum copy checked against the pins: examples per official split, and how many test summaries
+    equal their gold line once both are normalised (:func:`_loose`; the gold lines are lowercased and
+    PTB-tokenized, so this is agreement of content, not of bytes)."""
+
+    counts: dict[str, int]
+    test_matching_gold: int
+
+
+def check_full(root: Path, full_dir: Path) -> FullCheck:
+    """Check a full-XSum copy against what the harness pins: the split file and gold lines must match
+    ``SHA256SUMS``, and every official id of every split must be in the copy (a missing one raises
+    ``DataError`` naming it), so the built splits have the official ids and counts."""
+    verify_raw(root, (SPLIT_JSON, GOLD))
+    split_ids = _split_ids(root / SPLIT_JSON)
+    gold = read_lines(root / GOLD)
+    records, _ = read_full(full_dir)
+    splits = full_splits(records, split_ids, gold, full_dir)
+    matching = sum(_loose(ex.target) == _loose(gold[i]) for i, ex in enumerate(splits["test"]))
+    return FullCheck({name: len(exs) for name, exs in splits.items()}, matching)
+
+
 def full_missing_message(root: Path, split: str) -> str:
     return (
         f"XSum split '{split}' needs the full XSum corpus, which was not found (looked at ${FULL_ENV} "
-        f"and {root / 'xsum' / 'full'}). Fix: put *.jsonl or *.parquet files with id/document/summary "
-        "(e.g. the Hugging Face EdinburghNLP/xsum export) or the original bbc-summary-data folder "
-        f"there. Available without it: test-refs (all 11,334 test references, no documents: score "
-        "outputs of the full test set with --split test-refs), "
+        f"and {root / 'xsum' / 'full'}). Fix: `bench fetch --data` (downloads the Hugging Face {HUB_DATASET} "
+        "copy on a machine with internet), or put *.jsonl or *.parquet files with id/document/summary "
+        "or the original bbc-summary-data folder there. Available without it: test-refs (all 11,334 test "
+        "references, no documents: score outputs of the full test set with --split test-refs), "
         "test-available (PARTIAL: 4,034 of 11,334), validation-available (PARTIAL: 1,079 of 11,332)."
     )
 

@@ -2,8 +2,10 @@
 
 ``measure(systems, examples, baseline=..., n=..., rounds=...)`` times systems at batch size 1 and
 returns a :class:`LatencyReport`; ``report.record(name)`` is the ``latency`` dict of a run record.
-Submodules each hold one job: ``schedule`` (which items, which order), ``clock`` (sync, canary),
-``stats`` (summaries, paired bootstrap), ``outputs`` (hash checks), ``report`` (verdict, signature).
+Submodules each hold one job: ``schedule`` (which items, which order), ``clock`` (device sync),
+``canary`` (the device and host canaries: warm-up, drift, their reasons), ``sizing`` (a canary's
+size for this machine), ``workloads`` (what the canaries run), ``stats`` (summaries, paired
+bootstrap), ``outputs`` (hash checks), ``report`` (verdict, signature).
 """
 
 from bench.latency.meter import LengthForcedUnsupported, measure

@@ -3,7 +3,8 @@
 Adapters never time themselves. For each item the meter reads ``perf_counter_ns`` around one
 ``decode_one`` call (with ``torch.cuda.synchronize()`` on both sides on GPU), after a warm-up of
 at least ``warmup_items`` items and ``warmup_s`` seconds per system. Systems are interleaved in
-rounds over one seeded item list, and a fixed canary workload is timed each round.
+rounds over one seeded item list, and two fixed canary workloads (device and host, sized for this
+machine at the start of the run: :mod:`bench.latency.canary`) are timed each round.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from __future__ import annotations
 import gc
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bench.data.types import Example
 from bench.errors import UserError
 from bench.fingerprint import device_label, environment_fingerprint, identity_changes
-from bench.latency.clock import Canary, Synchronizer, canary_drift, resolve_device
+from bench.latency.canary import CanarySet, default_canaries
+from bench.latency.clock import Synchronizer, resolve_device
 from bench.latency.outputs import check_outputs, reference_for
 from bench.latency.progress import MeterProgress
 from bench.latency.report import LatencyReport, Settings, SystemLatency, latency_signature
@@ -128,6 +130,7 @@ def measure(
     bootstrap_resamples: int = 2000,
     progress: bool = True,
     console: Any = None,
+    canaries: Callable[[str], CanarySet] | None = None,
 ) -> LatencyReport:
     """Time every system on the same seeded items, interleaved in rounds, and judge the run.
 
@@ -144,27 +147,30 @@ def measure(
     exempt from ``min_duration_s``: its items take microseconds and it exists to show overhead.
     ``precision`` (fp32 | bf16 | auto, resolved on this machine) is one setting for every system
     of the comparison, applied with autocast around every decode, and part of the signature.
+    ``canaries`` builds the run's canaries for the resolved device (default
+    :func:`~bench.latency.canary.default_canaries`: sized on this machine, GPU warmed up); the run is
+    INVALID when a judged canary's per-round median drifts by more than ``canary_tolerance``.
     """
     from bench.precision import autocast, resolve_precision
 
     names = list(systems)
     _validate(systems, examples, baseline, n, rounds, reference_outputs, length_forced)
     wall0 = time.perf_counter()
+    placement = device if device and device.startswith("cuda:") else None
     device = resolve_device(device)
+    placement = placement or device
     sync = Synchronizer(device)
     settings = Settings(
         n=n, rounds=rounds, warmup_items=warmup_items, warmup_s=warmup_s, min_items=min_items,
         min_duration_s=min_duration_s, max_duration_s=max_duration_s, max_items=max_items, seed=seed,
         length_forced=length_forced, device=device, sync=sync.name, canary_tolerance=canary_tolerance,
-        precision=resolve_precision(precision, device).effective,
+        precision=resolve_precision(precision, device).effective, placement=placement,
     )
     fp_before = environment_fingerprint()
     forced = [len(ex.target.split()) for ex in examples] if length_forced else None
     runners = {nm: _Runner(nm, systems[nm], examples, sync, forced, cuda_events) for nm in names}
     infos = {nm: _describe(systems[nm]) for nm in names}
     plan = ItemPlan(len(examples), seed)
-    canary = Canary(device)
-    canaries: list[Any] = []
     notes: list[str] = []
     warm: dict[str, tuple[int, float]] = {}
 
@@ -172,6 +178,8 @@ def measure(
     with MeterProgress(enabled=progress, console=console) as bar, decode_precision:
         for nm in names:
             warm[nm] = _warm_up(runners[nm], plan, warmup_items, warmup_s, bar)
+        # sized (and the GPU warmed up) right before timing, so the clocks it saw are the ones timing sees
+        canary_set = (canaries or default_canaries)(device)
         sizes = round_sizes(n, rounds)
         stream = plan.timed()
         bar.start_timing(total=n * len(names))
@@ -181,14 +189,14 @@ def measure(
         gc.freeze()
         t_start = time.perf_counter()
         try:
-            _timed_rounds(runners, names, rounds, sizes, stream, canary, canaries, min_duration_s,
-                          max_duration_s, max_items, t_start, bar)
+            r = _timed_rounds(runners, names, rounds, sizes, stream, canary_set, min_duration_s,
+                              max_duration_s, max_items, t_start, bar)
         finally:
             gc.unfreeze()
-        r = len(canaries)
     fp_after = environment_fingerprint()
 
     n_timed = len(runners[names[0]].latencies)
+    notes += canary_set.notes
     if r > rounds:
         notes.append(f"extended by {r - rounds} round(s) to reach min_duration_s={min_duration_s:g}")
     overlap = [nm for nm in names if not runners[nm].probe and warm[nm][0] + n_timed > len(examples)]
@@ -224,15 +232,8 @@ def measure(
     run_reasons = []
     if n_timed < min_items:
         run_reasons.append(f"too few items: {n_timed} timed per system < min_items={min_items}")
-    drift = canary_drift(canaries)
-    if drift > canary_tolerance:
-        ms = sorted(c.median_ms for c in canaries)
-        slow = sum(v > ms[0] * (1 + canary_tolerance) for v in ms)
-        run_reasons.append(
-            f"canary drift {drift:.0%} > {canary_tolerance:.0%}: {slow} of {len(ms)} rounds ran the fixed "
-            f"workload >{canary_tolerance:.0%} slower than the fastest (ms: min {ms[0]:.3f}, median "
-            f"{ms[len(ms) // 2]:.3f}, max {ms[-1]:.3f}); the machine was contended"
-        )
+    run_reasons += canary_set.reasons(canary_tolerance)
+    run_reasons += misplaced(systems, device)
     run_reasons += [f"environment changed during timing: {c}" for c in identity_changes(fp_before, fp_after)]
 
     label = device_label(fp_before, device)
@@ -242,9 +243,11 @@ def measure(
         settings=settings,
         baseline=baseline,
         systems=results,
-        canary=canaries,
-        canary_drift=drift,
-        canary_backend=canary.backend,
+        canary=list(canary_set.device.rounds),
+        canary_drift=canary_set.device.drift(),
+        canary_backend=canary_set.device.workload.backend,
+        host_canary_drift=canary_set.host.drift(),
+        canary_info=canary_set.to_json(),
         fingerprint_before=fp_before,
         fingerprint_after=fp_after,
         run_reasons=run_reasons,
@@ -253,12 +256,27 @@ def measure(
     )
 
 
+def misplaced(systems: Mapping[str, Any], device: str) -> list[str]:
+    """Reasons for every model-holding system that is not on the meter's kind of device: a speed-up
+    between a GPU model and a CPU one is a placement, not a method (one GPU run once printed 1.27x
+    for a real 8.8x because NAR models stayed on the CPU). Systems without a model are exempt."""
+    kind = device.split(":")[0]
+    return [
+        f"{name} is placed on {system.device}, but the meter times {device}: its speed-up compares devices, "
+        f"not systems (the harness places every system with --device)"
+        for name, system in systems.items()
+        if system.models() and str(system.device).split(":")[0] != kind
+    ]
+
+
 def _timed_rounds(
     runners: dict[str, _Runner], names: list[str], rounds: int, sizes: list[int], stream: Any,
-    canary: Canary, canaries: list[Any], min_duration_s: float, max_duration_s: float | None,
+    canary_set: CanarySet, min_duration_s: float, max_duration_s: float | None,
     max_items: int | None, t_start: float, bar: MeterProgress,
-) -> None:
-    """The planned rounds, then extra rounds until every non-probe system met ``min_duration_s``."""
+) -> int:
+    """The planned rounds, then extra rounds until every non-probe system met ``min_duration_s``.
+
+    Returns the number of rounds run."""
     r = 0
     while True:
         if r < rounds:
@@ -266,16 +284,16 @@ def _timed_rounds(
         else:
             shortest = min((rn.timed_s for rn in runners.values() if not rn.probe), default=math.inf)
             if shortest >= min_duration_s:
-                return
+                return r
             if max_duration_s is not None and time.perf_counter() - t_start >= max_duration_s:
-                return
+                return r
             done = len(runners[names[0]].latencies)
             if max_items is not None and done >= max_items:
-                return
+                return r
             size = max(sizes) if max_items is None else max(1, min(max(sizes), max_items - done))
             bar.extend(size * len(names))
         items = [next(stream) for _ in range(size)]
-        canaries.append(canary.measure(r))
+        canary_set.measure(r)
         for nm in rotated(names, r):
             gc.collect(1)  # the previous system's young garbage must not be collected on this one's clock
             bar.describe(f"round {r + 1}: {nm}")

@@ -85,9 +85,12 @@ def prepare(
     stand_ins: Mapping[str, str] | None = None,
     data_dir: Path | None = None,
     say: Callable[[str], None] = print,
+    device: str = "cpu",
 ) -> Prepared:
-    """Build every system in ``names``; see the module docstring for which get a model and how."""
+    """Build every system in ``names`` on ``device`` (resolved by the caller: every timed model and
+    input must sit there); see the module docstring for which get a model and how."""
     from bench.data import TASKS, load_split
+    from bench.device import fit_on
     from systems import build
     from systems.base import TaskInfo
 
@@ -112,8 +115,8 @@ def prepare(
     for n in names:
         system = built[n]
         if _is_random(overrides.get(n, {})) or not _needs_training(system):
-            say(f"[build] {n} ({budget} budget{', untrained' if _is_random(overrides.get(n, {})) else ''})")
-            system.fit(info, workroot / n)
+            say(f"[build] {n} ({budget} budget{', untrained' if _is_random(overrides.get(n, {})) else ''}) on {device}")
+            fit_on(system, info, workroot / n, device)
         else:
             raise ValueError(
                 f"'{n}' needs a trained model and `bench latency` trains nothing. Time a trained run with "

@@ -37,8 +37,7 @@ def report_renderable(report: LatencyReport) -> Any:
             ]
         row.append({True: "[green]yes[/]", False: "[red]NO[/]", None: "n/a"}[res.outputs.match])
         table.add_row(*row)
-    lines: list[Any] = [table, Text(f"canary ({report.canary_backend}) drift across rounds: "
-                                    f"{report.canary_drift:.1%}")]
+    lines: list[Any] = [table, *(Text(line) for line in canary_lines(report))]
     lines += [Text(f"note: {note}") for note in report.notes]
     if report.valid:
         lines.append(Text("VALID", style="bold green"))
@@ -47,6 +46,34 @@ def report_renderable(report: LatencyReport) -> Any:
         lines += [Text(f"  - {reason}") for reason in report.invalid_reasons]
     lines.append(Text(f"signature: {report.signature}"))
     return Group(*lines)
+
+
+def canary_lines(report: LatencyReport) -> list[str]:
+    """The canaries (workload, size, drift, judged or not), the GPU warm-up, and the GPU's state around the run."""
+    info = report.canary_info
+    if not info:
+        return [f"canary ({report.canary_backend}) drift across rounds: {report.canary_drift:.1%}"]
+    out = [_canary_line("device", info), *([_canary_line("host", info["host"])] if info.get("host") else [])]
+    warm = info.get("warmup") or {}
+    if warm.get("runs"):
+        out.append(f"device warm-up: {warm['elapsed_s']:.1f} s ({warm['runs']} runs at size {warm['size']}) "
+                   "before sizing and timing")
+    from bench.fingerprint import describe_gpu_state
+
+    states = [("start", report.fingerprint_before.get("gpu_state")), ("after warm-up", warm.get("gpu_state_after")),
+              ("end", report.fingerprint_after.get("gpu_state"))]
+    shown = [f"{when}: {describe_gpu_state(st)}" for when, st in states if st]
+    if shown:
+        out.append("GPU " + "; ".join(shown))
+    return out
+
+
+def _canary_line(kind: str, c: dict[str, Any]) -> str:
+    sizing = c.get("sizing") or {}
+    lo, hi = sizing.get("target_ms") or (0, 0)
+    judged = "" if c.get("judged", True) else " (recorded, not judged on this device)"
+    return (f"{kind} canary: {c.get('workload', c.get('backend'))}, {sizing.get('ms', 0):.3f} ms when sized "
+            f"(target {lo:g}–{hi:g} ms); drift across rounds {c.get('drift', 0):.1%}{judged}")
 
 
 def render_report(report: LatencyReport, console: Any = None) -> None:

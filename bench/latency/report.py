@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.latency.clock import CanaryResult
+from bench.latency.canary import CanaryResult
 from bench.latency.outputs import OutputCheck
 from bench.latency.stats import LatencyStats, Speedup
 
@@ -34,6 +34,7 @@ class Settings:
     sync: str
     canary_tolerance: float
     precision: str = "fp32"  # what every system decoded in (autocast), the same for all of them
+    placement: str = ""  # the concrete device every system was placed on (cpu, cuda:N); "" in old records
 
 
 @dataclass
@@ -63,7 +64,7 @@ class LatencyReport:
     settings: Settings
     baseline: str | None
     systems: dict[str, SystemLatency]
-    canary: list[CanaryResult]
+    canary: list[CanaryResult]  # the device canary's rounds
     canary_drift: float
     canary_backend: str
     fingerprint_before: dict[str, Any]
@@ -71,6 +72,8 @@ class LatencyReport:
     run_reasons: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+    host_canary_drift: float | None = None
+    canary_info: dict[str, Any] = field(default_factory=dict)  # both canaries: sizes, sizing, warm-up, judged
 
     @property
     def invalid_reasons(self) -> list[str]:
@@ -114,6 +117,7 @@ class LatencyReport:
             "outputs_match_quality_run": res.outputs.match,
             "outputs": res.outputs.to_json(),
             "canary_drift": self.canary_drift,
+            "host_canary_drift": self.host_canary_drift,
             "fingerprint_after": self.fingerprint_after,
             "notes": list(self.notes),
         }
@@ -137,6 +141,7 @@ class LatencyReport:
             "baseline": self.baseline,
             "wall_s": self.wall_s,
             "canary": {
+                **self.canary_info,
                 "backend": self.canary_backend,
                 "drift": self.canary_drift,
                 "median_ms_per_round": [c.median_ms for c in self.canary],

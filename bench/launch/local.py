@@ -84,6 +84,7 @@ def run_local(
     console: Any = None,
     poll_s: float = 0.5,
     on_start: Callable[[Outcome, int], None] | None = None,
+    device: str | None = None,
 ) -> list[Outcome]:
     """Run the pending ``jobs`` as child processes, ``n_jobs`` at a time, each after the jobs it depends on.
 
@@ -103,7 +104,7 @@ def run_local(
             _reap(running, outcomes, results_dir)
             _skip_orphans(outcomes)
             _start_ready(jobs, running, outcomes, n_jobs=n_jobs, threads=threads, results_dir=results_dir,
-                         data_dir=data_dir, on_start=on_start)
+                         data_dir=data_dir, on_start=on_start, device=device)
             if live is not None:
                 live.update(_view(jobs, outcomes))
             if not running and not any(o.state == "queued" for o in outcomes.values()):
@@ -121,14 +122,14 @@ def run_local(
 
 def _start_ready(jobs: Sequence[Job], running: dict[str, _Running], outcomes: dict[str, Outcome], *,
                  n_jobs: int, threads: int, results_dir: Path, data_dir: Path | None,
-                 on_start: Callable[[Outcome, int], None] | None) -> None:
+                 on_start: Callable[[Outcome, int], None] | None, device: str | None = None) -> None:
     for job in jobs:
         if len(running) >= n_jobs:
             return
         out = outcomes[job.run_id]
         if out.state != "queued" or not all(_succeeded(outcomes, dep) for dep in job.depends_on):
             continue
-        argv = bench_argv(job.spec, results_dir=results_dir, threads=threads, data_dir=data_dir)
+        argv = bench_argv(job.spec, results_dir=results_dir, threads=threads, data_dir=data_dir, device=device)
         joblog.mark_launch(out.log, argv, "local")
         fh = out.log.open("ab")
         proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -126,6 +126,7 @@ def submit_plan(
     cluster: str = "slurm",
     say: Callable[[str], None] = print,
     poll_s: float = 1.0,
+    device: str | None = None,
 ) -> list[Submitted]:
     """Submit every pending job of the plan; on ``cluster="slurm"`` return at once (the scheduler
     orders them), on submitit's ``local``/``debug`` executors run them in dependency order and
@@ -141,7 +142,7 @@ def submit_plan(
     env, cwd = child_env(threads), os.getcwd()
 
     def task(job: Job) -> BenchJob:
-        argv = bench_argv(job.spec, results_dir=results_dir, threads=threads, data_dir=data_dir)
+        argv = bench_argv(job.spec, results_dir=results_dir, threads=threads, data_dir=data_dir, device=device)
         return BenchJob(argv, str(subs[job.run_id].log), env, cwd, cluster)
 
     if cluster == "slurm":

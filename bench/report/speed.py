@@ -2,8 +2,10 @@
 
 Why a separate source: a speedup is only meaningful against a baseline timed in the same process,
 so speed cells come from one ``bench latency --record`` measurement (results/latency/), not from
-separate runs. The record used is the newest for the table's task whose baseline is the table's
-1.0x row; its machine and mode (length-forced, random weights, batch 1) are named in the table.
+separate runs. The record used is, among those for the table's task whose baseline is the table's
+1.0x row, the newest VALID GPU record (the papers' speedups were measured on GPUs), else the newest
+record of any kind (CPU records stay usable where no GPU was measured); its machine (the GPU by
+name, with its driver and clocks) and mode (length-forced, random weights, batch 1) are named in the table.
 """
 
 from __future__ import annotations
@@ -49,8 +51,15 @@ def table_task(table: Table) -> str | None:
     return groups[0].task if groups else None
 
 
+def is_gpu_record(rec: dict) -> bool:
+    """Whether the record was timed on a GPU (``settings.device`` is "cuda")."""
+    return (rec.get("settings") or {}).get("device") == "cuda"
+
+
 def find_source(table: Table, latency_records: Sequence[dict], budget: str | None) -> SpeedSource | None:
-    """The newest matching record (same task, same baseline; same budget when one is asked), or an empty source."""
+    """The preferred matching record (same task, same baseline; same budget when one is asked), or an empty source.
+
+    Preferred: the newest VALID GPU record; failing that, the newest record (CPU or GPU, valid or not)."""
     if speed_column(table) is None:
         return None
     task, base = table_task(table), baseline_system(table)
@@ -59,7 +68,7 @@ def find_source(table: Table, latency_records: Sequence[dict], budget: str | Non
         if r["spec"]["task"] == task and r.get("baseline") == base and base is not None
         and (budget is None or r["spec"]["budget"] == budget)
     ]
-    found.sort(key=lambda r: (r["created"], r["latency_id"]))
+    found.sort(key=lambda r: (is_gpu_record(r) and bool(r.get("valid")), r["created"], r["latency_id"]))
     return SpeedSource(task, base, found[-1] if found else None)
 
 
@@ -107,11 +116,7 @@ def speed_preamble(source: SpeedSource) -> str:
     if spec["weights"] == "random":
         mode.append("random weights")
     mode.append("batch 1")
-    fp = rec.get("fingerprint_before") or {}
-    machine = rec["device"]
-    threads = fp.get("torch_threads")
-    if threads:
-        machine += f", {threads} torch thread{'' if threads == 1 else 's'}"
+    machine = _machine(rec)
     stats = next(iter(rec["systems"].values()))["stats"]
     verdict = rec.get("verdict") or ("VALID" if rec["valid"] else "INVALID")
     line = (
@@ -128,3 +133,27 @@ def speed_preamble(source: SpeedSource) -> str:
             f"`{row}` as `{v['timed_as']}` ({v.get('basis', 'declared')})" for row, v in sorted(stand.items())
         ) + "."
     return line
+
+
+def _machine(rec: dict) -> str:
+    """The timing device in words: the CPU model and its torch threads, or the GPU with driver and clocks."""
+    fp = rec.get("fingerprint_before") or {}
+    threads = fp.get("torch_threads")
+    thread_text = f"{threads} torch thread{'' if threads == 1 else 's'}" if threads else ""
+    if not is_gpu_record(rec):
+        return rec["device"] + (f", {thread_text}" if thread_text else "")
+    from bench.fingerprint import describe_gpu_state
+
+    parts = []
+    state = fp.get("gpu_state")
+    if state and state.get("source") != "unreadable":
+        parts.append(describe_gpu_state(state, with_name=False) + " at start")
+        warm = ((rec.get("canary") or {}).get("warmup") or {}).get("gpu_state_after")
+        if warm and warm.get("source") != "unreadable" and warm.get("sm_mhz"):
+            parts.append(f"SM {warm['sm_mhz']:g} MHz after warm-up")
+    elif fp.get("gpu_driver"):
+        parts.append(f"driver {fp['gpu_driver']}")
+    else:
+        parts.append("driver and clocks unreadable")
+    host = f"host {fp.get('cpu') or 'CPU'}" + (f", {thread_text}" if thread_text else "")
+    return f"GPU {rec['device']} ({'; '.join([*parts, host])})"

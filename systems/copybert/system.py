@@ -54,6 +54,9 @@ class CopyBERTSystem(System):
         the training split, which such a run never reads."""
         return not self.cfg.init_from
 
+    def models(self) -> Sequence[Any]:
+        return [self.model] if self.model is not None else []
+
     # ------------------------------------------------------------------ describe
     def describe(self) -> SystemInfo:
         cfg = self.cfg
@@ -191,7 +194,8 @@ class CopyBERTSystem(System):
             if dev and cfg.eval_every and (done % cfg.eval_every == 0 or done == steps):
                 evaluate(done)
 
-        tcfg = train_config(cfg, steps=steps, log_every=10, progress=cfg.budget != "smoke")  # quiet tests
+        tcfg = train_config(cfg, steps=steps, log_every=10, progress=cfg.budget != "smoke",  # quiet tests
+                            device=self.device)
         result = Trainer(tcfg, workdir, on_step=on_step).fit(
             model,
             feats,

@@ -44,6 +44,9 @@ class ErnieGenSystem(System):
         the training split, which such a run never reads."""
         return not self.cfg.init_from
 
+    def models(self) -> Sequence[Any]:
+        return [self.model] if self.model is not None else []
+
     # ------------------------------------------------------------------ describe
     def describe(self) -> SystemInfo:
         cfg = self.cfg
@@ -144,7 +147,7 @@ class ErnieGenSystem(System):
 
         tcfg = train_config(
             cfg, steps=steps, schedule="paddle", optimizer="adamw", eps=1e-8, log_every=10,
-            progress=cfg.budget != "smoke",
+            progress=cfg.budget != "smoke", device=self.device,
         )
         result = Trainer(tcfg, workdir).fit(
             model,

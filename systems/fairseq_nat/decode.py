@@ -60,8 +60,7 @@ class FairseqDecoder:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.cfg, self.lines, self.task = cfg, lines, task
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.model = model.eval().to(self.device)
+        self.model = model.eval()  # the harness places it (FairseqSystem.models); inputs follow the model
         self.src_dict = self.task.source_dictionary
         self.tgt_dict = self.task.target_dictionary
         self.prepend_bos = not cfg.is_ar  # translation_lev loads sources with a leading <s>
@@ -114,7 +113,8 @@ class FairseqDecoder:
             left_pad_source=bool(getattr(self.task.cfg, "left_pad_source", True)),
         )
         sample = ds.collater([ds[i] for i in range(len(src))])
-        return utils.move_to_cuda(sample) if self.device == "cuda" else sample
+        device = next(self.model.parameters()).device
+        return utils.apply_to_sample(lambda t: t.to(device), sample)
 
     def _run(self, generator: Any, sample: Any) -> list[str]:
         import torch

@@ -190,8 +190,8 @@ def runtime_args(cfg: FairseqConfig, save_dir: str, cpu: bool) -> list[str]:
         a += ["--log-format", "simple"]
     if not cfg.validate:
         a += ["--disable-validation"]
-    if cpu:
-        a += ["--cpu"]
+    # the harness's device: --cpu, or the one GPU the child sees (no spreading over every visible GPU)
+    a += ["--cpu"] if cpu else ["--distributed-world-size", "1"]
     return a
 
 

@@ -7,6 +7,7 @@ systems or importing ``bench`` never needs the optional ``[fairseq]`` extra.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
@@ -113,6 +114,9 @@ class FairseqSystem(System):
             config=config,
         )
 
+    def models(self) -> Sequence[Any]:
+        return [self.decoder.model] if self.decoder is not None else []
+
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
         require_fairseq()
@@ -130,10 +134,10 @@ class FairseqSystem(System):
                 max_source_len=cfg.max_source_len or task.max_source_len,
                 max_target_len=cfg.max_target_len or task.max_target_len,
             )
-        cpu = not torch.cuda.is_available()
+        cpu = torch.device(self.device).type != "cuda"  # the harness placed this system; fairseq obeys
         if cpu and cfg.fp16:
             cfg = replace(cfg, fp16=False)
-            self.deviations.append("fp16 off: no CUDA device (the recipe trains in fp16)")
+            self.deviations.append("fp16 off: trained on the CPU (the recipe trains in fp16 on a GPU)")
         self.cfg = cfg
         if cfg.weights == "random":
             self._build_untrained(task, workdir)
@@ -161,7 +165,8 @@ class FairseqSystem(System):
         save_dir = workdir / CHECKPOINTS
         args = train_command(cfg, str(data.bin_dir), str(save_dir), cpu)
         recipe = json.dumps(recipe_args(cfg) + size_args(cfg))
-        self.train_result = run_training(args, recipe, data.key, save_dir, cfg.max_update, cfg.threads)
+        self.train_result = run_training(args, recipe, data.key, save_dir, cfg.max_update, cfg.threads,
+                                         extra_env=gpu_env(self.device))
         (workdir / META).write_text(json.dumps({"config": asdict(cfg), "data": self.data_info}, indent=1))
         self.workdir = workdir
         self.load(workdir)
@@ -260,6 +265,19 @@ class FairseqSystem(System):
             text = dec.translate_forced(example.source, forced_length)
         self.last_iterations = dec.passes
         return text
+
+
+def gpu_env(device: str) -> dict[str, str]:
+    """The child ``fairseq-train`` sees exactly the run's GPU (as its ``cuda:0``), so it neither picks
+    another one nor spreads over every visible GPU; nothing for a CPU run (``--cpu`` says it)."""
+    import torch
+
+    dev = torch.device(device)
+    if dev.type != "cuda":
+        return {}
+    visible = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    index = dev.index or 0
+    return {"CUDA_VISIBLE_DEVICES": visible[index] if index < len(visible) else str(index)}
 
 
 def make(system: str, budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:

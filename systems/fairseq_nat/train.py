@@ -7,7 +7,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,7 @@ def run_training(
     total_updates: int | None,
     threads: int | None = None,
     say: Callable[[str], None] = print,
+    extra_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Train (or resume, or skip when this exact run already finished); returns a summary for the record.
 
@@ -100,7 +101,7 @@ def run_training(
         manifest.verify(save_dir / LAST)
         say(f"[fairseq] training already complete in {save_dir} ({done['updates']} updates); not re-run")
         return done
-    env: dict[str, str] = {}
+    env: dict[str, str] = dict(extra_env or {})  # e.g. CUDA_VISIBLE_DEVICES: the run's one GPU
     last = save_dir / LAST
     resumed_from = None
     if last.is_file():

@@ -45,8 +45,7 @@ def build_untrained(cfg: FairseqConfig, dict_dir: Path) -> tuple[Any, Any]:
     if missing:
         raise FileNotFoundError(f"{dict_dir}: missing {', '.join(missing)}; write the dictionaries first.")
     args = [str(dict_dir), *recipe_args(cfg), *size_args(cfg), "--source-lang", "src", "--target-lang", "tgt"]
-    if not torch.cuda.is_available():
-        args.append("--cpu")
+    args.append("--cpu")  # builds on the host; the harness places the model on the run's device
     with warnings.catch_warnings():  # hydra's deprecation chatter on every config conversion
         warnings.simplefilter("ignore")
         parser = options.get_training_parser()

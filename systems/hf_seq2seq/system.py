@@ -38,6 +38,9 @@ class HFSeq2SeqSystem(System):
         self._pieces: _PlainPieces | None = None  # self.tok as answer windows read it, built once per tokenizer
         self.fit_result: dict[str, Any] = {}
 
+    def models(self) -> Sequence[Any]:
+        return [self.model] if self.model is not None else []
+
     def describe(self) -> SystemInfo:
         config = json.loads(json.dumps(asdict(self.cfg), default=list))  # tuples -> lists: plain JSON
         if self.fit_result:  # what training ran with (effective precision, threads, buckets)
@@ -101,7 +104,7 @@ class HFSeq2SeqSystem(System):
         hf, self.tok = build_model(cfg.model, cfg.seed)
         self.model = _loss_module()(hf, _pad_id(hf, self.tok), cfg.label_smoothing)
         pairs = self._pairs(train)
-        tcfg = train_config(cfg, log_every=max(1, cfg.steps // 20))
+        tcfg = train_config(cfg, log_every=max(1, cfg.steps // 20), device=self.device)
         # resumable: the trainer restores the newest checkpoint in workdir/checkpoints; after the final step
         # it trains nothing and leaves the final weights loaded
         result = Trainer(tcfg, workdir).fit(

@@ -57,6 +57,9 @@ class NARSystem(System):
         needs the full corpus, which a speed column does not)."""
         return not self.cfg.init_from and self.cfg.weights != "random"
 
+    def models(self) -> Sequence[Any]:
+        return [self.model] if self.model is not None else []
+
     # ------------------------------------------------------------------ describe
     def describe(self) -> SystemInfo:
         cfg = self.cfg
@@ -225,6 +228,7 @@ class NARSystem(System):
         assert size.lr is not None  # size_for resolved the task's learning rate
         tcfg = train_config(
             cfg,
+            device=self.device,
             steps=size.steps,
             batch_size=size.batch_size,
             lr=size.lr,
@@ -312,7 +316,7 @@ class NARSystem(System):
 
         enc, cfg = self.encoder, self.cfg
         ids = SpecialIds(enc.pad, enc.cls, enc.sep, enc.mask)
-        src, src_len = pad_batch(sources, enc.pad)
+        src, src_len = (t.to(self.device) for t in pad_batch(sources, enc.pad))
         with torch.inference_mode():
             out = decode(
                 self.model,
@@ -322,7 +326,7 @@ class NARSystem(System):
                 method=cfg.decode,
                 iterations=cfg.iterations,
                 max_source_len=enc.max_source_len,
-                forced_length=torch.tensor(forced) if forced is not None else None,
+                forced_length=torch.tensor(forced, device=self.device) if forced is not None else None,
                 clamp=(cfg.length_min, cfg.length_max),
             )
         self.last_iterations = out.passes

@@ -54,6 +54,9 @@ class TrainConfig:
     seed: int = 42
     log_every: int = 10
     progress: bool = True
+    #: where to train: the system's placed device (the harness's choice, never the trainer's); under
+    #: ``accelerate launch`` with several processes a bare ``cuda`` device is each process's own GPU
+    device: str = "cpu"
 
     @property
     def warmup_steps(self) -> int:
@@ -121,15 +124,19 @@ class Trainer:
         from accelerate.utils import set_seed
 
         cfg = self.cfg
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-        prec = resolve_precision(cfg.precision, device)
-        if prec.notice:
-            print(f"[bench] {prec.notice}", file=sys.stderr)
+        # Placement is the harness's: accelerate places nothing (device_placement=False); it only runs
+        # DDP when launched with several processes, each on its own GPU. cpu=True for a CPU device:
+        # accelerate only detects multi-CPU (gloo) DDP in that mode.
+        on_cuda = torch.device(cfg.device).type == "cuda"
+        acc = Accelerator(cpu=not on_cuda, device_placement=False)
+        device = acc.device if on_cuda and acc.num_processes > 1 else torch.device(cfg.device)
+        model.to(device)
         # Precision is applied here, not by accelerate: its state is a per-process singleton, so one
         # process (a benchmark, a test) could not train fp32 and then bf16. bf16 needs only autocast;
-        # fp16 (CUDA) adds a grad scaler. cpu=True without a GPU: accelerate only detects multi-CPU
-        # (gloo) DDP in that mode.
-        acc = Accelerator(cpu=not torch.cuda.is_available())
+        # fp16 (CUDA) adds a grad scaler.
+        prec = resolve_precision(cfg.precision, str(device))
+        if prec.notice:
+            print(f"[bench] {prec.notice}", file=sys.stderr)
         scaler = torch.amp.GradScaler("cuda") if prec.effective == "fp16" else None
         set_seed(cfg.seed)
         world, rank = acc.num_processes, acc.process_index
@@ -174,10 +181,10 @@ class Trainer:
                     g = step * cfg.grad_accum + a
                     idx = order.indices(g, micro, rank)
                     rng = random.Random(cfg.seed * 1_000_003 + g * 7919 + rank)
-                    batch = _to_device(collate([dataset[i] for i in idx], rng), acc.device)
+                    batch = _to_device(collate([dataset[i] for i in idx], rng), device)
                     sync = acc.no_sync(model) if a < cfg.grad_accum - 1 else contextlib.nullcontext()
                     with sync:
-                        with autocast(prec, device):
+                        with autocast(prec, str(device)):
                             loss = loss_fn(model, batch) / cfg.grad_accum
                         if scaler is not None:
                             scaler.scale(loss).backward()
@@ -212,7 +219,7 @@ class Trainer:
                             fh.write(json.dumps({"step": done, "loss": total, "lr": lr, "elapsed_s": elapsed}) + "\n")
                 if (cfg.save_every and done % cfg.save_every == 0) or done == cfg.steps:
                     if dev and acc.is_main_process:
-                        dev_loss = evaluate(acc.unwrap_model(model), dev, collate, loss_fn, micro, cfg.seed, acc.device)
+                        dev_loss = evaluate(acc.unwrap_model(model), dev, collate, loss_fn, micro, cfg.seed, device)
                         with (self.workdir / "dev_log.jsonl").open("a") as fh:
                             fh.write(json.dumps({"step": done, "dev_loss": dev_loss}) + "\n")
                     acc.wait_for_everyone()

@@ -40,6 +40,9 @@ class UniLMSystem(System):
                   "decode_batch_size")
         return search if self.cfg.backbone == "tiny" else (*search, "max_decode_len")
 
+    def models(self) -> Sequence[Any]:
+        return [self.model] if self.model is not None else []
+
     def describe(self) -> SystemInfo:
         config = _jsonable(asdict(self.cfg))
         if self.fit_result:  # what training ran with (effective precision, compile, threads, buckets)
@@ -126,7 +129,7 @@ class UniLMSystem(System):
         self._build(train)
         pairs = self._encode_pairs(train)
         steps = math.ceil(cfg.epochs * len(pairs) / cfg.batch_size) if cfg.epochs else cfg.steps
-        tcfg = train_config(cfg, steps=steps, log_every=max(1, steps // 20))
+        tcfg = train_config(cfg, steps=steps, log_every=max(1, steps // 20), device=self.device)
         result = Trainer(tcfg, workdir).fit(
             self.model,
             pairs,

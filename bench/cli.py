@@ -194,6 +194,9 @@ def run(
                                                 "per hour than one at 2 (benchmarks/bench_threads.py).")] = None,
     data_dir: DataDir = None,
     device: DeviceOpt = "auto",
+    score: Annotated[bool, typer.Option(help="--no-score: write the outputs and an 'unscored' record without "
+                                        "running the metric tools (a GPU machine without Java/Perl); `bench "
+                                        "rescore` or a later `bench run` scores them.")] = True,
 ) -> None:
     """Train (or load) -> decode -> score -> (time) -> record one run."""
     from bench.data import DataError, default_eval_split
@@ -211,7 +214,8 @@ def run(
         spec = RunSpec(system=system, task=task, split=split, budget=budget,
                        overrides=parse_overrides(set_), seed=seed, limit=limit)
         record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
-                         latency_items=latency_n, say=_say(console), progress=console, device=device)
+                         latency_items=latency_n, say=_say(console), progress=console, device=device,
+                         score_outputs=score)
     except (RegistryError, DataError, ValueError) as exc:
         _fail(str(exc))
     _print_scores(record)
@@ -237,7 +241,10 @@ def _print_scores(record: dict) -> None:
                       n_items=sc.get("n_items", 0), notes=sc.get("notes", []))
                for name, sc in record.get("scores", {}).items()]
     console.rule(record["run_id"])
-    _render_scores(results)
+    if record.get("status") == "unscored":
+        console.print("[yellow]unscored[/] (--no-score): `bench rescore` or `bench run` of this spec scores it")
+    else:
+        _render_scores(results)
     data = record["data"]
     subset = f" [yellow](partial: {data['note']})[/]" if data.get("partial") else ""
     console.print(f"budget: [bold]{record['spec']['budget']}[/]{subset}")

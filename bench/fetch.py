@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from systems.backbone.loading import RemoteFile
+    from bench.hub import RemoteFile
 
 Status = Literal["fetched", "present", "would fetch", "failed", "no hub copy"]
 #: statuses after which the item is usable (or, in a dry run, would be)
@@ -94,7 +94,7 @@ def checkpoint_names(backbone: str, config: Mapping[str, Any]) -> list[str]:
     is ``none…``, one of :data:`RANDOM_MODELS` or ``tiny(…)`` (random models over the offline vocabulary), or a
     ``… shape (…)`` built from a shape alone (timing only). A ``config['weights']`` that is a bare
     ``*.bin``/``*.safetensors`` file name (unilm-v1's ``unilm1-large-cased.bin``) is the checkpoint of that name
-    (see :func:`systems.backbone.loading.resolve_weights`).
+    (see :func:`bench.hub.resolve_weights`).
     """
     label = backbone.strip()
     match = re.match(r"[^\s(]*", label)
@@ -138,15 +138,15 @@ def plan_table(paper: str, table: str, budget: str) -> Plan:
 
 def plan_checkpoints(names: Iterable[str]) -> Plan:
     """Checkpoints asked for by name or hub id (``bench fetch --checkpoint``)."""
-    from systems.backbone.loading import NO_HUB_COPY, hub_id
+    from bench.hub import NO_HUB_COPY, hub_id
 
     return Plan(tuple(Need(n, hub_id(n), ("--checkpoint",), NO_HUB_COPY.get(n, "")) for n in dict.fromkeys(names)))
 
 
 def _plan(items: Sequence[tuple[str, str, str, Mapping[str, Any]]], *, strict: bool) -> Plan:
     from bench.errors import UserError
+    from bench.hub import NO_HUB_COPY, hub_id
     from systems import build
-    from systems.backbone.loading import NO_HUB_COPY, hub_id
 
     needs: dict[str, list[str]] = {}
     nothing, skipped = [], []
@@ -177,11 +177,11 @@ def fetch_plan(plan: Plan, *, dry_run: bool = False, force: bool = False) -> lis
 def fetch_checkpoint(need: Need, *, dry_run: bool = False, force: bool = False) -> Outcome:
     """Have ``need`` on this machine and checked: ``present`` (found where the loader looks, and it checks out),
     ``fetched`` (downloaded and checked), ``would fetch`` (dry run), ``no hub copy`` or ``failed`` (with why)."""
-    from systems.backbone import loading
+    from bench import hub
 
     out = partial(Outcome, need.name, need.hub_id or "-", wanted_by=need.wanted_by)
     try:
-        local = loading.find_local_checkpoint(need.name)
+        local = hub.find_local_checkpoint(need.name)
     except FileNotFoundError as exc:  # the offline minilm-l6 package is not installed
         return out("failed", "-", str(exc))
     if local is not None and not (force and need.hub_id):
@@ -199,15 +199,15 @@ def fetch_checkpoint(need: Need, *, dry_run: bool = False, force: bool = False) 
         return out("no hub copy", "-", need.manual or (
             f"no public hub copy is known: put config.json, the weights and vocab.txt in "
             f"$BENCH_CHECKPOINTS/{need.name}"))
-    dest = loading.checkpoint_destination(need.name)
-    where = str(dest) if dest else f"HF cache ({loading.hf_cache_dir()})"
-    pin = loading.PINNED.get(need.hub_id)
+    dest = hub.checkpoint_destination(need.name)
+    where = str(dest) if dest else f"HF cache ({hub.hf_cache_dir()})"
+    pin = hub.PINNED.get(need.hub_id)
     if dry_run:
-        return out("would fetch", where, f"{pin.revision if pin else 'main'} from {loading.hub_endpoint()}")
-    if loading.hub_offline():
+        return out("would fetch", where, f"{pin.revision if pin else 'main'} from {hub.hub_endpoint()}")
+    if hub.hub_offline():
         return out("failed", where, OFFLINE)
     try:
-        dl = loading.download_checkpoint(need.name, force=force)
+        dl = hub.download_checkpoint(need.name, force=force)
     except Exception as exc:  # no network, no such repo, a repo without weights: each is one row, not a crash
         return out("failed", where, _first_line(exc))
     hashes, problems = check_hashes(dl.path, dl.files)
@@ -225,7 +225,7 @@ def fetch_checkpoint(need: Need, *, dry_run: bool = False, force: bool = False) 
 def check_present(path: Path, hub: str | None) -> tuple[list[str], str]:
     """(problems, detail) of a checkpoint found on this machine: its contents, its files against the manifest
     of the fetch that put them there (when there is one), and the project's pins."""
-    from systems.backbone.loading import PINNED
+    from bench.hub import PINNED
 
     problems = check_contents(path)
     manifest = read_manifest(path)
@@ -257,7 +257,7 @@ def check_present(path: Path, hub: str | None) -> tuple[list[str], str]:
 def check_contents(path: Path) -> list[str]:
     """What keeps the loaders from reading ``path``: ``config.json`` must parse, every weights file must load
     (safetensors; a ``.bin`` only through ``torch.load(weights_only=True)``), a tokenizer vocabulary must exist."""
-    from systems.backbone.loading import VOCAB_FILES, VOCAB_SUFFIX, WEIGHT_SUFFIXES, checkpoint_files
+    from bench.hub import VOCAB_FILES, VOCAB_SUFFIX, WEIGHT_SUFFIXES, checkpoint_files
 
     problems = []
     cfg = path / "config.json"
@@ -323,9 +323,9 @@ def check_hashes(base: Path, files: Iterable[RemoteFile]) -> tuple[dict[str, dic
 
 
 def check_pins(hub: str | None, commit: str | None, hashes: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Differences from the project's pin of ``hub`` (systems.backbone.loading.PINNED): the commit, and the
+    """Differences from the project's pin of ``hub`` (bench.hub.PINNED): the commit, and the
     sha256 of each pinned file."""
-    from systems.backbone.loading import PINNED
+    from bench.hub import PINNED
 
     pin = PINNED.get(hub) if hub else None
     if pin is None:
@@ -346,10 +346,10 @@ def check_pins(hub: str | None, commit: str | None, hashes: Mapping[str, Mapping
 def fetch_xsum(data_dir: Path | str | None = None, *, dry_run: bool = False, force: bool = False) -> Outcome:
     """Have the full XSum corpus where the harness reads it (``$BENCH_XSUM``, else ``<data dir>/xsum/full``),
     downloaded from the hub copy's data files and checked against the pinned split ids."""
+    from bench import hub
     from bench.data.errors import DataError
     from bench.data.sources import data_dir as find_data_dir
     from bench.data.xsum import HUB_DATASET, HUB_REVISIONS, full_destination
-    from systems.backbone import loading
 
     out = partial(Outcome, XSUM_LABEL, HUB_DATASET, wanted_by=("--data",))
     try:
@@ -363,8 +363,8 @@ def fetch_xsum(data_dir: Path | str | None = None, *, dry_run: bool = False, for
         return _checked_xsum(root, dest, out, "present", read_manifest(dest))
     if dry_run:
         return out("would fetch", str(dest),
-                   f"data files of {' or '.join(HUB_REVISIONS)} from {loading.hub_endpoint()}")
-    if loading.hub_offline():
+                   f"data files of {' or '.join(HUB_REVISIONS)} from {hub.hub_endpoint()}")
+    if hub.hub_offline():
         return out("failed", str(dest), OFFLINE)
     try:
         found = _xsum_data_files()
@@ -377,13 +377,13 @@ def fetch_xsum(data_dir: Path | str | None = None, *, dry_run: bool = False, for
         from huggingface_hub import snapshot_download
 
         snapshot_download(HUB_DATASET, repo_type="dataset", revision=commit, allow_patterns=[f.path for f in files],
-                          local_dir=dest, endpoint=loading.hub_endpoint(), force_download=force)
+                          local_dir=dest, endpoint=hub.hub_endpoint(), force_download=force)
     except Exception as exc:  # no network, repo moved: one row, not a crash
         return out("failed", str(dest), _first_line(exc))
     hashes, problems = check_hashes(dest, files)
     if problems:
         return out("failed", str(dest), "; ".join(problems))
-    manifest = {"kind": "dataset", "hub_id": HUB_DATASET, "endpoint": loading.hub_endpoint(), "revision": revision,
+    manifest = {"kind": "dataset", "hub_id": HUB_DATASET, "endpoint": hub.hub_endpoint(), "revision": revision,
                 "commit": commit, "files": hashes}
     return _checked_xsum(root, dest, out, "fetched", manifest, write=True)
 
@@ -393,7 +393,7 @@ def _xsum_data_files() -> tuple[str, str, list[RemoteFile]] | None:
     from huggingface_hub.errors import RevisionNotFoundError
 
     from bench.data.xsum import DATA_SUFFIXES, HUB_DATASET, HUB_REVISIONS
-    from systems.backbone.loading import remote_files
+    from bench.hub import remote_files
 
     for revision in HUB_REVISIONS:
         try:
@@ -445,7 +445,7 @@ def write_manifest(directory: Path, record: Mapping[str, Any]) -> Path:
     """``fetch-manifest.json`` beside the fetched files (atomic), stamped with the time and the harness version."""
     from bench import __version__
     from bench.atomic import write_json_atomic
-    from systems.backbone.loading import MANIFEST
+    from bench.hub import MANIFEST
 
     path = directory / MANIFEST
     write_json_atomic(path, {**record, "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -455,7 +455,7 @@ def write_manifest(directory: Path, record: Mapping[str, Any]) -> Path:
 
 def read_manifest(directory: Path) -> dict[str, Any] | None:
     """The fetch manifest in ``directory``, or None when it has none (or an unreadable one)."""
-    from systems.backbone.loading import MANIFEST
+    from bench.hub import MANIFEST
 
     try:
         data = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -92,22 +92,33 @@ def execute(
     say: Reporter = print,
     progress: Any = None,
     device: str = "auto",
+    score_outputs: bool = True,
 ) -> dict[str, Any]:
     """Train (or resume), decode, score and optionally time one spec; write and return its record.
 
     Decoding is journaled in chunks (:mod:`bench.decode_journal`): a killed run, started again,
     decodes only what it had not. ``progress``: a rich Console for the decode bar (None: none).
     ``device``: ``--device`` (:func:`bench.device.resolve_device`); the record says which one ran.
+    ``score_outputs=False`` (``--no-score``, for a GPU machine without Java or Perl) writes the outputs and
+    an ``unscored`` record that tables skip; a later ``bench run`` of the spec, or ``bench rescore``,
+    scores those outputs where the metric tools are, without decoding again.
     """
-    existing = reusable_record(spec, results_dir, force, say)
+    existing = reusable_record(spec, results_dir, force, say, score_outputs)
     if existing is not None:
         return existing
     prep = prepare(spec, data_dir, device)
     trained = train(prep, data_dir, say)
     outputs = decode(prep, trained, results_dir, progress, say)
-    scored = score(prep, outputs, say)
+    if score_outputs:
+        scored = score(prep, outputs, say)
+    else:
+        say("[score] skipped (--no-score): the record is 'unscored' until `bench rescore` (or `bench run` of this "
+            "spec) scores its outputs where Java and Perl are")
+        scored = Scored({}, 0.0)
     latency, latency_s = time_latency(prep, outputs, latency_items)
     record = assemble(prep, trained, outputs, scored, latency, latency_s)
+    if not score_outputs:
+        record = replace(record, status="unscored")
     record.write(results_dir)
     _drop_journal(outputs.journal)  # the outputs and the record are written: the journal has done its job
     say(f"[done] {record_path(spec, results_dir)}")
@@ -115,8 +126,15 @@ def execute(
     return record.to_json()
 
 
-def reusable_record(spec: RunSpec, results_dir: Path, force: bool, say: Reporter) -> dict[str, Any] | None:
-    """The spec's complete, up-to-date record (nothing to do), else None; a stale one is said and re-run."""
+def reusable_record(spec: RunSpec, results_dir: Path, force: bool, say: Reporter,
+                    score_outputs: bool = True) -> dict[str, Any] | None:
+    """The spec's complete, up-to-date record (nothing to do), else None; a stale one is said and re-run.
+    An ``unscored`` one (``--no-score``) is scored from its stored outputs when scoring is asked for."""
+    if not force and score_outputs and _unscored(spec, results_dir):
+        from bench.rescore import rescore
+
+        say(f"[score] {spec.run_id} was recorded with --no-score: scoring its stored outputs (bench rescore)")
+        rescore(record_path(spec, results_dir), say=say)
     existing = _complete(spec, results_dir)
     if existing is None or force:
         return None
@@ -126,6 +144,13 @@ def reusable_record(spec: RunSpec, results_dir: Path, force: bool, say: Reporter
         return existing
     say(f"[stale] {record_path(spec, results_dir)} was {stale}; running again (the new record replaces it).")
     return None
+
+
+def _unscored(spec: RunSpec, results_dir: Path) -> bool:
+    from bench.record import read_record
+
+    path = record_path(spec, results_dir)
+    return path.is_file() and read_record(path).get("status") == "unscored"
 
 
 def prepare(spec: RunSpec, data_dir: Path | None, device: str = "auto") -> Prepared:

@@ -38,8 +38,10 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
 
     path = Path(path)
     record = load_record(path)
-    if record.get("status") != "complete":
-        raise RescoreError(f"{path}: status is {record.get('status')!r}; only complete runs can be rescored.")
+    unscored = record.get("status") == "unscored"  # bench run --no-score: outputs without scores
+    if record.get("status") != "complete" and not unscored:
+        raise RescoreError(f"{path}: status is {record.get('status')!r}; only complete or unscored runs can be "
+                           "rescored.")
     todo = missing_recipes(record)
     needs_stats = not record.get("output_stats")
     if not todo and not needs_stats:
@@ -77,5 +79,6 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
     stamp = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     entry = {"at": stamp, "recipes": todo, **({"added": added} if needs_stats else {})}
     record.setdefault("rescored", []).append(entry)
+    record["status"] = "complete"  # an unscored run's scores are in: tables show it from now on
     RunRecord.from_json(record, path).save(path)
     return added

@@ -15,6 +15,10 @@ switch), so its speed-up understates the gain; the head saving is printed on its
 
 The last line is ``training speedup: X.XX× (min over families; target ≥ 1.70×)``; the script
 exits 1 when the minimum misses the target.
+
+``--device cuda`` (or ``cuda:N``) measures something else, on a GPU: the model FLOPs utilisation of a
+paper-shape step (:mod:`training_mfu`: BERT-base NAR encoder, batch 32, 512 wordpieces, bf16, eager and
+compiled; target ≥ 35 % on an H100/H200). ``--device cpu --small`` runs that path on a tiny shape.
 """
 
 from __future__ import annotations
@@ -119,7 +123,17 @@ def main() -> int:
     ap.add_argument("--families", nargs="*", default=list(FAMILIES), choices=list(FAMILIES))
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads (default: torch's; 1 = how runs are queued, one per core)")
+    ap.add_argument("--device", default=None, help="cuda | cuda:N: the GPU training figure (MFU) instead")
+    ap.add_argument("--small", action="store_true", help="with --device: a tiny shape (a dry run of the path)")
     args = ap.parse_args()
+    if args.device is not None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from training_mfu import run
+
+        from bench.device import resolve_device
+
+        return run(resolve_device(args.device), steps=12 if args.small else 30, warm=4 if args.small else 10,
+                   small=args.small)
 
     import torch
 

@@ -25,6 +25,11 @@ BAD = [
     (["show", "no-such-run"], "no record"),
     (["export", "--format", "xls"], "choose csv, parquet or jsonl"),
     (["calibrate", "--system", "encoder_minilm_l6", "--task", "quora", "--lr", "x", "--steps", "1"], "comma-separated"),
+    # #39: a GPU this machine lacks, or a name that is no device, is one line before any work
+    (["run", "--system", "copy_source", "--task", "quora", "--device", "cuda"], "torch sees none"),
+    (["run", "--system", "copy_source", "--task", "quora", "--device", "gpu0"], "is not a device"),
+    (["latency", "--task", "quora", "--systems", "copy_source", "--device", "cuda:1"], "torch sees none"),
+    (["reproduce", "mist:1", "--launcher", "local", "--device", "cuda"], "torch sees none"),
 ]
 
 

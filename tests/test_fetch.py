@@ -25,7 +25,7 @@ torch = pytest.importorskip("torch")
 hf_constants = pytest.importorskip("huggingface_hub.constants")
 
 from bench import fetch  # noqa: E402
-from systems.backbone import loading  # noqa: E402
+from bench import hub as bench_hub  # noqa: E402
 
 REPO = "bench-test/tiny-bert"
 NAME = "tiny-test-bert"
@@ -220,7 +220,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
     for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "BENCH_CHECKPOINTS", "BENCH_XSUM", "HUGGINGFACE_HUB_CACHE"):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setitem(loading.HUB_ALIASES, NAME, REPO)
+    monkeypatch.setitem(bench_hub.HUB_ALIASES, NAME, REPO)
     try:
         yield fake
     finally:
@@ -255,7 +255,7 @@ def test_checkpoint_names_follow_the_describe_labels() -> None:
 
 
 def test_plan_reads_the_checkpoints_off_the_built_systems(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(loading.HUB_ALIASES, NAME, REPO)
+    monkeypatch.setitem(bench_hub.HUB_ALIASES, NAME, REPO)
     plan = fetch.plan_systems([
         ("encoder_bert", "paper", {"backbone": NAME}),
         ("unilm", "paper", {}),
@@ -313,7 +313,7 @@ def test_fetch_into_bench_checkpoints_refuses_a_corrupted_file_until_forced(hub:
     assert first.exit_code == 0, first.output
     assert "fetched" in first.output
     assert (dest / "model.safetensors").is_file() and (dest / "fetch-manifest.json").is_file()
-    assert loading.resolve_checkpoint(NAME) == dest
+    assert bench_hub.resolve_checkpoint(NAME) == dest
 
     weights = dest / "model.safetensors"
     data = bytearray(weights.read_bytes())
@@ -348,10 +348,10 @@ def test_the_project_pins_are_checked(hub: FakeHub, monkeypatch: pytest.MonkeyPa
     repo = hub.repos["models", REPO]
     commit = repo.refs["main"]
     good = _sha256(repo.trees[commit]["model.safetensors"])
-    monkeypatch.setitem(loading.PINNED, REPO, loading.Pin(commit, {"model.safetensors": good}))
+    monkeypatch.setitem(bench_hub.PINNED, REPO, bench_hub.Pin(commit, {"model.safetensors": good}))
     [out] = fetch.fetch_plan(fetch.plan_checkpoints([NAME]))
     assert out.status == "fetched", out.detail
-    monkeypatch.setitem(loading.PINNED, REPO, loading.Pin(commit, {"model.safetensors": "0" * 64}))
+    monkeypatch.setitem(bench_hub.PINNED, REPO, bench_hub.Pin(commit, {"model.safetensors": "0" * 64}))
     [out] = fetch.fetch_plan(fetch.plan_checkpoints([NAME]))
     assert out.status == "failed" and "the project pins 000000000000" in out.detail
 
@@ -361,48 +361,48 @@ def test_a_pinned_revision_is_fetched_instead_of_the_branch_head(hub: FakeHub, m
     old = repo.refs["main"]
     newer = dict(repo.trees[old], **{"README.md": b"# a newer head\n"})
     repo.add("main", newer)
-    monkeypatch.setitem(loading.PINNED, REPO, loading.Pin(old))
+    monkeypatch.setitem(bench_hub.PINNED, REPO, bench_hub.Pin(old))
     [out] = fetch.fetch_plan(fetch.plan_checkpoints([NAME]))
     assert out.status == "fetched" and Path(out.where).name == old, out.detail
-    assert loading.find_local_checkpoint(NAME) == Path(out.where)  # found offline by the pinned commit
+    assert bench_hub.find_local_checkpoint(NAME) == Path(out.where)  # found offline by the pinned commit
 
 
 def test_resolve_checkpoint_downloads_when_online_and_names_bench_fetch_when_offline(
         hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(FileNotFoundError) as offline:
-        loading.resolve_checkpoint(NAME)
+        bench_hub.resolve_checkpoint(NAME)
     msg = str(offline.value)
     assert "\n" not in msg and f"'{NAME}' ({REPO}) not found" in msg and "hub is offline" in msg
     assert f"`bench fetch --checkpoint {NAME}`" in msg and "$BENCH_CHECKPOINTS" in msg
     assert hub.requests == []
 
     monkeypatch.delenv("HF_HUB_OFFLINE")
-    path = loading.resolve_checkpoint(NAME)
+    path = bench_hub.resolve_checkpoint(NAME)
     assert sorted(p.name for p in path.iterdir()) == ["config.json", "model.safetensors", "vocab.txt"]
     assert any("/resolve/" in r for r in hub.requests)
 
     with pytest.raises(FileNotFoundError) as missing:
-        loading.resolve_checkpoint("bench-test/no-such-model")
+        bench_hub.resolve_checkpoint("bench-test/no-such-model")
     msg = str(missing.value)
     assert "\n" not in msg and "could not give it (RepositoryNotFoundError" in msg and "bench fetch --checkpoint" in msg
 
 
 def test_names_without_a_hub_copy_never_touch_the_network(hub: FakeHub) -> None:
     with pytest.raises(FileNotFoundError, match="no public hub copy is known"):
-        loading.resolve_checkpoint("no-such-backbone-xyz")
+        bench_hub.resolve_checkpoint("no-such-backbone-xyz")
     with pytest.raises(FileNotFoundError, match="MIST README"):
-        loading.resolve_checkpoint("unilm1.2-base-uncased")
+        bench_hub.resolve_checkpoint("unilm1.2-base-uncased")
     [out] = fetch.fetch_plan(fetch.plan_checkpoints(["unilm1.2-base-uncased"]))
     assert out.status == "no hub copy" and not out.ok
     assert hub.requests == []
 
 
 def test_unilm_v1_weights_file_resolves_to_its_checkpoint(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(loading.HUB_ALIASES, "tiny-test-weights", REPO)
-    path = loading.resolve_weights("tiny-test-weights.bin")
+    monkeypatch.setitem(bench_hub.HUB_ALIASES, "tiny-test-weights", REPO)
+    path = bench_hub.resolve_weights("tiny-test-weights.bin")
     assert (path / "model.safetensors").is_file()
-    assert loading.resolve_weights("not-a-weights-name.txt") == Path("not-a-weights-name.txt")
+    assert bench_hub.resolve_weights("not-a-weights-name.txt") == Path("not-a-weights-name.txt")
 
 
 def test_dry_run_lists_what_a_paper_table_needs_without_the_network(hub: FakeHub,

@@ -90,7 +90,7 @@ def test_bert2bert_is_warm_started_from_the_package_on_both_sides() -> None:
     torch = pytest.importorskip("torch")
     from safetensors.torch import load_file
 
-    from systems.backbone.loading import minilm_dir
+    from bench.hub import minilm_dir
     from systems.hf_seq2seq.system import build_model
 
     torch.set_num_threads(1)
@@ -178,7 +178,7 @@ def test_a_local_prophetnet_directory_trains_and_decodes(tmp_path: Path) -> None
     import torch
     from transformers import AutoTokenizer, ProphetNetConfig, ProphetNetForConditionalGeneration
 
-    from systems.backbone.loading import resolve_checkpoint
+    from bench.hub import resolve_checkpoint
     from systems.hf_seq2seq.system import _Collate, _loss_module, _pad_id, _start_id, build_model
 
     tok = AutoTokenizer.from_pretrained(str(resolve_checkpoint("minilm-l6")))

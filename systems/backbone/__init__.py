@@ -3,17 +3,10 @@
 Importing this package imports torch; the harness reaches it only through systems that need it.
 """
 
+from bench.hub import HUB_ALIASES, minilm_dir, resolve_checkpoint
 from systems.backbone.cache import BufferSlot, KVBuffer, KVCache
 from systems.backbone.config import BackboneConfig
-from systems.backbone.loading import (
-    HUB_ALIASES,
-    backbone_from_state,
-    load_backbone,
-    minilm_dir,
-    read_state_dict,
-    resolve_checkpoint,
-    tiny_backbone,
-)
+from systems.backbone.loading import backbone_from_state, load_backbone, read_state_dict, tiny_backbone
 from systems.backbone.masks import decode_step_mask, padding_mask, seq2seq_mask, unilm_mask
 from systems.backbone.model import Backbone, BackboneOutput, MLMHead, mask_to_bias
 from systems.backbone.tokenizer import WordPieceTokenizer, build_tokenizer, tiny_vocab

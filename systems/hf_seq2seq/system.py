@@ -174,7 +174,7 @@ def build_model(spec: str, seed: int) -> tuple[Any, Any]:
     """The (HF seq2seq model, tokenizer) named by a ``model`` value (see :class:`HFSeq2SeqConfig`)."""
     import torch
 
-    from systems.backbone.loading import resolve_checkpoint
+    from bench.hub import resolve_checkpoint
 
     torch.manual_seed(seed)  # the random parts (tiny models, BERT2BERT's new cross-attention) are seeded
     with _quiet_hf():
@@ -201,7 +201,7 @@ def bert2bert(backbone: str) -> tuple[Any, Any]:
     causal self-attention and a new cross-attention; it starts from [CLS], ends with [SEP], pads with [PAD]."""
     from transformers import EncoderDecoderModel
 
-    from systems.backbone.loading import resolve_checkpoint
+    from bench.hub import resolve_checkpoint
 
     path = str(resolve_checkpoint(backbone))
     model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)

@@ -30,7 +30,7 @@ from typing import Any
 
 from bench.atomic import write_json_atomic
 from bench.pipeline import execute
-from bench.runs import Reporter, RunSpec
+from bench.runs import Reporter, RunSpec, build_system
 
 CALIBRATION_DIR = "calibration"
 SCHEMA = 1
@@ -83,17 +83,13 @@ def calibrate(
     split = dev_split(task)
     out_dir = Path(results_dir) / CALIBRATION_DIR
     key = steps_key(system)
+    grid = [(lr, n, RunSpec(system=system, task=task, split=split, budget=budget,
+                            overrides={**(overrides or {}), "lr": lr, key: n}, seed=seed, limit=dev))
+            for lr, n in itertools.product(lrs, steps)]
+    for _, _, spec in grid:  # every point's settings (ranges, types) before the first one trains
+        build_system(spec)
     points = []
-    for lr, n in itertools.product(lrs, steps):
-        spec = RunSpec(
-            system=system,
-            task=task,
-            split=split,
-            budget=budget,
-            overrides={**(overrides or {}), "lr": lr, key: n},
-            seed=seed,
-            limit=dev,
-        )
+    for lr, n, spec in grid:
         say(f"[calibrate] lr {lr:g}, {n} updates: {spec.run_id}")
         rec = execute(spec, results_dir=out_dir, data_dir=data_dir, say=say, progress=progress, device=device)
         points.append(summary_point(rec, lr, n, overrides or {}, recipe, metric))

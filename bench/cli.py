@@ -22,6 +22,7 @@ from bench.device import DEVICE_HELP
 if TYPE_CHECKING:
     from bench.launch.local import Outcome
     from bench.launch.plan import Job
+    from bench.launch.preflight import Pool
 
 app = typer.Typer(
     help="Benchmark harness for autoregressive, non-autoregressive and semi-NAR text generation.",
@@ -149,7 +150,13 @@ def data_verify(
 ) -> None:
     """Recompute raw-file and split checksums and counts; fail loudly naming the file on a mismatch."""
     from bench.data import TASKS, DataError, verify
+    from bench.registry import RegistryError
 
+    if task:
+        try:
+            TASKS.get(task)  # a misspelt name is bad input (exit 2), not a data problem (exit 1)
+        except RegistryError as exc:
+            _fail(str(exc))
     for name in [task] if task else TASKS.names():
         try:
             verify(name, data_dir=data_dir)
@@ -162,7 +169,7 @@ def data_verify(
 def data_show(
     task: Annotated[str, typer.Option(help="Task name.")],
     split: Annotated[str, typer.Option(help="Split name.")] = "test",
-    n: Annotated[int, typer.Option(help="How many examples.")] = 3,
+    n: Annotated[int, typer.Option("-n", "--n", min=0, help="How many examples.")] = 3,
     data_dir: DataDir = None,
 ) -> None:
     """Print the first examples of a split."""
@@ -197,17 +204,23 @@ def run(
     score: Annotated[bool, typer.Option(help="--no-score: write the outputs and an 'unscored' record without "
                                         "running the metric tools (a GPU machine without Java/Perl); `bench "
                                         "rescore` or a later `bench run` scores them.")] = True,
+    wait: Annotated[bool, typer.Option(help="When the same run (or its model's training) is already running: "
+                                       "wait for it (the default, saying once for whom), or --no-wait: refuse "
+                                       "at once, naming that process (exit 1).")] = True,
 ) -> None:
     """Train (or load) -> decode -> score -> (time) -> record one run."""
     from bench.data import DataError, default_eval_split
+    from bench.lock import LockBusy
     from bench.pipeline import execute
     from bench.registry import RegistryError
-    from bench.runs import RunSpec, parse_overrides
+    from bench.runs import RunSpec, check_limit, check_seed, parse_overrides
 
     if threads is not None:
         _set_threads(threads)
-
+    _at_least("--latency-n", latency_n, 0)
     try:
+        check_limit(limit)  # before the split is looked up or built: a bad number writes nothing
+        check_seed(seed)
         if split is None:
             split = default_eval_split(task, data_dir)
             console.print(f"split: [bold]{split}[/]")
@@ -215,7 +228,9 @@ def run(
                        overrides=parse_overrides(set_), seed=seed, limit=limit)
         record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
                          latency_items=latency_n, say=_say(console), progress=console, device=device,
-                         score_outputs=score)
+                         score_outputs=score, wait=wait)
+    except LockBusy as exc:  # not bad input: the machine is busy with the same run
+        _fail(str(exc), code=1)
     except (RegistryError, DataError, ValueError) as exc:
         _fail(str(exc))
     _print_scores(record)
@@ -225,13 +240,18 @@ def _set_threads(n: int) -> None:
     """Pin torch (and the OpenMP/MKL pools of anything started later, e.g. fairseq-train) to ``n`` threads."""
     import os
 
-    if n < 1:
-        _fail(f"--threads {n}: give a positive number of threads.")
+    _at_least("--threads", n, 1)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(n)
     import torch
 
     torch.set_num_threads(n)
+
+
+def _at_least(option: str, value: int | None, low: int) -> None:
+    """Refuse a count below ``low`` before anything runs: one line naming the option, its value and the range."""
+    if value is not None and value < low:
+        _fail(f"{option} {value}: {option.lstrip('-')} must be ≥ {low} (got {value})")
 
 
 def _print_scores(record: dict) -> None:
@@ -288,7 +308,7 @@ def submit_cmd(
 def score(
     hyp: Annotated[Path, typer.Option(help="Hypothesis file, one output per line.")],
     task: Annotated[str | None, typer.Option(help="Task whose split gives references and keys.")] = None,
-    split: Annotated[str, typer.Option(help="Split name.")] = "test",
+    split: Annotated[str | None, typer.Option(help="Split name (default: test).")] = None,
     recipe: Annotated[str | None, typer.Option(help="Recipe (bench ls recipes).")] = None,
     ref: Annotated[Path | None, typer.Option(help="Reference file (instead of --task).")] = None,
     key: Annotated[Path | None, typer.Option(help="Grouping-key file for QG recipes.")] = None,
@@ -300,7 +320,12 @@ def score(
     """Score an external output file under one recipe, or under every applicable recipe."""
     from bench import scoring
 
+    _refuse_score_conflicts(recipe, all_recipes, ref, key, {"--task": task, "--split": split, "--limit": limit,
+                                                            "--data-dir": data_dir})
+    split = split or "test"
     try:
+        if recipe is not None:
+            scoring.RECIPES.get(recipe)  # a misspelt recipe is named before any file is read
         with scoring.ScoringSession() as session:
             if ref is not None:
                 if all_recipes or recipe is None:
@@ -319,6 +344,20 @@ def score(
         sys.stdout.write(json.dumps([r.to_json() for r in results], indent=2) + "\n")
         return
     _render_scores(results)
+
+
+def _refuse_score_conflicts(recipe: str | None, all_recipes: bool, ref: Path | None, key: Path | None,
+                            task_side: dict[str, Any]) -> None:
+    """Two options that ask for different things are an error, never one silently winning (#40)."""
+    if recipe is not None and all_recipes:
+        _fail(f"--recipe {recipe} and --all-recipes conflict: --all-recipes scores under every applicable recipe; "
+              "give one of them.")
+    given = [opt for opt, value in task_side.items() if value is not None]
+    if ref is not None and given:
+        _fail(f"--ref and {' '.join(given)} conflict: --ref scores against a reference file (with one --recipe), "
+              f"{given[0]} against a task's split; give one of them.")
+    if key is not None and ref is None:
+        _fail("--key goes with --ref (the grouping keys of a reference file); a --task split has its own keys.")
 
 
 def _render_scores(results: list) -> None:
@@ -350,13 +389,17 @@ def compare(
     b: Annotated[str, typer.Argument(help="Run id of system B (or its outputs file: same split, same order).")],
     task: Annotated[str | None, typer.Option(help="Task (outputs files only; a run id says it).")] = None,
     split: Annotated[str, typer.Option(help="Split (outputs files only).")] = "test",
-    recipe: Annotated[str | None, typer.Option(help="Recipe (default: the task's first).")] = None,
+    recipe: Annotated[list[str] | None, typer.Option(
+        "--recipe", help="Recipe; repeat for one table per recipe (default: the task's first).")] = None,
     limit: LimitOpt = None,
     results_dir: Annotated[Path, typer.Option(help="Where run ids are looked up.")] = Path("results"),
     data_dir: DataDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The raw result (delta = b − a) as JSON; a list "
+                                          "with several --recipe.")] = False,
 ) -> None:
     """Paired significance (bootstrap and approximate randomisation) between two runs or two outputs files.
 
+    Prints one table per recipe: a, b, Δ = a − b with its 95% CI, p_bootstrap and p_AR per metric.
     With run ids the task, split, examples and outputs come from the records (runs over different
     examples are refused); with files, give --task (and --split/--limit as the runs used).
     """
@@ -378,18 +421,35 @@ def compare(
                 _fail("comparing outputs files needs --task (run ids need no options).")
             sp = _reference_split(task, split, limit, data_dir)
             hyps_a, hyps_b = (_read_outputs(Path(h), sp, limit) for h in (a, b))
-        name = recipe or TASKS.get(task).default_recipes[0]
+        names = recipe or [TASKS.get(task).default_recipes[0]]
         with scoring.ScoringSession() as session:
-            result = scoring.compare(name, hyps_a, hyps_b, sp, session=session)
+            results = [scoring.compare(n, hyps_a, hyps_b, sp, session=session, delta_ci=not as_json) for n in names]
     except (scoring.ScoringError, RunLookupError, ValueError) as exc:
         _fail(str(exc))
-    console.print_json(json.dumps(result))
+    if as_json:
+        console.print_json(json.dumps(results[0] if len(results) == 1 else results))
+        return
+    from rich import box
+    from rich.text import Text
+
+    from bench.report.compare_table import FOOTNOTE, HEADER, caption, compare_rows
+
+    for result in results:
+        table = Table(title=Text(caption(result, a, b)), header_style="bold", title_justify="left",
+                      box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for i, head in enumerate(HEADER):
+            table.add_column(head, justify="right" if i else "left", no_wrap=True)
+        for row in compare_rows(result):
+            table.add_row(*(Text(c) for c in row))
+        console.print(table)
+        console.print(result["signature"], style="dim", soft_wrap=True, markup=False)
+    console.print(FOOTNOTE, soft_wrap=True, markup=False)
 
 
 @app.command("show")
 def show(
-    run_id: Annotated[str, typer.Argument(help="A recorded run id (`ls results`).")],
-    n: Annotated[int, typer.Option(help="Outputs to show next to their references.")] = 5,
+    run_id: Annotated[str, typer.Argument(help="A recorded run id (`ls results`), or its record's path.")],
+    n: Annotated[int, typer.Option("-n", "--n", min=0, help="Outputs to show next to their references.")] = 5,
     results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
     data_dir: DataDir = None,
 ) -> None:
@@ -487,6 +547,9 @@ def table_cmd(
     check: Annotated[bool, typer.Option(help="Fail if committed reports/ differ from the records.")] = False,
     results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
     reports_dir: Annotated[Path, typer.Option(help="Generated reports.")] = Path("reports"),
+    prune: Annotated[bool, typer.Option("--prune", help="Allow the rewrite to delete report files and drop runs "
+                                        "that reports/ shows today (refused otherwise: a typo'd --results-dir "
+                                        "or a --budget filter would wipe them).")] = False,
 ) -> None:
     """Render paper tables (reported vs reproduced, with Δ), plots and the HTML leaderboard."""
     from bench import report
@@ -497,7 +560,7 @@ def table_cmd(
         return
     if table:
         _fail("--table needs --paper (e.g. --paper mist --table 1).")
-    result = report.render_all(results_dir, reports_dir, check=check, budget=budget)
+    result = report.render_all(results_dir, reports_dir, check=check, budget=budget, prune=prune)
     if check:
         if result:
             _fail("reports/ is stale; run `bench table` and commit:\n" + "\n".join(map(str, result)), code=1)
@@ -559,12 +622,10 @@ def reproduce(
         paper, table = parse_table_ref(target)
     except ValueError as exc:
         _fail(str(exc))
+    pool = _preflight(launcher, jobs, threads_per_job, device, time_min, gpus, cpus_per_task)  # --dry-run too
     if launcher is Launcher.inline and not dry_run:
-        if jobs is not None:
-            _fail("--jobs needs --launcher local or --launcher slurm (inline runs one run at a time).")
         if threads_per_job is not None:
             _set_threads(threads_per_job)
-        _check_device(device)
         _reproduce_inline(paper, table, budget, results_dir, data_dir, device)
         typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
         return
@@ -582,9 +643,10 @@ def reproduce(
     logs = logs or default_log_dir(results_dir)
     if dry_run:
         console.print(plan_view(plan, title=f"{paper}:{table} at budget {budget} ({launcher.value} launcher)"))
+        console.print(pool.line, markup=False)
         return
     if launcher is Launcher.local:
-        outcomes = _launch_local(plan, results_dir, logs, jobs, threads_per_job, data_dir, device)
+        outcomes = _launch_local(plan, results_dir, logs, pool, data_dir, device)
         console.line()
         typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
         failed = sum(o.state == "failed" for o in outcomes)
@@ -626,7 +688,9 @@ def queue_cmd(
     from bench.registry import RegistryError
 
     if launcher is Launcher.inline:
-        _fail("bench queue runs in parallel: use --launcher local or --launcher slurm (or `bench run` per line).")
+        _fail("--launcher inline: bench queue runs in parallel; use --launcher local or --launcher slurm (or `bench "
+              "run` per line).")
+    pool = _preflight(launcher, jobs, threads_per_job, device, time_min, gpus, cpus_per_task)  # --dry-run too
     try:
         plan = plan_specs(read_queue(file), results_dir)
     except (RegistryError, ValueError) as exc:
@@ -634,9 +698,10 @@ def queue_cmd(
     logs = logs or default_log_dir(results_dir)
     if dry_run:
         console.print(plan_view(plan, title=f"{file} ({launcher.value} launcher)"))
+        console.print(pool.line, markup=False)
         return
     if launcher is Launcher.local:
-        outcomes = _launch_local(plan, results_dir, logs, jobs, threads_per_job, data_dir, device)
+        outcomes = _launch_local(plan, results_dir, logs, pool, data_dir, device)
         failed = sum(o.state == "failed" for o in outcomes)
         skipped = sum(o.state == "skipped" for o in outcomes)
         if failed or skipped:
@@ -645,16 +710,6 @@ def queue_cmd(
         return
     _launch_slurm(plan, results_dir, logs, jobs, threads_per_job, data_dir, partition, time_min, gpus,
                   cpus_per_task, device)
-
-
-def _check_device(device: str) -> None:
-    """A device this machine lacks is one line before anything starts (SLURM jobs resolve on their node)."""
-    from bench.device import DeviceError, resolve_device
-
-    try:
-        resolve_device(device)
-    except DeviceError as exc:
-        _fail(str(exc))
 
 
 def _reproduce_inline(paper: str, table: str, budget: str, results_dir: Path, data_dir: Path | None,
@@ -673,16 +728,28 @@ def _reproduce_inline(paper: str, table: str, budget: str, results_dir: Path, da
         execute(spec, results_dir=results_dir, data_dir=data_dir, say=_say(console), progress=console, device=device)
 
 
-def _launch_local(plan: list[Job], results_dir: Path, logs: Path, jobs: int | None, threads: int | None,
-                  data_dir: Path | None, device: str = "auto") -> list[Outcome]:
-    from bench.launch.local import check_threads, resolve_pool, run_local
+def _preflight(launcher: Launcher, jobs: int | None, threads: int | None, device: str, time_min: int = 24 * 60,
+               gpus: int = 0, cpus_per_task: int | None = None) -> Pool:
+    """The launch's own refusals (threads beyond the cores, a missing GPU or submitit, numbers out of range),
+    made alike by the launch and by its --dry-run: the same line, the same exit code (#40)."""
+    from bench.errors import UserError
+    from bench.launch.preflight import preflight
 
-    n, t = resolve_pool(jobs, threads)
-    check_threads(n, t)
-    _check_device(device)  # here, once, not in every child
-    console.print(f"local launcher: {n} job(s) at a time, {t} thread(s) each; logs in {logs}", soft_wrap=True)
-    return run_local(plan, results_dir=results_dir, logs=logs, n_jobs=n, threads=t, data_dir=data_dir,
-                     console=console, device=None if device == "auto" else device)
+    try:
+        return preflight(launcher.value, jobs, threads, device, time_min=time_min, gpus=gpus,
+                         cpus_per_task=cpus_per_task)
+    except UserError as exc:
+        _fail(str(exc))
+
+
+def _launch_local(plan: list[Job], results_dir: Path, logs: Path, pool: Pool, data_dir: Path | None,
+                  device: str = "auto") -> list[Outcome]:
+    from bench.launch.local import run_local
+
+    assert pool.jobs is not None and pool.threads is not None  # preflight resolved the local pool
+    console.print(f"{pool.line}; logs in {logs}", soft_wrap=True, markup=False)
+    return run_local(plan, results_dir=results_dir, logs=logs, n_jobs=pool.jobs, threads=pool.threads,
+                     data_dir=data_dir, console=console, device=None if device == "auto" else device)
 
 
 def _launch_slurm(plan: list[Job], results_dir: Path, logs: Path, jobs: int | None, threads: int | None,
@@ -717,14 +784,17 @@ def status_cmd(
     from bench.launch.status import plan_status
     from bench.launch.view import state_view
     from bench.papers import parse_table_ref
+    from bench.record import require_dir
     from bench.registry import RegistryError
 
+    logs = logs or default_log_dir(results_dir)
     try:
         paper, table = parse_table_ref(target)
+        if not logs.is_dir():  # a typo is not "nothing started"; runs that failed before any record left logs
+            require_dir(results_dir)
         plan = plan_table(paper, table, budget, results_dir)
     except (RegistryError, ValueError) as exc:
         _fail(str(exc))
-    logs = logs or default_log_dir(results_dir)
     statuses = plan_status(plan, results_dir, logs)
     console.print(state_view(plan, {rid: (s.state, s.detail) for rid, s in statuses.items()},
                              title=f"{paper}:{table} at budget {budget}"))
@@ -758,6 +828,7 @@ def calibrate_cmd(
 
     if threads is not None:
         _set_threads(threads)
+    _at_least("--dev", dev, 1)
     try:
         lrs = [float(x) for x in lr.split(",") if x.strip()]
         updates = [int(x) for x in steps.split(",") if x.strip()]
@@ -779,7 +850,7 @@ def calibrate_cmd(
 def order_cmd(
     target: Annotated[str, typer.Argument(help="paper:table, e.g. mist:3")],
     budget: Annotated[str, typer.Option(help="Budget of the runs whose order is compared.")] = "cpu",
-    samples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 1000,
+    samples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 1000,
     results_dir: Annotated[Path, typer.Option(help="Run records; writes RESULTS_DIR/ordering/.")] = Path("results"),
     data_dir: DataDir = None,
 ) -> None:
@@ -788,10 +859,11 @@ def order_cmd(
     lead1) on the same examples; `bench table` prints them as the table's ordering and reference lines."""
     from bench.ordering import compute
     from bench.papers import parse_table_ref
+    from bench.record import require_dir
 
     try:
         paper, table = parse_table_ref(target)
-        done = compute(paper, table, budget, results_dir, data_dir, samples=samples, say=_say(console))
+        done = compute(paper, table, budget, require_dir(results_dir), data_dir, samples=samples, say=_say(console))
     except (KeyError, ValueError) as exc:
         _fail(str(exc))
     if not done:
@@ -807,8 +879,10 @@ def rescore_cmd(
 ) -> None:
     """Score stored outputs under the task's default recipes a record lacks, and add missing output
     statistics (outputs and test split checked by sha256; no re-run)."""
+    from bench.record import require_dir
     from bench.rescore import RescoreError, rescore
 
+    require_dir(results_dir)  # a typo'd folder is an error, not "nothing to rescore"
     paths = [results_dir / f"{r}.json" for r in run_ids] if run_ids else sorted(results_dir.glob("*.json"))
     for path in paths:
         if not path.is_file():
@@ -888,6 +962,9 @@ def latency(
     from bench.latency.record import LatencySpec, build_record, write_record
     from bench.registry import RegistryError
 
+    for option, value, low in (("--n", n, 1), ("--rounds", rounds, 1), ("--min-items", min_items, 1),
+                               ("--seed", seed, 0)):
+        _at_least(option, value, low)
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if baseline and baseline not in names:
         names.insert(0, baseline)
@@ -901,10 +978,10 @@ def latency(
         stand_ins = parse_stand_ins(stand_in, names)
         placed = resolve_device(device)
         activate(placed)
-        sp = load_split(task, split, data_dir=data_dir)
         with tempfile.TemporaryDirectory(prefix="bench-latency-") as work:
             prep = prepare(names, budget, overrides, task, Path(work), stand_ins, data_dir, say=_say(err_console),
-                           device=placed)
+                           device=placed)  # builds every system first: a bad --set writes no split cache
+            sp = load_split(task, split, data_dir=data_dir)
             rep = measure(prep.systems, list(sp.examples), baseline=baseline, n=n, rounds=rounds,
                           length_forced=length_forced, seed=seed, min_items=min_items, console=err_console,
                           precision=precision, device=placed)
@@ -954,10 +1031,10 @@ def fetch_cmd(
 
     if budget not in BUDGETS:
         _fail(f"Unknown budget '{budget}'. Choose one of: {', '.join(BUDGETS)}.")
-    if not (system or table or paper or checkpoint or data):
-        _fail("Nothing to fetch: give --system NAME, --paper P --table T, --checkpoint NAME or --data.")
     if set_ and not system:
         _fail("--set applies to --system: name the system whose settings it changes.")
+    if not (system or table or paper or checkpoint or data):
+        _fail("Nothing to fetch: give --system NAME, --paper P --table T, --checkpoint NAME or --data.")
     plan = fetch.Plan()
     try:
         if table or paper:
@@ -1014,14 +1091,26 @@ def validate(data_dir: DataDir = None) -> None:
 
 
 def main() -> None:
-    """The ``bench`` entry point: a :class:`~bench.errors.UserError` anywhere becomes one line and exit 2."""
-    from bench.errors import UserError
+    """The ``bench`` entry point: a :class:`~bench.errors.UserError` anywhere becomes one line and exit 2; an
+    environment problem (:class:`~bench.errors.EnvironmentProblem`, a folder that cannot be written) exit 1."""
+    from rich.markup import escape
+
+    from bench.errors import EnvironmentProblem, UserError
 
     try:
         app()
     except UserError as exc:
         err_console.print(f"[bold red]error:[/] {exc}")
         sys.exit(2)
+    except (EnvironmentProblem, OSError) as exc:
+        from bench.atomic import is_unwritable, not_writable
+
+        if isinstance(exc, OSError) and not isinstance(exc, EnvironmentProblem):
+            if not is_unwritable(exc):
+                raise
+            exc = not_writable(exc.filename or ".", exc)  # a read-only $BENCH_CACHE, results/ or --out folder
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

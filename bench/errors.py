@@ -13,3 +13,8 @@ class UserError(Exception):
 
     def __str__(self) -> str:  # KeyError subclasses would quote their message
         return str(self.args[0]) if self.args else ""
+
+
+class EnvironmentProblem(Exception):
+    """The machine, not the input, stops the command (e.g. a folder that cannot be written): ``bench``
+    prints the message as one line and exits 1, so a script can tell it from a mistyped option (exit 2)."""

@@ -93,6 +93,7 @@ def execute(
     progress: Any = None,
     device: str = "auto",
     score_outputs: bool = True,
+    wait: bool = True,
 ) -> dict[str, Any]:
     """Train (or resume), decode, score and optionally time one spec; write and return its record.
 
@@ -102,12 +103,25 @@ def execute(
     ``score_outputs=False`` (``--no-score``, for a GPU machine without Java or Perl) writes the outputs and
     an ``unscored`` record that tables skip; a later ``bench run`` of the spec, or ``bench rescore``,
     scores those outputs where the metric tools are, without decoding again.
+
+    The run holds the lock of its run id throughout and the training workdir's while it fits
+    (:mod:`bench.lock`): the same run started twice waits for the first (``wait=False``, ``--no-wait``:
+    :class:`bench.lock.LockBusy` naming the holder), then finds its record complete.
     """
+    from bench.lock import held, run_lock_path
+
+    with held(run_lock_path(results_dir, spec.run_id), f"bench run {spec.run_id}", wait=wait, say=say):
+        return _execute(spec, results_dir, data_dir, force, latency_items, say, progress, device, score_outputs,
+                        wait)
+
+
+def _execute(spec: RunSpec, results_dir: Path, data_dir: Path | None, force: bool, latency_items: int,
+             say: Reporter, progress: Any, device: str, score_outputs: bool, wait: bool) -> dict[str, Any]:
     existing = reusable_record(spec, results_dir, force, say, score_outputs)
     if existing is not None:
         return existing
     prep = prepare(spec, data_dir, device)
-    trained = train(prep, data_dir, say)
+    trained = train(prep, data_dir, say, wait)
     outputs = decode(prep, trained, results_dir, progress, say)
     if score_outputs:
         scored = score(prep, outputs, say)
@@ -135,8 +149,8 @@ def reusable_record(spec: RunSpec, results_dir: Path, force: bool, say: Reporter
 
         say(f"[score] {spec.run_id} was recorded with --no-score: scoring its stored outputs (bench rescore)")
         rescore(record_path(spec, results_dir), say=say)
-    existing = _complete(spec, results_dir)
-    if existing is None or force:
+    existing = None if force else _complete(spec, results_dir)  # --force is the fix for edited outputs
+    if existing is None:
         return None
     stale = stale_reason(existing, spec)
     if stale is None:
@@ -179,10 +193,12 @@ def prepare(spec: RunSpec, data_dir: Path | None, device: str = "auto") -> Prepa
     return Prepared(spec, task, system, examples, harness, environment, started, placed)
 
 
-def train(prep: Prepared, data_dir: Path | None, say: Reporter) -> Trained:
-    """Fit (or resume, or find finished) the model in the workdir its resolved training config names."""
+def train(prep: Prepared, data_dir: Path | None, say: Reporter, wait: bool = True) -> Trained:
+    """Fit (or resume, or find finished) the model in the workdir its resolved training config names,
+    holding the workdir's lock: another run id may train the same model (``wait``: as :func:`execute`)."""
     from bench.data import load_split
     from bench.device import fit_on
+    from bench.lock import held, workdir_lock_path
     from systems.base import TaskInfo
 
     spec, task, system = prep.spec, prep.task, prep.system
@@ -197,13 +213,16 @@ def train(prep: Prepared, data_dir: Path | None, say: Reporter) -> Trained:
     else:
         info = TaskInfo(trained.task, (), (), task.max_source_len, task.max_target_len)
     workdir = _workdir(trained, key)
-    workdir.mkdir(parents=True, exist_ok=True)
     shared = [f"the {trained.task} model: same training split"] if trained.task != spec.task else []
     if trained.system != spec.system:
         shared.append(f"{trained.system}'s model: the same training settings")
-    say(f"[fit] {spec.system} on {spec.task} ({'; '.join([*shared, f'{spec.budget} budget'])}) on {prep.device} "
-        f"-> {workdir}")
-    fit_on(system, info, workdir, prep.device)
+    asked = time.perf_counter()
+    with held(workdir_lock_path(workdir), f"training for bench run {spec.run_id}", wait=wait, say=say):
+        t0 += time.perf_counter() - asked  # fit_s is this run's training, not its wait for another's
+        workdir.mkdir(parents=True, exist_ok=True)
+        say(f"[fit] {spec.system} on {spec.task} ({'; '.join([*shared, f'{spec.budget} budget'])}) on "
+            f"{prep.device} -> {workdir}")
+        fit_on(system, info, workdir, prep.device)
     return Trained(workdir, key, trained.run_id, time.perf_counter() - t0)
 
 
@@ -215,6 +234,8 @@ def decode(prep: Prepared, trained: Trained, results_dir: Path, progress: Any, s
     key = {"run_id": spec.run_id, "split_sha256": examples.sha256, "harness": code_state(prep.harness)}
     decoded = decode_in_chunks(prep.system.decode, list(examples.examples), journal, key,
                                who=f"{spec.system}.decode", progress=progress, say=say)
+    if decoded.resumed and decoded.resumed == len(examples):  # killed after decoding, before its record
+        say(f"[decode] resuming: all {decoded.resumed:,} outputs read back from {journal}")
     text = outputs_to_text(decoded.outputs)
     path = outputs_path(spec, results_dir)
     write_text_atomic(path, text)

@@ -4,11 +4,15 @@
 top-level keys of the JSON, documented field by field in ``docs/run-record.md``, which a test keeps
 in step with this class). :func:`read_record` / :func:`load_records` are the only readers: they
 check the fields the renderers, exports and lookups use, so a malformed record stops a report with
-the file name and the broken field instead of silently dropping a number.
+the file name and the broken field instead of silently dropping a number. They also check that the
+outputs file a record names still hashes to the sha256 it was scored with (:func:`check_outputs`):
+a table, an export or the "already complete" test of ``bench run`` must not stand on edited outputs.
 """
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field, fields
@@ -19,6 +23,8 @@ from bench.atomic import write_json_atomic
 from bench.errors import UserError
 
 SCHEMA_VERSION = 1
+#: the checkout: a record names its outputs relative to it (bench.runs.display_path), or absolutely
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -170,8 +176,9 @@ def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
 def load_records(results_dir: Path | str) -> list[dict]:
     """Complete records under ``results_dir`` (top-level ``*.json``), sorted by run_id.
 
-    Failed or running records are skipped; a malformed one raises :class:`RecordError`; a
-    missing directory gives an empty list (nothing has been run yet).
+    Failed or running records are skipped; a malformed one raises :class:`RecordError`, and so does one
+    whose outputs were edited since they were scored (:func:`check_outputs`); a missing directory gives an
+    empty list (nothing has been run yet: commands that only read records call :func:`require_dir` first).
     """
     root = Path(results_dir)
     if not root.is_dir():
@@ -189,5 +196,84 @@ def load_records(results_dir: Path | str) -> list[dict]:
         if rid in seen:
             raise _fail(path, f"run_id '{rid}' is also used by {seen[rid]}")
         seen[rid] = path
+        check_outputs(rec, path)
         out[rid] = rec
     return [out[k] for k in sorted(out)]
+
+
+class MissingDirError(UserError, FileNotFoundError):
+    """A folder a command reads (``--results-dir``) does not exist: most often a typo, which must not
+    read as "no records" (``bench table`` once rewrote reports/ from an empty set and deleted 51 files)."""
+
+
+def require_dir(path: Path | str, option: str = "--results-dir", holds: str = "the run records") -> Path:
+    """``path`` if it is a directory, else :class:`MissingDirError` naming it, a close sibling, and the fix."""
+    p = Path(path)
+    if p.is_dir():
+        return p
+    state = "is a file, not a folder" if p.exists() else "does not exist"
+    parent = p.absolute().parent
+    siblings = [d.name for d in parent.iterdir() if d.is_dir()] if parent.is_dir() else []
+    close = difflib.get_close_matches(p.name, siblings, n=1, cutoff=0.6)
+    hint = f" Did you mean '{parent / close[0] if p.is_absolute() else p.with_name(close[0])}'?" if close else ""
+    where = "" if p.is_absolute() else f" (looked in {Path.cwd()})"
+    raise MissingDirError(f"{option} {path}: {state}{where}.{hint} Give the folder that holds {holds}; "
+                          "nothing was read or written.")
+
+
+class OutputsChangedError(RecordError):
+    """A record's outputs file no longer hashes to the sha256 it was scored with."""
+
+
+#: (path, mtime_ns, size) -> sha256: `bench table` checks every record's outputs, once per file version
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def outputs_file(rec: dict[str, Any]) -> Path | None:
+    """The outputs file a record names (relative paths are the checkout's), or None when it names none."""
+    path = (rec.get("outputs") or {}).get("path")
+    return REPO_ROOT / path if isinstance(path, str) and path else None
+
+
+def outputs_sha256(path: Path) -> str:
+    """The sha256 the harness records for an outputs file: of its text read back with universal newlines
+    (as `bench show` reads it), cached by (path, mtime, size) so a table of ~100 records stays fast."""
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    if key not in _HASHES:
+        data = path.read_bytes()
+        if b"\r" in data:  # what reading it as text (universal newlines) gives
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        _HASHES[key] = hashlib.sha256(data).hexdigest()
+    return _HASHES[key]
+
+
+def check_outputs(rec: dict[str, Any], record: Path | str) -> None:
+    """Raise :class:`OutputsChangedError` when the outputs file ``rec`` names is there but no longer hashes
+    to the record's sha256, naming the file and the fix.
+
+    An absent file is not checked here: the scores are in the record, and calibration points' outputs and
+    third-party outputs submitted with ``--no-copy`` are not kept in every copy of results/ (`bench show`,
+    which prints outputs, says when they are missing).
+    """
+    want = (rec.get("outputs") or {}).get("sha256")
+    path = outputs_file(rec)
+    if not want or path is None or not path.is_file() or outputs_sha256(path) == want:
+        return
+    raise OutputsChangedError(
+        f"{path}: sha256 differs from its record {record}; the outputs were edited after they were scored. "
+        f"Restore the file (`git checkout` it) or {_redo(rec)}."
+    )
+
+
+def _redo(rec: dict[str, Any]) -> str:
+    """The command that makes the record again from fresh outputs."""
+    spec = rec.get("spec") or {}
+    if rec.get("kind", "run") != "run":
+        return f"submit the outputs again with `bench submit --name {spec.get('system')} ... --force`"
+    sets = " ".join(f"--set {k}={v if isinstance(v, str) else json.dumps(v)}"
+                    for k, v in sorted((spec.get("overrides") or {}).items()))
+    limit = f" --limit {spec['limit']}" if spec.get("limit") is not None else ""
+    words = (f"bench run --system {spec.get('system')} --task {spec.get('task')} --split {spec.get('split')} "
+             f"--budget {spec.get('budget')} --seed {spec.get('seed', 42)}{limit} {sets}").rstrip()
+    return f"re-run it with `{words} --force`"

@@ -16,9 +16,13 @@ format (the tables use it too). pandas is imported only here.
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from bench.errors import UserError
 
 ID_COLUMNS = ["run_id", "system", "task", "split", "budget", "seed", "limit", "overrides"]
 
@@ -65,12 +69,13 @@ def _rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def load(results_dir: Path | str = "results") -> Any:
-    """One row per (record, recipe) of the complete records under ``results_dir``."""
+    """One row per (record, recipe) of the complete records under ``results_dir`` (which must exist: a
+    typo'd folder is an error, not an empty table)."""
     import pandas as pd
 
-    from bench.record import load_records
+    from bench.record import load_records, require_dir
 
-    records = load_records(results_dir)
+    records = load_records(require_dir(results_dir))
     rows = [row for rec in records for row in _rows(rec)]
     df = pd.DataFrame(rows)
     if df.empty:
@@ -106,26 +111,62 @@ def _metric_names(df: Any) -> set[str]:
     return {c.removesuffix("_ci_low") for c in df.columns if c.endswith("_ci_low")}
 
 
+class FilterError(UserError, ValueError):
+    """A ``--task``/``--system``/``--budget`` filter that names nothing known (a typo gave 0 rows, exit 0)."""
+
+
 def filtered(df: Any, task: str | None = None, system: str | None = None, budget: str | None = None) -> Any:
+    """The rows of ``df`` that match every filter given; a name neither registered nor recorded is a
+    :class:`FilterError` with the closest known name, not an empty table."""
     for col, want in (("task", task), ("system", system), ("budget", budget)):
         if want is not None:
-            df = df[df[col] == want]
+            recorded = set(df[col]) if col in df.columns else set()
+            check_filter(col, want, recorded | set(_registered(col)))
+            df = df[df[col] == want] if col in df.columns else df
     return df.reset_index(drop=True)
 
 
-def export(df: Any, out: Path, fmt: str) -> Path:
-    """Write ``df`` as csv | parquet | jsonl (atomically: a temp file then a rename)."""
-    import os
+def _registered(col: str) -> list[str]:
+    """Names the harness knows for a filter column, recorded or not."""
+    if col == "task":
+        from bench.data import TASKS
 
-    out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp")
-    if fmt == "csv":
-        df.to_csv(tmp, index=False)
-    elif fmt == "parquet":
-        df.to_parquet(tmp, index=False)
-    elif fmt == "jsonl":
-        df.to_json(tmp, orient="records", lines=True, force_ascii=False)
-    else:
+        return TASKS.names()
+    if col == "system":
+        from systems import SYSTEMS
+
+        return SYSTEMS.names()
+    from bench.papers import BUDGETS
+
+    return [*BUDGETS, "external"]  # external: `bench submit` records
+
+
+def check_filter(kind: str, name: str, known: Iterable[str]) -> None:
+    """``name`` must be one of ``known``; else one line with the closest match (as the registries say it)."""
+    names = sorted(known)
+    if name in names:
+        return
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    raise FilterError(f"Unknown {kind} '{name}'.{hint} Known {kind}s: {', '.join(names) or 'none'}.")
+
+
+#: --format -> how pandas writes it to a path
+_WRITERS = {
+    "csv": lambda df, path: df.to_csv(path, index=False),
+    "parquet": lambda df, path: df.to_parquet(path, index=False),
+    "jsonl": lambda df, path: df.to_json(path, orient="records", lines=True, force_ascii=False),
+}
+
+
+def export(df: Any, out: Path, fmt: str) -> Path:
+    """Write ``df`` as csv | parquet | jsonl, atomically (:func:`bench.atomic.atomic_path`: no half-written
+    file, and no temporary one left behind when the write fails, e.g. ``--out`` names a directory)."""
+    from bench.atomic import atomic_path
+
+    if fmt not in _WRITERS:
         raise ValueError(f"--format {fmt!r}: choose csv, parquet or jsonl")
-    os.replace(tmp, out)
+    out = Path(out)
+    with atomic_path(out) as tmp:
+        _WRITERS[fmt](df, tmp)
     return out

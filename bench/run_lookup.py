@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import UserError
-from bench.runs import REPO_ROOT, first_examples, load_record, sha256_text
+from bench.record import OutputsChangedError, check_outputs, outputs_file, require_dir
+from bench.runs import first_examples, load_record
 
 
 class RunLookupError(UserError, ValueError):
@@ -18,10 +19,11 @@ class RunLookupError(UserError, ValueError):
 
 
 def find_record(run_id: str, results_dir: Path) -> tuple[Path, dict[str, Any]]:
-    path = Path(results_dir) / f"{run_id}.json"
+    """A run id under ``results_dir``, or a record's own path (``results/<id>.json``, as a shell completes it)."""
+    path = Path(run_id) if run_id.endswith(".json") else Path(require_dir(results_dir)) / f"{run_id}.json"
     if not path.is_file():
-        near = sorted(p.stem for p in Path(results_dir).glob(f"{run_id.split('--')[0]}*.json"))[:5]
-        hint = f" Similar: {', '.join(near)}." if near else f" `ls {results_dir}` lists the recorded runs."
+        near = sorted(p.stem for p in path.parent.glob(f"{path.stem.split('--')[0]}*.json"))[:5]
+        hint = f" Similar: {', '.join(near)}." if near else f" `ls {path.parent}` lists the recorded runs."
         raise RunLookupError(f"no record {path}.{hint}")
     return path, load_record(path)
 
@@ -32,14 +34,16 @@ def outputs_of(rec: dict[str, Any]) -> list[str]:
 
 
 def outputs_text(rec: dict[str, Any]) -> str:
-    """The run's outputs file as stored, checked against the sha256 in its record."""
-    path = REPO_ROOT / rec["outputs"]["path"]
-    if not path.is_file():
+    """The run's outputs file as stored, checked against the sha256 in its record (the check every reader
+    makes, :func:`bench.record.check_outputs`, so the message names the fix here too)."""
+    path = outputs_file(rec)
+    if path is None or not path.is_file():
         raise RunLookupError(f"{rec['run_id']}: outputs {path} are missing; restore them (git) or re-run the spec.")
-    text = path.read_text(encoding="utf-8")
-    if sha256_text(text) != rec["outputs"]["sha256"]:
-        raise RunLookupError(f"{path}: sha256 differs from its record {rec['run_id']}; the outputs were edited.")
-    return text
+    try:
+        check_outputs(rec, rec["run_id"])
+    except OutputsChangedError as exc:  # callers (refile) catch this module's error
+        raise RunLookupError(str(exc)) from exc
+    return path.read_text(encoding="utf-8")
 
 
 def split_of(rec: dict[str, Any], data_dir: Path | None = None) -> Any:

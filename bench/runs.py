@@ -17,16 +17,40 @@ from pathlib import Path
 from typing import Any
 
 from bench import __version__
-from bench.record import read_record
+from bench.errors import UserError
+from bench.record import check_outputs, read_record
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SMOKE_EVAL_LIMIT = 200  # smoke runs decode the first 200 test examples: a pipeline check, not a score
 RESULTS_DIR = REPO_ROOT / "results"
 
 
+#: the largest seed a run takes (numpy seeds its generator with [0, 2**32 - 1]; systems.presets.MAX_SEED)
+MAX_SEED = 2**32 - 1
+
+
+class SpecRangeError(UserError, ValueError):
+    """A run's ``--limit`` or ``--seed`` out of range: refused when the spec is made, before any file,
+    workdir or record exists (``--limit -1`` once decoded 29,999 examples and recorded "first -1")."""
+
+
+def check_limit(limit: int | None) -> None:
+    """``--limit N`` decodes the first N examples, so N is a count ≥ 1 (None: the whole split)."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise SpecRangeError(f"--limit {limit}: limit must be ≥ 1 (got {limit}); leave --limit out for the "
+                             "whole split")
+
+
+def check_seed(seed: int) -> None:
+    """A seed numpy, torch and every family's config accept."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise SpecRangeError(f"--seed {seed}: seed must be in [0, {MAX_SEED}] (got {seed})")
+
+
 @dataclass(frozen=True)
 class RunSpec:
-    """Everything that decides a run's outcome; its hash is the run's identity."""
+    """Everything that decides a run's outcome; its hash is the run's identity. Its numbers are checked when
+    it is made, so every command that builds one (run, reproduce, queue, calibrate) refuses them up front."""
 
     system: str
     task: str
@@ -35,6 +59,10 @@ class RunSpec:
     overrides: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 42
     limit: int | None = None  # decode/score only the first N examples of the split (a stated subset)
+
+    def __post_init__(self) -> None:
+        check_limit(self.limit)
+        check_seed(self.seed)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -239,11 +267,16 @@ def completed_record(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> dict[str
 
 
 def _complete(spec: RunSpec, results_dir: Path) -> dict[str, Any] | None:
+    """The spec's complete record; one whose outputs were edited since scoring is refused with the file and
+    the fix (:func:`bench.record.check_outputs`), never taken as done (``--force`` does not ask)."""
     path = record_path(spec, results_dir)
     if not path.exists():
         return None
     rec = load_record(path)
-    return rec if rec.get("status") == "complete" else None
+    if rec.get("status") != "complete":
+        return None
+    check_outputs(rec, path)
+    return rec
 
 
 def _comparable(config: Mapping[str, Any]) -> dict[str, Any]:

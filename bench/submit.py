@@ -48,6 +48,20 @@ def parse_meta(items: list[str]) -> dict[str, str]:
     return out
 
 
+def check_name(name: str) -> None:
+    """A name that can name files and is no registered system's: a submission under ``copy_source`` would
+    stand in tables as if the harness had run that system (#40)."""
+    from systems import SYSTEMS
+
+    if not _NAME.match(name):
+        raise SubmissionError(f"--name {name!r}: use letters, digits and _ . + - (it names files), e.g. nqg_du2017.")
+    taken = {system.casefold(): system for system in SYSTEMS.names()}
+    if name.casefold() in taken:
+        raise SubmissionError(f"--name {name!r} is the registered system {taken[name.casefold()]!r} (bench ls "
+                              f"systems): a submission cannot take a system's name; use e.g. --name "
+                              f"{name}_submitted, or the outputs' source (nqg_du2017).")
+
+
 def check_paper_row(paper: str | None, row: str | None) -> tuple[str | None, str | None]:
     """``--paper P:T`` must name a table and ``--row`` one of its rows (label or id); returns the
     table's canonical reference (``mist:1``) and the row's id."""
@@ -93,8 +107,7 @@ def submit(
     from bench.runs import check_recipes, harness_info, load_record, sha256_text
     from bench.scoring import ScoringSession, read_hypotheses, score_split
 
-    if not _NAME.match(name):
-        raise SubmissionError(f"--name {name!r}: use letters, digits and _ . + - (it names files), e.g. nqg_du2017.")
+    check_name(name)
     paper, row_id = check_paper_row(paper, row)
     info = TASKS.get(task)
     check_recipes(info)

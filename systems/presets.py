@@ -6,12 +6,15 @@ idea); these helpers keep the three things every family does with its presets id
 
 from __future__ import annotations
 
+import math
 import random
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, TypeVar
+
+from bench.errors import UserError
 
 #: the ``cpu`` budgets' training speed policy, one for every family (bench.precision; README "Training
 #: speed"; benchmarks/bench_training.py measures it): bf16 where native, compiled blocks, length buckets
@@ -20,6 +23,76 @@ CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool"
 C = TypeVar("C")
 S = TypeVar("S")
 E = TypeVar("E")
+
+
+class SettingRangeError(UserError, ValueError):
+    """A numeric setting outside the range its field declares (``--set steps=-5``): refused before anything
+    runs, so a bogus value never trains, never makes a workdir and never becomes a record."""
+
+
+@dataclass(frozen=True)
+class Range:
+    """The values one numeric setting may take: optional lower/upper bounds, each closed or open, and always
+    finite (JSON overrides parse ``NaN`` and ``Infinity``, which no setting means)."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False  # True: ``low`` itself is refused (lr > 0)
+    high_open: bool = False  # True: ``high`` itself is refused (dropout < 1)
+
+    def __contains__(self, value: object) -> bool:
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            return False
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        return self.high is None or not (value > self.high or (self.high_open and value == self.high))
+
+    def __str__(self) -> str:
+        low, high = _num(self.low), _num(self.high)
+        if self.low is not None and self.high is not None:
+            return f"in {'(' if self.low_open else '['}{low}, {high}{')' if self.high_open else ']'}"
+        if self.low is not None:
+            return f"{'>' if self.low_open else '≥'} {low}"
+        if self.high is not None:
+            return f"{'<' if self.high_open else '≤'} {high}"
+        return "a finite number"
+
+
+def _num(x: float | None) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def ranged(default: Any = MISSING, *, ge: float | None = None, gt: float | None = None, le: float | None = None,
+           lt: float | None = None, default_factory: Any = MISSING) -> Any:
+    """A dataclass field that declares the range of its numeric setting (``steps: int = ranged(1000, ge=1)``):
+    the one place a range is written; :func:`replace_fields` refuses an override outside it."""
+    rng = Range(low=gt if gt is not None else ge, high=lt if lt is not None else le,
+                low_open=gt is not None, high_open=lt is not None)
+    return field(default=default, default_factory=default_factory, metadata={"range": rng})
+
+
+#: the largest seed (numpy's generator takes seeds in [0, 2**32 - 1]); every family's ``seed`` is ranged to it
+MAX_SEED = 2**32 - 1
+
+
+def field_ranges(cls: Any) -> dict[str, Range]:
+    """The declared range of each field of the dataclass ``cls`` (or of an instance's class) that has one."""
+    return {f.name: f.metadata["range"] for f in fields(cls) if "range" in f.metadata}
+
+
+def check_range(name: str, value: Any, rng: Range, label: str = "") -> None:
+    """Refuse ``value`` for the setting ``name`` unless it lies in ``rng`` (None: the field's "unset")."""
+    if value is None or value in rng:
+        return
+    where = f" for {label}" if label else ""
+    raise SettingRangeError(f"--set {name}={value}: {name} must be {rng}{where} (got {value})")
+
+
+def out_of_range(obj: Any) -> list[str]:
+    """``name=value (range)`` for each field of the dataclass instance ``obj`` outside its declared range:
+    for tests that hold every preset to the ranges its overrides are held to."""
+    return [f"{name}={getattr(obj, name)!r} (must be {rng})" for name, rng in field_ranges(obj).items()
+            if getattr(obj, name) is not None and getattr(obj, name) not in rng]
 
 
 @dataclass(frozen=True)
@@ -34,12 +107,12 @@ class BudgetSize:
     source (CopyBERT: the whole question + paragraph window) and its target.
     """
 
-    steps: int
-    batch_size: int
-    max_source_len: int
-    max_target_len: int
-    train_examples: int | None  # None: the whole training split
-    lr: float | None = None  # None: the family's own learning rate
+    steps: int = ranged(ge=1)
+    batch_size: int = ranged(ge=1)
+    max_source_len: int = ranged(ge=1)
+    max_target_len: int = ranged(ge=1)
+    train_examples: int | None = ranged(ge=1)  # None: the whole training split
+    lr: float | None = ranged(None, gt=0)  # None: the family's own learning rate
     # head: the source's first pieces (every paper) | answer: "answer [SEP]" + a paragraph window around the
     # answer (systems.source_windows), for SQuAD's "answer [SEP] paragraph" sources when a budget's source is short
     source_window: str = "head"
@@ -87,8 +160,9 @@ def sized(cfg: C, size: BudgetSize, names: Mapping[str, str] | None = None) -> C
 
 def replace_fields(cfg: C, overrides: Mapping[str, Any], label: str, frozen: tuple[str, ...] = ()) -> C:
     """``cfg`` with fields replaced by name. An unknown (or frozen) key is an error listing the known
-    ones; a value of the wrong type is an error naming the field and the type it takes, before
-    anything runs (``--set lr=abc`` must not train, or die later in a comparison)."""
+    ones; a value of the wrong type is an error naming the field and the type it takes, and a number
+    outside its field's declared range (:func:`ranged`) one naming the range, before anything runs
+    (``--set lr=abc`` or ``--set steps=-5`` must not train, or die later in a comparison)."""
     known = {f.name for f in fields(cfg)} - set(frozen)  # type: ignore[arg-type]
     bad = sorted(set(overrides) - known)
     if bad:
@@ -97,6 +171,10 @@ def replace_fields(cfg: C, overrides: Mapping[str, Any], label: str, frozen: tup
         return cfg
     hints = typing.get_type_hints(type(cfg))
     checked = {k: checked_value(k, v, hints[k], label) for k, v in overrides.items()}
+    ranges = field_ranges(cfg)
+    for k, v in overrides.items():
+        if k in ranges:
+            check_range(k, v, ranges[k], label)
     return replace(cfg, **checked)  # type: ignore[type-var]
 
 

@@ -29,7 +29,7 @@ def test_compare_limited_outputs(tmp_path: Path) -> None:
     assert forgot.exit_code != 0
     assert "add --limit 40" in " ".join(forgot.output.split())
 
-    ok = CliRunner().invoke(app, [*args, "--limit", "40"])
+    ok = CliRunner().invoke(app, [*args, "--limit", "40", "--json"])
     assert ok.exit_code == 0, ok.output
     result = json.loads(ok.output)
     assert result["n_items"] == 40

@@ -89,10 +89,11 @@ def test_compare_by_id_equals_compare_on_files(tmp_path: Path) -> None:
     from bench.cli import app
 
     runner = CliRunner()
-    by_id = runner.invoke(app, ["compare", SELF, NOCOPY, "--recipe", "unilm"])
+    by_id = runner.invoke(app, ["compare", SELF, NOCOPY, "--recipe", "unilm", "--json"])
     assert by_id.exit_code == 0, by_id.output
     files = [str(RESULTS / "outputs" / f"{r}.txt") for r in (SELF, NOCOPY)]
-    by_file = runner.invoke(app, ["compare", *files, "--task", "squad_qg", "--limit", "2000", "--recipe", "unilm"])
+    by_file = runner.invoke(app, ["compare", *files, "--task", "squad_qg", "--limit", "2000", "--recipe", "unilm",
+                                  "--json"])
     assert by_file.exit_code == 0, by_file.output
     assert json.loads(by_id.output) == json.loads(by_file.output)
     refused = runner.invoke(app, ["compare", SELF, UNILM_FULL])

@@ -12,11 +12,11 @@ import hashlib
 import json
 import marshal
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from bench.atomic import write_bytes_atomic
 from bench.data.errors import DataError
 from bench.data.sources import repo_root
 from bench.data.types import Example
@@ -110,17 +110,11 @@ def decode_fast(data: bytes) -> list[Example]:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file and rename, so a crash or a parallel reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; caches are shared between users of a checkout
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write via a temp file and rename, so a crash or a parallel reader never sees half a file.
+
+    :mod:`bench.atomic` does it for every writer: the file gets the umask's mode (caches are shared
+    between users of a checkout) and a read-only ``$BENCH_CACHE`` is one line naming the folder."""
+    write_bytes_atomic(path, data)
 
 
 def read_manifest(path: Path) -> dict[str, Any] | None:

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.atomic import atomic_path, write_text_atomic
+from bench.errors import UserError
 from bench.latency.record import load_latency_records
 from bench.papers import all_tables, get_table, normalize_paper
-from bench.record import load_records
+from bench.record import load_records, require_dir
 from bench.report import html as html_mod
 from bench.report import markdown as md
 from bench.report import plots
@@ -28,6 +29,14 @@ OWNED = re.compile(
     r"^([a-z]+-table\w+\.md|pareto-[\w.-]+\.(png|json)|mist-table6-iterations\.(png|json)"
     r"|calibration-[\w.-]+\.(png|json)|index\.html|leaderboard-[\w.-]+\.html|protocol-sensitivity\.md)$"
 )
+
+
+#: a run id as reports print it: ``<system>--<task>--<split>--<budget>--[s<seed>--]<8 hex>`` (the hex: its spec hash)
+RUN_ID = re.compile(r"[\w.+-]+?--[\w]+--[\w-]+?--[a-z]+--(?:s\d+--)?([0-9a-f]{8})(?![\w])")
+
+
+class ReportDropError(UserError):
+    """``bench table`` would delete report files or drop recorded runs that reports/ shows today."""
 
 
 class ReportCheckError(AssertionError):
@@ -97,20 +106,46 @@ def _plan(
 
     boards = []
     for task in leaderboard.leaderboard_tasks(records):
-        texts[f"leaderboard-{task}.html"] = leaderboard.task_page(task, records)
+        texts[f"leaderboard-{task}.html"] = leaderboard.task_page(task, records, latency_records)
         boards.append((f"leaderboard-{task}.html", task))
     texts["index.html"] = html_mod.page(views + [protocol, runs], images, leaderboards=boards)
     return texts, pngs
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def dropped(out: Path, existing: Collection[str], texts: Mapping[str, str], pngs: Collection[str]) -> list[str]:
+    """What writing ``texts`` and ``pngs`` into ``out`` would lose: each owned file it would delete, and
+    each run id that reports/ shows today (anywhere: a table, the runs list, a plot's sidecar) and the
+    new report set shows nowhere."""
+    gone = sorted(set(existing) - set(texts) - set(pngs))
+    shown_now = _run_ids(out / name for name in existing if name.endswith((".md", ".json", ".html")))
+    shown_after = {m.group(1) for text in texts.values() for m in RUN_ID.finditer(text)}
+    runs = sorted(rid for digest, rid in shown_now.items() if digest not in shown_after)
+    return [f"file {name}" for name in gone] + [f"run {rid}" for rid in runs]
+
+
+def _run_ids(paths: Any) -> dict[str, str]:
+    """spec hash -> the run id printed with it, over the text of ``paths``."""
+    return {m.group(1): m.group(0) for p in paths for m in RUN_ID.finditer(p.read_text(encoding="utf-8"))}
+
+
+def _refuse_drops(losses: Sequence[str], results_dir: Path | str, reports_dir: Path) -> None:
+    """One line naming what a rewrite would lose (a typo'd --results-dir or a --budget filter, most often)."""
+    if not losses:
+        return
+    files, runs = sum(x.startswith("file ") for x in losses), sum(x.startswith("run ") for x in losses)
+    what = " and ".join(([f"delete {files} report file(s)"] if files else [])
+                        + ([f"drop {runs} recorded run(s)"] if runs else []))
+    more = f", +{len(losses) - 3} more" if len(losses) > 3 else ""
+    shown = ", ".join(x.split(" ", 1)[1] for x in losses[:3]) + more
+    raise ReportDropError(
+        f"bench table would {what} that {reports_dir} shows today ({shown}), rendering from {results_dir}; "
+        "nothing was written. Check --results-dir and --budget, or pass --prune to drop them on purpose."
+    )
 
 
 def render_all(
-    results_dir: Path | str, reports_dir: Path | str, check: bool = False, budget: str | None = None
+    results_dir: Path | str, reports_dir: Path | str, check: bool = False, budget: str | None = None,
+    prune: bool = False,
 ) -> list[Path] | list[str]:
     """Write reports/<paper>-table<N>.md, pareto-<task>.png, mist-table6-iterations.png,
     index.html and protocol-sensitivity.md (plus JSON sidecars of the plotted data).
@@ -118,8 +153,12 @@ def render_all(
     With ``check=True`` nothing is written and the result is the list of problems (one string
     per file that is missing, different — with a short diff — or stale); empty means reports/ is
     up to date. Callers that want an exception raise :class:`ReportCheckError` with it.
+
+    A rewrite that would delete report files or drop runs reports/ shows today (:func:`dropped`) is
+    refused with :class:`ReportDropError` before anything is written, unless ``prune``: a typo'd
+    ``--results-dir`` once rewrote reports/ from no records at all. A missing ``results_dir`` is an error.
     """
-    records = load_records(results_dir)
+    records = load_records(require_dir(results_dir))
     out = Path(reports_dir)
     from bench.calibrate import load_summaries
     from bench.ordering import load_orderings
@@ -159,6 +198,8 @@ def render_all(
 
         problems += stale_orderings(orderings, records)
         return problems
+    if not prune:
+        _refuse_drops(dropped(out, existing, texts, pngs), results_dir, out)
     out.mkdir(parents=True, exist_ok=True)
     for name in sorted(existing - expected):
         (out / name).unlink()
@@ -166,13 +207,12 @@ def render_all(
     for name, text in sorted(texts.items()):
         path = out / name
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            _write_text(path, text)
+            write_text_atomic(path, text)
         written.append(path)
     for name, (draw, data) in sorted(pngs.items()):
         path = out / name
-        tmp = path.with_name(f".{path.stem}.tmp.png")
-        draw(data, tmp)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:  # keeps the .png suffix matplotlib reads the format from
+            draw(data, tmp)
         written.append(path)
     return sorted(written)
 
@@ -184,10 +224,12 @@ def table_command(
     check: bool = False,
     results_dir: Path | str = "results",
     reports_dir: Path | str = "reports",
+    prune: bool = False,
 ) -> str:
     """What ``bench table`` prints: one table's markdown, or a summary of the regenerated files.
 
-    ``--check`` raises :class:`ReportCheckError` on any difference (the CLI exits non-zero).
+    ``--check`` raises :class:`ReportCheckError` on any difference (the CLI exits non-zero); ``prune``: as
+    :func:`render_all`.
     """
     if not check and table is not None and paper is None:
         raise ValueError("--table needs --paper (e.g. --paper mist --table 1).")
@@ -195,6 +237,7 @@ def table_command(
         from bench.calibrate import load_summaries
         from bench.ordering import load_orderings
 
+        require_dir(results_dir)
         recs, lat, orders = load_records(results_dir), load_latency_records(results_dir), load_orderings(results_dir)
         cals = load_summaries(results_dir)
         if table is not None:
@@ -206,5 +249,5 @@ def table_command(
         if problems:
             raise ReportCheckError([str(p) for p in problems])
         return f"reports in {reports_dir} are up to date with {results_dir}"
-    paths = render_all(results_dir, reports_dir, budget=budget)
+    paths = render_all(results_dir, reports_dir, budget=budget, prune=prune)
     return f"{len(paths)} report files written in {reports_dir}"

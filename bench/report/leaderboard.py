@@ -1,155 +1,344 @@
-"""One HTML leaderboard page per task (reports/leaderboard-<task>.html): every record of the task.
+"""One HTML leaderboard page per task (reports/leaderboard-<task>.html), read at a glance.
 
 The paper tables answer "does the reproduction match the paper"; a leaderboard answers "what is
-best on this task", so it lists every record (runs at every budget and submitted outputs) with
-every metric of the task's default recipes, the degeneracy flag, and the speed where measured.
+best on this task". Its default view (:mod:`bench.report.board` builds the data):
 
-Sorting and the budget filter are a few lines of inline JavaScript (no external assets: the page
-works offline). Their state lives in the URL fragment (``#sort=unilm:bleu4&dir=desc&budget=cpu``),
-so a sorted, filtered view is a link, and headless Chromium (``--dump-dom page.html#...``) shows
-exactly what a reader would: the tests check the order and the filter that way.
+- one group per set of examples ("whole test split", "first 2,000 of test"), each ranked within
+  itself, because numbers over different examples cannot be compared;
+- one line per run, best first by the task's headline metric with its CI, in rank clusters ("1–3")
+  where ``bench compare``'s paired bootstrap does not separate neighbours;
+- compact columns — rank, degeneracy flag, system (linked to its record), headline, examples, budget,
+  speed-up, the paper row it reproduces — and every other metric and recipe behind "details";
+- a quality-versus-speed plot per group with a measured speed-up (inline SVG, labelled points, the
+  Pareto front dashed); the signatures and definitions folded under "How this was measured".
+
+A few lines of inline JavaScript (no external assets: the page works offline) toggle the details,
+filter by budget and re-sort a group by a column; the view lives in the URL fragment
+(``#budget=cpu&sort=speedup``), so a filtered view is a link and headless Chromium shows exactly it.
+Without JavaScript the page shows the ranked default view.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
 
-from bench.output_stats import degeneracy
-from bench.report.cells import fmt_num
+from bench.output_stats import summary as output_summary
+from bench.report.board import Board, build_board, display_name, settings
+from bench.report.cells import DEGENERATE_MARK, fmt_num
+from bench.report.matching import CONTEXT_SYSTEMS
+from bench.report.ranking import ALPHA, Ranked, RankedGroup, metric_label
+from bench.report.significance import SAMPLES, SEED, PairedBootstrap
+from bench.report.svg_plot import SVG_CSS, Point, quality_speed_svg
 
-#: metrics shown per recipe (BLEU-1..3 stay in the records and the protocol-sensitivity table)
-SHOWN_METRICS = ("bleu4", "meteor", "rougeL", "rouge1", "rouge2", "exact_match")
+#: metrics of the details table, in this order (others follow, sorted)
+DETAIL_METRICS = ("bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rougeL", "rouge1", "rouge2", "exact_match")
+ARCH_MARK = "†"  # a speed-up measured on the paper row's architecture, not on this run
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:120em}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#f3f3f3;cursor:pointer;white-space:nowrap}
-th.sorted{background:#dde8f5}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.degenerate td{color:#8a5a00}
-tr.external td:first-child::after{content:" (submitted)";color:#555}
+body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222;max-width:1320px}
+h1{margin:0 0 .3em}h2{margin:1.4em 0 .2em;font-size:1.2em}h2 small{font-weight:normal;color:#555}
+p.lede{margin:.2em 0 .6em;max-width:80em}
+.controls{margin:.4em 0;display:flex;gap:1.5em;align-items:center;flex-wrap:wrap;font-size:14px}
+table.board{border-collapse:collapse;margin:.4em 0;font-size:13px;width:100%;table-layout:fixed}
+.board col.rank{width:5em}.board col.flag{width:8.5em}.board col.sys{width:17em}.board col.head{width:11.5em}
+.board col.ex{width:6em}.board col.budget{width:5.5em}.board col.speed{width:6.5em}.board col.more{width:5.5em}
+.board th,.board td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
+.board th{background:#f3f3f3;white-space:nowrap}.board th[data-sort]{cursor:pointer}
+.board th.sorted{background:#dde8f5}
+.board td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.board td.rank{font-weight:bold;white-space:nowrap}.board td.flag{white-space:nowrap}
+.board td.sys,.board td.paper{overflow-wrap:anywhere}
+.board .ci{color:#666;font-size:11px}.board .set{color:#555;font-size:11px}
+.badge{display:inline-block;font-size:10px;padding:0 4px;border-radius:3px;background:#eee;color:#333;margin-left:4px}
+.badge.sub{background:#e8f0fe}.badge.ref{background:#f0f0f0;border:1px solid #ccc}
+tr.degenerate td{background:#fff8ec}td.flag .deg{color:#8a4b00;font-weight:bold}
+tr.details>td{background:#fafafa;font-size:12px}tr.details table{border-collapse:collapse;margin:.3em 0}
+tr.details table td,tr.details table th{border:1px solid #ddd;padding:1px 5px}
+tr.details ul{margin:.3em 0;padding-left:1.2em}tr.details li{overflow-wrap:anywhere}
+button.more{font-size:11px;padding:0 5px}
+.untested{color:#8a4b00;font-size:13px;margin:.2em 0}
+.plots{display:flex;flex-wrap:wrap}
+details.how{margin:1.5em 0;font-size:13px}details.how li{overflow-wrap:anywhere;margin:2px 0}
 code{background:#f3f3f3;padding:0 2px}
-""".strip()
+""".strip() + SVG_CSS
 
-# Sort rows by the column named in the fragment, filter by budget; clicking a header toggles its order.
+# Details toggles, the budget filter and per-group sorting; state in the fragment (#budget=cpu&sort=speedup&dir=asc).
 _JS = """
 (function(){
-  var table=document.getElementById('leaderboard'), body=table.tBodies[0];
-  var rows=Array.prototype.slice.call(body.rows);
   function state(){var s={};location.hash.replace(/^#/,'').split('&').forEach(function(kv){
     var i=kv.indexOf('='); if(i>0){s[decodeURIComponent(kv.slice(0,i))]=decodeURIComponent(kv.slice(i+1));}});return s;}
-  function apply(){
-    var s=state(), col=s.sort, dir=s.dir==='asc'?1:-1, budget=s.budget||'';
-    var heads=table.tHead.rows[0].cells, idx=-1;
-    for(var i=0;i<heads.length;i++){heads[i].className=heads[i].getAttribute('data-col')===col?'sorted':'';
-      if(heads[i].getAttribute('data-col')===col){idx=i;}}
-    var shown=rows.filter(function(r){return !budget||r.getAttribute('data-budget')===budget;});
-    if(idx>=0){shown.sort(function(a,b){
-      var x=a.cells[idx].getAttribute('data-v'), y=b.cells[idx].getAttribute('data-v');
-      if(x===null||x===''){return 1;} if(y===null||y===''){return -1;}
-      var nx=parseFloat(x), ny=parseFloat(y);
-      if(!isNaN(nx)&&!isNaN(ny)){return (nx-ny)*dir;} return x<y?-dir:(x>y?dir:0);});}
-    while(body.firstChild){body.removeChild(body.firstChild);}
-    shown.forEach(function(r){body.appendChild(r);});
-    var sel=document.getElementById('budget'); if(sel){sel.value=budget;}
-  }
   function set(k,v){var s=state(); if(v){s[k]=v;}else{delete s[k];}
     location.hash=Object.keys(s).map(function(k){return k+'='+encodeURIComponent(s[k]);}).join('&');}
-  Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th){th.addEventListener('click',function(){
-    var s=state(), c=th.getAttribute('data-col');
-    set('dir', s.sort===c&&s.dir!=='asc'?'asc':'desc'); set('sort',c);});});
+  var tables=Array.prototype.slice.call(document.querySelectorAll('table.board'));
+  tables.forEach(function(t){t._pairs=Array.prototype.slice.call(t.tBodies[0].rows).filter(function(r){
+    return r.classList.contains('run');}).map(function(r){return [r,r.nextElementSibling];});});
+  function apply(){
+    var s=state(), budget=s.budget||'', col=s.sort||'', dir=s.dir==='asc'?1:-1;
+    tables.forEach(function(t){
+      var pairs=t._pairs.slice(), heads=t.tHead.rows[0].cells, idx=-1;
+      for(var i=0;i<heads.length;i++){var c=heads[i].getAttribute('data-sort');
+        heads[i].classList.toggle('sorted',!!col&&c===col); if(col&&c===col){idx=i;}}
+      if(idx>=0){pairs.sort(function(a,b){
+        var x=parseFloat(a[0].cells[idx].getAttribute('data-v')), y=parseFloat(b[0].cells[idx].getAttribute('data-v'));
+        if(isNaN(x)){return isNaN(y)?0:1;} if(isNaN(y)){return -1;} return col==='rank'?(x-y)*-dir:(x-y)*dir;});}
+      var body=t.tBodies[0];
+      pairs.forEach(function(p){body.appendChild(p[0]); body.appendChild(p[1]);
+        var show=!budget||p[0].getAttribute('data-budget')===budget;
+        p[0].hidden=!show; if(!show){p[1].hidden=true;}});
+    });
+    var sel=document.getElementById('budget'); if(sel){sel.value=budget;}
+  }
+  document.addEventListener('click',function(ev){
+    var b=ev.target.closest('button.more');
+    if(b){var d=b.closest('tr').nextElementSibling; d.hidden=!d.hidden;
+      b.setAttribute('aria-expanded',String(!d.hidden));}
+    var th=ev.target.closest('th[data-sort]');
+    if(th){var s=state(), c=th.getAttribute('data-sort');
+      set('dir', s.sort===c&&s.dir!=='asc'?'asc':'desc'); set('sort',c);}
+    if(ev.target.id==='expand-all'){var open=ev.target.getAttribute('aria-expanded')!=='true';
+      ev.target.setAttribute('aria-expanded',String(open));
+      ev.target.textContent=open?'hide all details':'show all details';
+      tables.forEach(function(t){t._pairs.forEach(function(p){if(!p[0].hidden){p[1].hidden=!open;}});});}
+  });
   var sel=document.getElementById('budget');
   if(sel){sel.addEventListener('change',function(){set('budget',sel.value);});}
   window.addEventListener('hashchange',apply); apply();
 })();
 """.strip()
 
-
-def leaderboard_tasks(records: Sequence[dict]) -> list[str]:
-    return sorted({r["spec"]["task"] for r in records})
+e = html.escape
 
 
-def _columns(records: Sequence[dict], task: str) -> list[tuple[str, str]]:
-    """(recipe, metric) columns: the task's default recipes in order, the metrics any record has."""
-    from bench.data import TASKS
+def _code(text: str) -> str:
+    """Escape, then show `code` spans as <code>."""
+    import re
 
-    recipes = list(TASKS.get(task).default_recipes) if task in TASKS else []
-    recipes += sorted({name for r in records for name in r["scores"]} - set(recipes))
-    have = {(name, m) for r in records for name, sc in r["scores"].items() for m in sc["metrics"]}
-    return [(rc, m) for rc in recipes for m in SHOWN_METRICS if (rc, m) in have]
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", e(text, quote=False))
 
 
-def _cell(text: str, value: Any = None, numeric: bool = False) -> str:
-    v = "" if value is None else html.escape(str(value), quote=True)
-    cls = ' class="num"' if numeric else ""
-    return f'<td{cls} data-v="{v}">{html.escape(text)}</td>'
+def _badges(rec: dict) -> str:
+    if rec.get("kind") == "external":
+        return '<span class="badge sub" title="outputs made elsewhere (bench submit), scored here">submitted</span>'
+    if rec["spec"]["system"] in {s for s, _ in CONTEXT_SYSTEMS.values()}:
+        return '<span class="badge ref" title="harness reference baseline: no training">reference</span>'
+    return ""
 
 
-def _settings(spec: dict) -> str:
-    """What tells two records of one system apart: its overrides (``--set``)."""
-    return " ".join(f"{k}={v}" for k, v in sorted((spec.get("overrides") or {}).items()))
+def _speed_cell(board: Board, rec: dict) -> str:
+    sp = board.speeds.get(rec["run_id"])
+    if sp is None:
+        return '<td class="num" data-v=""></td>'
+    mark = "" if sp.own else ARCH_MARK
+    invalid = "" if sp.valid else " INVALID"
+    ci = f" (95% CI {sp.ci[0]:.2f}–{sp.ci[1]:.2f})" if sp.ci else ""
+    title = e(f"{sp.mean:.2f}×{ci}; " + sp.source.replace("`", ""), quote=True)
+    return f'<td class="num" data-v="{sp.mean:.4f}" title="{title}">{fmt_num(sp.mean)}×{mark}{invalid}</td>'
 
 
-def _row(rec: dict, columns: Sequence[tuple[str, str]]) -> str:
-    spec, data = rec["spec"], rec.get("data") or {}
-    external = rec.get("kind") == "external"
-    stats = rec.get("output_stats") or {}
-    flagged = bool(degeneracy(stats))
-    name = (rec.get("submission") or {}).get("name", spec["system"]) if external else spec["system"]
-    n = data.get("n_examples")
-    examples = ("" if n is None else f"{n:,}") + (" (partial)" if data.get("partial") else "")
+def _paper_cell(board: Board, rec: dict) -> str:
+    rows = board.paper_rows.get(rec["run_id"]) or []
+    if not rows:
+        return '<td class="paper"></td>'
+    first = rows[0]
+    more = f' <span class="set">+{len(rows) - 1} more</span>' if len(rows) > 1 else ""
+    return (f'<td class="paper"><a href="index.html#{e(first.anchor)}" title="{e(first.table)}: {e(first.label)}">'
+            f"{e(first.short)}</a>{more}</td>")
+
+
+def _row(board: Board, r: Ranked, columns: int) -> str:
+    rec, spec = r.record, r.record["spec"]
+    head = board.head
+    classes = ["run"] + (["degenerate"] if r.degenerate else [])
+    classes += ["external"] if rec.get("kind") == "external" else []
+    rank_title = e(r.unranked or (f"paired bootstrap vs the next ranked run: p = {r.p_next:.3f}"
+                                  if r.p_next is not None else "last ranked run"), quote=True)
+    flag = (f'<span class="deg" title="{e("; ".join(r.flags), quote=True)}">{DEGENERATE_MARK}</span>'
+            if r.degenerate else "")
+    ci = head.ci(rec) if head else None
+    value = "" if r.value is None else fmt_num(r.value) + (
+        f' <span class="ci">[{fmt_num(ci[0])}, {fmt_num(ci[1])}]</span>' if ci else "")
+    n = (rec.get("data") or {}).get("n_examples")
+    sets = settings(spec)
     cells = [
-        _cell(name, name),
-        _cell("submitted" if external else "run", "submitted" if external else "run"),
-        _cell(spec["budget"], spec["budget"]),
-        _cell(spec["split"], spec["split"]),
-        _cell(_settings(spec), _settings(spec)),
-        _cell(str((rec.get("system") or {}).get("family", "")), (rec.get("system") or {}).get("family", "")),
-        _cell(examples, n, numeric=True),
+        f'<td class="rank" data-v="{r.position or ""}" title="{rank_title}">{e(r.rank)}</td>',
+        f'<td class="flag">{flag}</td>',
+        f'<td class="sys"><a href="../results/{e(rec["run_id"])}.json" title="{e(rec["run_id"])}">'
+        f"{e(display_name(rec))}</a>{_badges(rec)}" + (f'<div class="set">{e(sets)}</div>' if sets else "") + "</td>",
+        f'<td class="num" data-v="{"" if r.value is None else f"{r.value:.4f}"}">{value}</td>',
+        f'<td class="num" data-v="{n or ""}">{"" if n is None else f"{n:,}"}</td>',
+        f"<td>{e(spec['budget'])}</td>",
+        _speed_cell(board, rec),
+        _paper_cell(board, rec),
+        '<td><button class="more" type="button" aria-expanded="false">details</button></td>',
     ]
-    for recipe, metric in columns:
-        value = ((rec["scores"].get(recipe) or {}).get("metrics") or {}).get(metric)
-        cells.append(_cell("" if value is None else fmt_num(value), value, numeric=True))
-    distinct = stats.get("distinct_ratio")
-    cells.append(_cell("" if distinct is None else f"{distinct:.1%}" + (" ⚠ degenerate" if flagged else ""),
-                       distinct, numeric=True))
-    speed = (rec.get("latency") or {}).get("speedup_mean")
-    cells.append(_cell("" if speed is None else f"{fmt_num(speed)}×", speed, numeric=True))
-    cells.append(_cell(rec["run_id"], rec["run_id"]))
-    classes = " ".join(c for c in ("external" if external else "", "degenerate" if flagged else "") if c)
-    return (f'<tr data-budget="{html.escape(spec["budget"])}"' + (f' class="{classes}"' if classes else "")
-            + ">" + "".join(cells) + "</tr>")
+    return (f'<tr class="{" ".join(classes)}" data-budget="{e(spec["budget"])}" data-run="{e(rec["run_id"])}">'
+            + "".join(cells) + "</tr>\n"
+            + f'<tr class="details" hidden><td colspan="{columns}">{_details(board, r)}</td></tr>')
 
 
-def task_page(task: str, records: Sequence[dict]) -> str:
-    """The leaderboard page of one task."""
-    e = html.escape
-    mine = sorted((r for r in records if r["spec"]["task"] == task), key=lambda r: r["run_id"])
-    columns = _columns(mine, task)
-    head = [("name", "System / submission"), ("kind", "Kind"), ("budget", "Budget"), ("split", "Split"),
-            ("settings", "Settings"), ("family", "Family"), ("examples", "Examples")]
-    head += [(f"{rc}:{m}", f"{m} ({rc})") for rc, m in columns]
-    head += [("distinct", "Distinct outputs"), ("speedup", "Speedup"), ("run", "Record")]
+def _details(board: Board, r: Ranked) -> str:
+    """Every recipe and metric of the run, and the facts behind its line."""
+    rec, spec = r.record, r.record["spec"]
+    scores = rec["scores"]
+    have = {m for sc in scores.values() for m in sc["metrics"]}
+    metrics = [m for m in DETAIL_METRICS if m in have] + sorted(have - set(DETAIL_METRICS))
+    grid = ("<table><tr><th>recipe</th>" + "".join(f"<th>{e(metric_label(m))}</th>" for m in metrics) + "</tr>"
+            + "".join(f"<tr><td>{e(name)}</td>" + "".join(
+                f"<td>{fmt_num(sc['metrics'][m]) if m in sc['metrics'] else ''}</td>" for m in metrics) + "</tr>"
+                for name, sc in sorted(scores.items())) + "</table>")
+    info = rec.get("system") or {}
+    family = f" ({info['family']}, backbone {info.get('backbone', '?')})" if info.get("family") else ""
+    sets = f"; settings `{settings(spec)}`" if settings(spec) else ""
+    facts = [
+        f"system `{spec['system']}`{family}; task `{spec['task']}`, split `{spec['split']}`, budget "
+        f"`{spec['budget']}`, seed {spec.get('seed', '?')}{sets}",
+    ]
+    stats = rec.get("output_stats")
+    if stats and stats.get("n"):
+        lead = f"{DEGENERATE_MARK.upper()} ({'; '.join(r.flags)}). Outputs" if r.flags else "Outputs"
+        facts.append(f"{lead}: {output_summary(stats)}")
+    if r.p_next is not None:
+        facts.append(f"paired bootstrap against the next ranked run: p = {r.p_next:.3f}")
+    if r.unranked:
+        facts.append(f"not ranked: {r.unranked}")
+    sp = board.speeds.get(rec["run_id"])
+    if sp is not None:
+        facts.append(f"speed-up {sp.mean:.2f}×" + (f" [{sp.ci[0]:.2f}–{sp.ci[1]:.2f}]" if sp.ci else "")
+                     + f": {sp.source}")
+    rows = board.paper_rows.get(rec["run_id"]) or []
+    if rows:
+        facts.append("reproduces: " + "; ".join(f"{p.table}: {p.label}" for p in rows))
+    if board.head and board.head.recipe in scores:
+        facts.append(f"headline signature `{scores[board.head.recipe]['signature']}`")
+    facts.append(f"record `results/{rec['run_id']}.json`")
+    return grid + "<ul>" + "".join(f"<li>{_code(f)}</li>" for f in facts) + "</ul>"
+
+
+_HEAD = [("rank", "Rank"), ("", "Flag"), ("", "System"), ("headline", ""), ("examples", "Examples"),
+         ("", "Budget"), ("speedup", "Speed-up"), ("", "Paper row"), ("", "")]
+#: column widths (the paper row takes the rest), the same in every group so the groups line up
+_COLS = '<colgroup>' + "".join(f'<col class="{c}">' for c in (
+    "rank", "flag", "sys", "head", "ex", "budget", "speed", "paper", "more")) + "</colgroup>"
+
+
+def _group(board: Board, g: RankedGroup) -> str:
+    label = board.head.label if board.head else "score"
+    head = "".join(
+        (f'<th data-sort="{key}">' if key else "<th>") + e(label if key == "headline" else text) + "</th>"
+        for key, text in _HEAD
+    )
+    items = ""
+    if board.head is not None:  # the scoring items (one per key) behind the headline, when all runs agree
+        recipe = board.head.recipe
+        n_items = {int(r.record["scores"][recipe].get("n_items") or 0) for r in g.rows if recipe in r.record["scores"]}
+        items = f"; {n_items.pop():,} scored items under {recipe}" if len(n_items) == 1 else ""
+    parts = [f'<section class="group" id="{e(g.examples.slug)}">',
+             f"<h2>{e(g.name[0].upper() + g.name[1:])} <small>({g.examples.n:,} examples{e(items)}; "
+             f"{len(g.rows)} run{'s' if len(g.rows) != 1 else ''})</small></h2>"]
+    if not g.tested and g.untested_reason:
+        parts.append(f'<p class="untested">Ranks are a plain order by score: significance not tested here '
+                     f"({_code(g.untested_reason)}).</p>")
+    parts.append(f'<table class="board" data-group="{e(g.examples.slug)}">{_COLS}<thead><tr>{head}</tr></thead><tbody>')
+    parts += [_row(board, r, len(_HEAD)) for r in g.rows]
+    parts.append("</tbody></table></section>")
+    return "\n".join(parts)
+
+
+def _plots(board: Board) -> str:
+    if board.head is None:
+        return ""
+    svgs = []
+    for g in board.groups:
+        pts: list[Point] = []
+        seen: dict[str, int] = {}
+        for r in g.rows:
+            sp = board.speeds.get(r.record["run_id"])
+            if sp is None or r.value is None:
+                continue
+            label = " ".join(x for x in (display_name(r.record), settings(r.record["spec"])) if x)
+            seen[label] = seen.get(label, 0) + 1
+            label += f" #{seen[label]}" if seen[label] > 1 else ""
+            pts.append(Point(label, sp.mean, r.value, r.degenerate, sp.own))
+        if pts:
+            svgs.append(quality_speed_svg(g.name[0].upper() + g.name[1:], pts, board.head.label))
+    if not svgs:
+        body = (f"<p>No run of <code>{e(board.task)}</code> has a measured speed-up yet: neither its own timing "
+                "nor one of the architecture of a paper row it reproduces (<code>bench latency --record</code>, "
+                "docs/speed.md).</p>")
+    else:
+        body = (f'<div class="plots">{"".join(svgs)}</div><p class="set">Filled: speed-up measured on the run; '
+                f"hollow blue ({ARCH_MARK}): measured on the architecture of the paper row it reproduces; hollow "
+                "orange: degenerate (not on the front). Dashed: the Pareto front (no other point is both faster "
+                "and better).</p>")
+    return f'<section id="quality-vs-speed"><h2>Quality vs speed</h2>{body}</section>'
+
+
+def _how(board: Board, records: Sequence[dict]) -> str:
+    """The notes a reader opens when needed: signatures, tests and definitions."""
+    head = board.head
+    notes: list[str] = []
+    if head:
+        sigs = sorted({r["scores"][head.recipe]["signature"] for r in records if head.recipe in r["scores"]})
+        notes.append(f"Headline: {head.label}, ×100, from each run's record; the CI is the record's 95 % bootstrap "
+                     f"interval. Signature(s): " + "; ".join(f"`{s}`" for s in sigs) + ".")
+        notes.append(f"Rank clusters: runs sorted by the headline; each run is tested against the next with "
+                     f"`bench compare`'s paired bootstrap ({SAMPLES:,} resamples, seed {SEED}) on the examples both "
+                     f"scored, re-scored from the stored outputs at `bench table` time; p ≥ {ALPHA} puts the next run "
+                     "in the same cluster, shown as the span of positions (“1–3”). Clusters chain: a cluster's first "
+                     "and last runs may differ significantly. `bench compare RUN_A RUN_B` prints any pair.")
+    notes.append("Groups: runs over different examples (the whole split, or its first N with `bench run --limit N`) "
+                 "are ranked separately; their numbers are not comparable.")
+    notes.append(f"{DEGENERATE_MARK}: the run's most frequent output is more than 2 % of its outputs, or its outputs "
+                 "are less than half as distinct as the references on the same examples; its number is shown but is "
+                 "not evidence that the system learned, so it is never ranked above a healthy run (it is listed "
+                 "unranked after them).")
+    notes.append("Marked rows: “reference” is a harness baseline with no training (copy the source, lead-1); "
+                 "“submitted” is outputs made elsewhere (`bench submit`), scored by the harness, never a "
+                 "reproduction.")
+    notes.append(f"Speed-up: mean latency of the AR baseline ÷ the run's, batch 1, measured in one process "
+                 f"(never copied). {ARCH_MARK}: measured by `bench latency --record` on the architecture of the paper "
+                 "row the run reproduces (the number that table's speed column shows), not on this checkpoint; "
+                 "hover a cell for its machine and record.")
+    for lid in board.latency_ids:
+        notes.append(f"Speed record: `results/latency/{lid}.json`.")
+    notes.append("Paper row: the paper table row whose spec the run matches (system — the cpu substitute at the "
+                 "cpu budget —, task, split, budget, settings and recipe); “details” lists every one.")
+    return ('<details class="how"><summary>How this was measured</summary><ul>'
+            + "".join(f"<li>{_code(n)}</li>" for n in notes) + "</ul></details>")
+
+
+def task_page(task: str, records: Sequence[dict], latency_records: Sequence[dict] = (),
+              data_dir: Path | None = None, test: PairedBootstrap | None = None) -> str:
+    """The leaderboard page of one task (``test``: the pair test, default ``bench compare``'s on stored outputs)."""
+    board = build_board(task, records, latency_records, data_dir, test)
+    mine = [r for r in records if r["spec"]["task"] == task]
     budgets = sorted({r["spec"]["budget"] for r in mine})
     options = '<option value="">all budgets</option>' + "".join(
         f'<option value="{e(b)}">{e(b)}</option>' for b in budgets)
+    head = board.head
+    lede = (
+        f"Ranked by <b>{e(head.label)}</b> (×100, 95 % CI in brackets), best first. A rank such as “1–3” is a "
+        "cluster: <code>bench compare</code>'s paired bootstrap does not separate those runs from their neighbours. "
+        "Each group holds runs over the same examples; do not compare numbers across groups. "
+        f"<b>{DEGENERATE_MARK}</b> runs are listed unranked."
+        if head else "No scored run yet."
+    )
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>bench leaderboard: {e(task)}</title>'
-        f"<style>{_CSS}</style></head><body>\n"
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_CSS}</style></head><body>\n'
         f"<h1>Leaderboard: <code>{e(task)}</code></h1>\n"
-        "<p>Every record of this task under <code>results/</code>: runs at every budget and submitted outputs "
-        "(<code>bench submit</code>; scored by the harness, never a reproduction). Metrics ×100 under each "
-        "recipe's signature (see the record). ⚠ degenerate: most frequent output &gt; 2 % of outputs or "
-        "fewer than half the references' distinct outputs: not evidence of learning. Click a header to sort; "
-        "the view is in the address (e.g. <code>#sort=...&amp;dir=desc&amp;budget=cpu</code>). "
-        '<a href="index.html">Paper tables</a>.</p>\n'
-        f'<p><label>Budget <select id="budget">{options}</select></label></p>\n'
-        '<table id="leaderboard"><thead><tr>'
-        + "".join(f'<th data-col="{e(k)}">{e(label)}</th>' for k, label in head)
-        + "</tr></thead><tbody>\n" + "\n".join(_row(r, columns) for r in mine) + "\n</tbody></table>\n"
+        f'<p class="lede">{lede}</p>\n'
+        f'<div class="controls"><label>Budget <select id="budget">{options}</select></label>'
+        '<button id="expand-all" type="button" aria-expanded="false">show all details</button>'
+        '<a href="index.html">Paper tables</a></div>\n'
+        + "\n".join(_group(board, g) for g in board.groups) + "\n"
+        + _plots(board) + "\n" + _how(board, mine) + "\n"
         f"<script>{_JS}</script>\n</body></html>\n"
     )
+
+
+def leaderboard_tasks(records: Sequence[dict]) -> list[str]:
+    return sorted({r["spec"]["task"] for r in records})

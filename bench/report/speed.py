@@ -72,7 +72,8 @@ def find_source(table: Table, latency_records: Sequence[dict], budget: str | Non
     return SpeedSource(task, base, found[-1] if found else None)
 
 
-def _timed_as(rec: dict, system: str | None) -> tuple[str, dict] | None:
+def timed_as(rec: dict, system: str | None) -> tuple[str, dict] | None:
+    """(system timed, its entry) for ``system`` in a latency record: itself, or the stand-in it was timed as."""
     if system is None:
         return None
     if system in rec["systems"]:
@@ -89,7 +90,7 @@ def speed_cell(reported: str, row: Row, source: SpeedSource) -> str:
     rec = source.record
     if rec is None:
         return rep
-    hit = _timed_as(rec, row.system)
+    hit = timed_as(rec, row.system)
     if hit is None:
         return f"{rep} / not measured"
     timed, entry = hit
@@ -112,15 +113,11 @@ def speed_preamble(source: SpeedSource) -> str:
             f"`{source.baseline}` under `results/latency/` (measure with `bench latency --record`)."
         )
     rec, spec = source.record, source.record["spec"]
-    mode = ["length-forced" if spec["length_forced"] else "free-running lengths"]
-    if spec["weights"] == "random":
-        mode.append("random weights")
-    mode.append("batch 1")
-    machine = _machine(rec)
+    where = machine(rec)
     stats = next(iter(rec["systems"].values()))["stats"]
     verdict = rec.get("verdict") or ("VALID" if rec["valid"] else "INVALID")
     line = (
-        f"Speed: published / measured here on {machine} ({', '.join(mode)}; budget `{spec['budget']}` sizes; "
+        f"Speed: published / measured here on {where} ({timing_mode(rec)}; budget `{spec['budget']}` sizes; "
         f"{stats['n']} items per system in {rec['settings']['rounds']}+ interleaved rounds). Measured = mean "
         f"latency of `{source.baseline}` ÷ the row's, paired-bootstrap 95% CI in brackets; record "
         f"`results/latency/{rec['latency_id']}.json`, verdict {verdict}."
@@ -135,7 +132,16 @@ def speed_preamble(source: SpeedSource) -> str:
     return line
 
 
-def _machine(rec: dict) -> str:
+def timing_mode(rec: dict) -> str:
+    """How a latency record timed its systems, e.g. "length-forced, random weights, batch 1"."""
+    spec = rec["spec"]
+    mode = ["length-forced" if spec["length_forced"] else "free-running lengths"]
+    if spec["weights"] == "random":
+        mode.append("random weights")
+    return ", ".join([*mode, "batch 1"])
+
+
+def machine(rec: dict) -> str:
     """The timing device in words: the CPU model and its torch threads, or the GPU with driver and clocks."""
     fp = rec.get("fingerprint_before") or {}
     threads = fp.get("torch_threads")

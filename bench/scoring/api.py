@@ -10,7 +10,7 @@ from bench.data.types import Split
 from bench.scoring.errors import ScoringInputError
 from bench.scoring.inputs import read_lines
 from bench.scoring.recipe import Recipe
-from bench.scoring.resample import approximate_randomization, paired_bootstrap
+from bench.scoring.resample import ItemStats, approximate_randomization, paired_bootstrap, paired_delta_ci
 from bench.scoring.session import ScoringSession
 from bench.scoring.types import Items, Scores
 
@@ -84,14 +84,23 @@ def score_all(hyps: Sequence[str], split: Split, session: ScoringSession | None 
             sess.close()
 
 
+def item_stats(recipe: str, hyps: Sequence[str], split: Split, metric: str) -> ItemStats:
+    """Per-item statistics of one metric of ``recipe`` (one of its ``light_metrics``): the input of
+    :func:`~bench.scoring.resample.paired_bootstrap`, without the external tools, so that ``bench table``
+    can test every adjacent pair of a leaderboard with the test :func:`compare` runs."""
+    r = _recipe(recipe)
+    return r.light_stats(r.prepare_split(list(hyps), split), metric)
+
+
 def compare(recipe: str, hyps_a: Sequence[str], hyps_b: Sequence[str], split: Split,
             session: ScoringSession | None = None, bootstrap: int = 1000, ar_trials: int = 10000,
-            seed: int = 12345) -> dict[str, Any]:
+            seed: int = 12345, delta_ci: bool = False) -> dict[str, Any]:
     """Paired significance of B vs A on the same items, per metric of ``recipe``.
 
     Returns ``{"recipe", "signature", "n_items", "a", "b", "metrics": {m: {"a", "b", "delta",
-    "p_bootstrap", "p_ar"}}}`` (scores x100). Paired bootstrap and approximate randomisation as
-    sacreBLEU implements them for BLEU, here from each metric's per-item statistics.
+    "p_bootstrap", "p_ar"}}}`` (scores x100; ``delta`` is b − a). Paired bootstrap and approximate
+    randomisation as sacreBLEU implements them for BLEU, here from each metric's per-item statistics.
+    ``delta_ci`` adds ``"ci95_a_minus_b"``: the 95 % interval of a − b over the bootstrap's resamples.
     """
     own = session is None
     sess = session or ScoringSession()
@@ -113,4 +122,6 @@ def compare(recipe: str, hyps_a: Sequence[str], hyps_b: Sequence[str], split: Sp
             "p_bootstrap": paired_bootstrap(a, b, bootstrap, seed) if bootstrap > 0 else None,
             "p_ar": approximate_randomization(a, b, ar_trials, seed) if ar_trials > 0 else None,
         }
+        if delta_ci and bootstrap > 0:
+            out["metrics"][m]["ci95_a_minus_b"] = [100 * x for x in paired_delta_ci(a, b, bootstrap, seed)]
     return out

@@ -20,6 +20,9 @@ class Recipe(ABC):
     metrics: tuple[str, ...]
     uses: tuple[str, ...]  # Example attributes/fields the recipe reads from a split
     uses_meteor: bool = False
+    #: metrics whose per-item statistics need no external tool (no METEOR jar, no Perl ROUGE), so
+    #: ``bench table`` can afford them for every run it ranks (:meth:`light_stats`)
+    light_metrics: tuple[str, ...] = ()
 
     @abstractmethod
     def prepare_split(self, hyps: Sequence[str], split: Split) -> Items:
@@ -40,6 +43,22 @@ class Recipe(ABC):
 
     def submit(self, items: Items, session: ScoringSession) -> None:  # noqa: B027 (optional hook)
         """Queue slow external work early (METEOR) so it overlaps other recipes; optional."""
+
+    def light_stats(self, items: Items, metric: str) -> ItemStats:
+        """Per-item statistics of one of :attr:`light_metrics`, the very ones :meth:`compute` gives.
+
+        Why: a leaderboard ranks every run of a task with the paired test of ``bench compare``; that
+        needs per-item statistics of the headline metric only, and must not start Java or Perl for each
+        run. Recipes whose light metrics are cheaper alone override this; the default computes all.
+        """
+        if metric not in self.light_metrics:
+            from bench.scoring.errors import ScoringInputError
+
+            raise ScoringInputError(
+                f"Recipe '{self.name}': per-item {metric} needs its external tool; light metrics: "
+                f"{', '.join(self.light_metrics) or 'none'}."
+            )
+        return self.compute(items, None)[1][metric]
 
     def signature(self, source: str, bootstrap: int, seed: int) -> str:
         return f"{self.family}:{self.name}|{self.signature_body(source)}|boot:{bootstrap},seed:{seed}" \

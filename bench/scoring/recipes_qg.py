@@ -60,6 +60,7 @@ class CocoRecipe(Recipe):
     uses: tuple[str, ...] = ("source", "target")  # the Example fields read for splits
     metrics: tuple[str, ...] = ("bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rougeL")
     uses_meteor: bool = True
+    light_metrics: tuple[str, ...] = ("bleu1", "bleu2", "bleu3", "bleu4", "rougeL")
 
     def signature_body(self, source: str) -> str:
         key, refs = (self.key_desc, self.refs_desc) if source == "split" else ("file", "file")
@@ -105,17 +106,7 @@ class CocoRecipe(Recipe):
         sess = session or ScoringSession()
         try:
             fut = sess.meteor_async(self._lines(items))
-            cooked, rouge = [], []
-            for h, r in zip(items.hyps, items.refs, strict=True):
-                ck = (h, tuple(r))
-                c = sess.bleu_cache.get(ck)
-                if c is None:
-                    c = sess.bleu_cache[ck] = coco.cook_bleu(h, r)
-                cooked.append(c)
-                v = sess.rouge_cache.get(ck)
-                if v is None:
-                    v = sess.rouge_cache[ck] = coco.rouge_l(h, r)
-                rouge.append(v)
+            cooked, rouge = _bleu_rouge(items, sess.bleu_cache, sess.rouge_cache)
             try:
                 stat_lines = fut.result()
             except Exception:
@@ -124,19 +115,50 @@ class CocoRecipe(Recipe):
         finally:
             if own:
                 sess.close()
-        values: dict[str, float] = {}
-        stats: dict[str, ItemStats] = {}
-        bleu = coco.bleu_corpus(cooked)
-        rows = coco.bleu_rows(cooked)
-        for k in range(1, 5):
-            values[f"bleu{k}"] = bleu[k - 1]
-            stats[f"bleu{k}"] = ItemStats(rows, functools.partial(_bleu_k, k=k))
+        values, stats = _bleu_rouge_stats(cooked, rouge)
         mstats = met.parse_stats(stat_lines)
         values["meteor"] = met.corpus_score(mstats)
         stats["meteor"] = ItemStats(met.pooled(mstats), lambda s, n: met.scores_from_stats(s))
-        values["rougeL"] = coco.rouge_l_corpus(rouge)
-        stats["rougeL"] = mean_stats(rouge)
-        return values, stats, []
+        return {k: values[k] for k in self.metrics}, {k: stats[k] for k in self.metrics}, []
+
+    def light_stats(self, items: Items, metric: str) -> ItemStats:
+        """BLEU-k or ROUGE-L per item without starting METEOR (the same numbers :meth:`compute` gives)."""
+        if metric not in self.light_metrics:
+            return super().light_stats(items, metric)  # names the metric that needs the jar
+        if metric == "rougeL":
+            return mean_stats([coco.rouge_l(h, r) for h, r in zip(items.hyps, items.refs, strict=True)])
+        cooked = [coco.cook_bleu(h, r) for h, r in zip(items.hyps, items.refs, strict=True)]
+        return ItemStats(coco.bleu_rows(cooked), functools.partial(_bleu_k, k=int(metric[-1])))
+
+
+def _bleu_rouge(items: Items, bleu_cache: dict, rouge_cache: dict) -> tuple[list, list[float]]:
+    """Cooked BLEU statistics and ROUGE-L of each item (caches shared by the recipes of one session)."""
+    cooked, rouge = [], []
+    for h, r in zip(items.hyps, items.refs, strict=True):
+        ck = (h, tuple(r))
+        c = bleu_cache.get(ck)
+        if c is None:
+            c = bleu_cache[ck] = coco.cook_bleu(h, r)
+        cooked.append(c)
+        v = rouge_cache.get(ck)
+        if v is None:
+            v = rouge_cache[ck] = coco.rouge_l(h, r)
+        rouge.append(v)
+    return cooked, rouge
+
+
+def _bleu_rouge_stats(cooked: list, rouge: list[float]) -> tuple[dict[str, float], dict[str, ItemStats]]:
+    """Corpus BLEU-1..4 and ROUGE-L with their per-item statistics."""
+    values: dict[str, float] = {}
+    stats: dict[str, ItemStats] = {}
+    bleu = coco.bleu_corpus(cooked)
+    rows = coco.bleu_rows(cooked)
+    for k in range(1, 5):
+        values[f"bleu{k}"] = bleu[k - 1]
+        stats[f"bleu{k}"] = ItemStats(rows, functools.partial(_bleu_k, k=k))
+    values["rougeL"] = coco.rouge_l_corpus(rouge)
+    stats["rougeL"] = mean_stats(rouge)
+    return values, stats
 
 
 def _same(x: str) -> str:

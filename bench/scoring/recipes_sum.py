@@ -80,6 +80,7 @@ def _pltrdy_empty(s: str) -> bool:
 
 class RougePltrdy(LineRecipe):
     name, family, metrics = "rouge-pltrdy", "xsum", ("rouge1", "rouge2", "rougeL")
+    light_metrics = ("rouge1", "rouge2", "rougeL")  # pure Python: no external tool
 
     def signature_body(self, source: str) -> str:
         return (f"refs:{'gold' if source == 'split' else 'file'}-lc|tool:rouge-pltrdy-{version('rouge')}"
@@ -120,6 +121,7 @@ class RougePltrdy(LineRecipe):
 
 class RougeScore(LineRecipe):
     name, family, metrics = "rouge-score", "xsum", ("rouge1", "rouge2", "rougeL")
+    light_metrics = ("rouge1", "rouge2", "rougeL")
 
     def signature_body(self, source: str) -> str:
         return (f"refs:{'gold' if source == 'split' else 'file'}|tool:rouge-score-{version('rouge-score')}"
@@ -142,6 +144,7 @@ class RougeScore(LineRecipe):
 
 class SacreBleu(LineRecipe):
     name, family, metrics = "sacrebleu", "bleu", ("bleu4",)
+    light_metrics = ("bleu4",)
 
     def signature_body(self, source: str) -> str:
         from sacrebleu.metrics import BLEU

@@ -89,6 +89,13 @@ def paired_bootstrap(a: ItemStats, b: ItemStats, samples: int, seed: int) -> flo
     return _p_value(d - d.mean(), observed)
 
 
+def paired_delta_ci(a: ItemStats, b: ItemStats, samples: int, seed: int) -> tuple[float, float]:
+    """95 % interval of metric(a) − metric(b) over the resamples :func:`paired_bootstrap` draws (same
+    seed, the same items for both systems): how large the difference is, beside whether it is chance."""
+    values = bootstrap_values({"a": a, "b": b}, samples, seed)
+    return ci95(values["a"] - values["b"])
+
+
 def approximate_randomization(a: ItemStats, b: ItemStats, trials: int, seed: int) -> float:
     """p-value by swapping each item's two outputs with probability 1/2 (sacreBLEU AR test)."""
     n = len(a.stats)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, BudgetSize, check_source_window, replace_fields, sized
+from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, check_source_window, ranged, replace_fields, sized
 
 CITATION = (
     "Varanasi, Amin & Neumann 2020, CopyBERT: A Unified Approach to Question Generation with "
@@ -42,43 +42,43 @@ class CopyBERTConfig:
     normal_copy_columns: str = "paragraph"  # paragraph: reference copymethod 2; visible: paper P ∪ y_<i
     normal_copy_scatter_bug: bool = False  # reproduce the reference's scatter over token types
     # layout (§1.2)
-    max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
+    max_seq_length: int = ranged(384, ge=1)
+    doc_stride: int = ranged(128, ge=1)
+    max_query_length: int = ranged(64, ge=1)
     keep_out_of_span_windows: bool = True  # reference code; False: paper (answer window only)
     # head: the reference's paragraph windows | answer: one window per example around the answer (a budget
     # whose sequences are shorter than SQuAD's paragraphs; BudgetSize.source_window)
     source_window: str = "head"
     # optimisation (§1.6, BertAdam §0.3)
-    lr: float = 3e-5
-    batch_size: int = 6
-    grad_accum: int = 1
-    epochs: float = 3.0
-    steps: int | None = None  # None: int(N_examples / batch) × epochs as the reference's t_total
-    warmup: float = 0.1
-    weight_decay: float = 0.01
-    max_grad_norm: float = 1.0
+    lr: float = ranged(3e-5, gt=0)
+    batch_size: int = ranged(6, ge=1)
+    grad_accum: int = ranged(1, ge=1)
+    epochs: float = ranged(3.0, gt=0)
+    steps: int | None = ranged(None, ge=1)  # None: int(N_examples / batch) × epochs as the reference's t_total
+    warmup: float = ranged(0.1, ge=0)
+    weight_decay: float = ranged(0.01, ge=0)
+    max_grad_norm: float = ranged(1.0, ge=0)
     optimizer: str = "bertadam"
     schedule: str = "bert"
     # speed policy (bench.precision); the reference trained in fp32
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False
-    bucket_pool: int = 0  # > 1: length-bucketed training batches
-    pad_multiple: int = 1  # training batches padded to a multiple of this
-    seed: int = 42
-    train_examples: int | None = None  # None: the whole training split
-    dev_examples: int | None = None  # dev-loss early stopping on this many dev examples (None: all)
-    eval_every: int = 10_000  # reference training_sanity_check_steps; 0 disables early stopping
-    save_every: int = 5_000
-    dev_batch_size: int = 16
+    bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches
+    pad_multiple: int = ranged(1, ge=1)  # training batches padded to a multiple of this
+    seed: int = ranged(42, ge=0, le=MAX_SEED)
+    train_examples: int | None = ranged(None, ge=1)  # None: the whole training split
+    dev_examples: int | None = ranged(None, ge=1)  # dev-loss early stopping on this many dev examples (None: all)
+    eval_every: int = ranged(10_000, ge=0)  # reference training_sanity_check_steps; 0 disables early stopping
+    save_every: int = ranged(5_000, ge=0)
+    dev_batch_size: int = ranged(16, ge=1)
     # decoding (§1.7)
-    beam_size: int = 5
-    n_best: int = 20
-    max_decode_len: int = 20
-    decode_doc_stride: int = 1390
+    beam_size: int = ranged(5, ge=1)
+    n_best: int = ranged(20, ge=1)
+    max_decode_len: int = ranged(20, ge=1)
+    decode_doc_stride: int = ranged(1390, ge=1)
     # off in the reference: 1 = its per-token average in the final pick, 0 = raw score (beam.py)
-    length_penalty: float = 1.0
-    no_repeat_ngram: int = 0  # block repeated n-grams of this size (0: off, as the reference)
+    length_penalty: float = ranged(1.0, ge=0)
+    no_repeat_ngram: int = ranged(0, ge=0)  # block repeated n-grams of this size (0: off, as the reference)
     # False: re-encode the whole sequence every step (reference cost); True: K/V cache, same outputs (tested)
     decode_cache: bool = False
     # smoke: a tiny random encoder over the backbone's vocab
@@ -136,15 +136,12 @@ def preset(variant: str, budget: str) -> CopyBERTConfig:
 
 
 def apply_overrides(cfg: CopyBERTConfig, overrides: dict[str, Any]) -> CopyBERTConfig:
-    """Replace fields by name; an unknown key is an error that lists the known ones."""
+    """Replace fields by name; an unknown key is an error that lists the known ones, a number outside its
+    field's range (``ranged``) one that names the range."""
     out = replace_fields(cfg, overrides, "CopyBERT", frozen=("variant", "budget"))
     if out.copy not in ("none", "self", "normal", "twohop", "hop2"):
         raise ValueError(f"override copy='{out.copy}': choose none, self, normal, twohop or hop2")
     check_source_window(out.source_window, "CopyBERT")
     if out.copy_attention not in ("post", "pre"):
         raise ValueError(f"override copy_attention='{out.copy_attention}': choose post or pre")
-    if out.beam_size < 1 or out.n_best < 1 or out.max_decode_len < 1:
-        raise ValueError("beam_size, n_best and max_decode_len must be >= 1")
-    if out.no_repeat_ngram < 0 or out.length_penalty < 0:
-        raise ValueError("no_repeat_ngram and length_penalty must be >= 0 (0 turns either off)")
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, BudgetSize, check_source_window, replace_fields, sized
+from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, check_source_window, ranged, replace_fields, sized
 
 CITATION = (
     "Xiao et al. 2020, ERNIE-GEN: An Enhanced Multi-Flow Pre-training and Fine-tuning Framework "
@@ -26,36 +26,36 @@ class ErnieGenConfig:
     budget: str
     backbone: str  # converted checkpoint dir (see systems.erniegen.paddle), 'minilm-l6', or 'tiny'
     # optimisation: Paddle Adam + decoupled wd + global clip + paddle warmup/decay (§0.3, §3.5)
-    lr: float = 2.5e-5
-    epochs: float = 10.0
-    steps: int | None = None  # overrides epochs when set
-    batch_size: int = 32
-    warmup: float = 0.1
-    weight_decay: float = 0.01
-    max_grad_norm: float = 1.0
-    dropout: float = 0.1
-    label_smoothing: float = 0.1
-    noise_prob: float = 0.7  # ρ_f: per-token Bernoulli over the whole vocab (static code, §3.2)
-    tgt_type_id: int = 3
-    max_source_len: int = 512
-    max_target_len: int = 96  # incl. BOS [CLS] (max_tgt_len of the config)
+    lr: float = ranged(2.5e-5, gt=0)
+    epochs: float = ranged(10.0, gt=0)
+    steps: int | None = ranged(None, ge=1)  # overrides epochs when set
+    batch_size: int = ranged(32, ge=1)
+    warmup: float = ranged(0.1, ge=0)
+    weight_decay: float = ranged(0.01, ge=0)
+    max_grad_norm: float = ranged(1.0, ge=0)
+    dropout: float = ranged(0.1, ge=0, lt=1)
+    label_smoothing: float = ranged(0.1, ge=0, lt=1)
+    noise_prob: float = ranged(0.7, ge=0, le=1)  # ρ_f: per-token Bernoulli over the whole vocab (static code, §3.2)
+    tgt_type_id: int = ranged(3, ge=0)
+    max_source_len: int = ranged(512, ge=2)  # >= 2 (as the target): room for [CLS]/[SEP]
+    max_target_len: int = ranged(96, ge=2)  # incl. BOS [CLS] (max_tgt_len of the config)
     # head: the source's fields from their head (the paper) | answer: answer [SEP] a paragraph window around the
     # answer, for a budget whose source is shorter than SQuAD's paragraphs (BudgetSize.source_window)
     source_window: str = "head"
-    train_examples: int | None = None  # None: the whole training split
-    seed: int = 42
-    save_every: int = 2000  # checkpoint period, so a killed run resumes (final step always saved)
+    train_examples: int | None = ranged(None, ge=1)  # None: the whole training split
+    seed: int = ranged(42, ge=0, le=MAX_SEED)
+    save_every: int = ranged(2000, ge=0)  # checkpoint period, so a killed run resumes (final step always saved)
     # speed policy (bench.precision)
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False
-    bucket_pool: int = 0  # > 1: length-bucketed training batches
-    pad_multiple: int = 1  # training batches padded to a multiple of this
+    bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches
+    pad_multiple: int = ranged(1, ge=1)  # training batches padded to a multiple of this
     # decoding (§3.6): Table 4 is beam 1; the released configs use beam 5
-    beam_size: int = 1
-    length_penalty: float = 1.0
-    no_repeat_ngram: int = 0  # block repeated n-grams of this size (0: off, as the reference)
-    max_decode_len: int = 48
-    decode_batch_size: int = 32
+    beam_size: int = ranged(1, ge=1)
+    length_penalty: float = ranged(1.0)
+    no_repeat_ngram: int = ranged(0, ge=0)  # block repeated n-grams of this size (0: off, as the reference)
+    max_decode_len: int = ranged(48, ge=1)
+    decode_batch_size: int = ranged(32, ge=1)
     # tiny random backbone (smoke budget): hidden / layers / heads / intermediate
     tiny: dict[str, int] = field(default_factory=dict)
     init_from: str | None = None  # decode a model trained by another run (its workdir)
@@ -117,15 +117,8 @@ def preset(variant: str, budget: str) -> ErnieGenConfig:
 
 
 def apply_overrides(cfg: ErnieGenConfig, overrides: dict[str, Any]) -> ErnieGenConfig:
-    """Replace fields by name; unknown keys are an error that lists the known ones."""
+    """Replace fields by name; unknown keys are an error that lists the known ones, a number outside its
+    field's range (``ranged``) one that names the range."""
     out = replace_fields(cfg, overrides, "ERNIE-GEN", frozen=("variant", "budget"))
-    if not 0.0 <= out.noise_prob <= 1.0:
-        raise ValueError(f"override noise_prob={out.noise_prob}: must be in [0, 1]")
     check_source_window(out.source_window, "ERNIE-GEN")
-    if out.beam_size < 1:
-        raise ValueError(f"override beam_size={out.beam_size}: must be >= 1")
-    if out.no_repeat_ngram < 0:
-        raise ValueError(f"override no_repeat_ngram={out.no_repeat_ngram}: must be >= 0 (0 turns blocking off)")
-    if out.max_target_len < 2 or out.max_source_len < 2:
-        raise ValueError("max_source_len and max_target_len must be >= 2 (room for [CLS]/[SEP])")
     return out

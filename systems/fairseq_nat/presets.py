@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import BudgetSize, replace_fields, sized
+from systems.presets import MAX_SEED, BudgetSize, ranged, replace_fields, sized
 
 #: system name -> (fairseq --arch, --noise, arch-specific training flags, family)
 SYSTEMS: dict[str, tuple[str, str | None, tuple[str, ...], str]] = {
@@ -71,54 +71,54 @@ class FairseqConfig:
     # model size (empty: the arch's paper default)
     size: dict[str, int] = field(default_factory=dict)
     # optimisation
-    lr: float = 5e-4
+    lr: float = ranged(5e-4, gt=0)
     adam_betas: str = "(0.9,0.98)"
-    clip_norm: float = 0.0
-    stop_min_lr: float | None = 1e-9
-    warmup_updates: int = 10_000
-    warmup_init_lr: float = 1e-7
-    label_smoothing: float = 0.1
-    dropout: float = 0.3
-    attention_dropout: float | None = None
-    activation_dropout: float | None = None
-    weight_decay: float = 0.01
-    layerdrop: float = 0.0
+    clip_norm: float = ranged(0.0, ge=0)
+    stop_min_lr: float | None = ranged(1e-9)
+    warmup_updates: int = ranged(10_000, ge=0)
+    warmup_init_lr: float = ranged(1e-7, ge=0)
+    label_smoothing: float = ranged(0.1, ge=0, lt=1)
+    dropout: float = ranged(0.3, ge=0, lt=1)
+    attention_dropout: float | None = ranged(None, ge=0, lt=1)
+    activation_dropout: float | None = ranged(None, ge=0, lt=1)
+    weight_decay: float = ranged(0.01, ge=0)
+    layerdrop: float = ranged(0.0, ge=0, lt=1)
     # batching and length of training
-    max_tokens: int | None = 8000
-    batch_size: int | None = None
-    update_freq: int = 1
-    max_update: int | None = 300_000
-    max_epoch: int | None = None
-    max_source_positions: int | None = None
-    max_target_positions: int | None = None
+    max_tokens: int | None = ranged(8000, ge=1)
+    batch_size: int | None = ranged(None, ge=1)
+    update_freq: int = ranged(1, ge=1)
+    max_update: int | None = ranged(300_000, ge=1)
+    max_epoch: int | None = ranged(None, ge=1)
+    max_source_positions: int | None = ranged(None, ge=1)
+    max_target_positions: int | None = ranged(None, ge=1)
     truncate_source: bool = False
     fp16: bool = False
-    seed: int = 1
-    log_interval: int = 100
-    save_interval_updates: int = 10_000
-    keep_interval_updates: int = 1
+    seed: int = ranged(1, ge=0, le=MAX_SEED)
+    log_interval: int = ranged(100, ge=1)
+    save_interval_updates: int = ranged(10_000, ge=0)
+    keep_interval_updates: int = ranged(1, ge=-1)
     validate: bool = True
     # data: how much of the task and how long (wordpieces, before bos/eos)
-    train_examples: int | None = None
-    dev_examples: int | None = None
-    max_source_len: int | None = None
-    max_target_len: int | None = None
+    train_examples: int | None = ranged(None, ge=1)
+    dev_examples: int | None = ranged(None, ge=1)
+    max_source_len: int | None = ranged(None, ge=1)
+    max_target_len: int | None = ranged(None, ge=1)
     vocab: str = "wordpiece"  # wordpiece (bert-base-uncased) | sentencepiece (trained on the train split)
-    spm_vocab_size: int = 8000
+    spm_vocab_size: int = ranged(8000, ge=1)
     # decoding (§5.2): "10 iterations" = 10 decoder passes by default (= --iter-decode-max-iter 9)
-    iterations: int = 10
+    iterations: int = ranged(10, ge=1)
     iteration_convention: str = "passes"  # passes: max_iter = iterations - 1 | flag: max_iter = iterations
     force_max_iter: bool = False
-    eos_penalty: float = 0.0
-    length_beam: int = 1
-    beam: int = 4
-    lenpen: float = 1.0
-    no_repeat_ngram_size: int = 3
-    max_len_a: float = 0.0
-    max_len_b: int = 200
-    decode_batch_size: int = 64
+    eos_penalty: float = ranged(0.0, ge=0)
+    length_beam: int = ranged(1, ge=1)
+    beam: int = ranged(4, ge=1)
+    lenpen: float = ranged(1.0)
+    no_repeat_ngram_size: int = ranged(3, ge=0)
+    max_len_a: float = ranged(0.0, ge=0)
+    max_len_b: int = ranged(200, ge=1)
+    decode_batch_size: int = ranged(64, ge=1)
     checkpoint: str = "best"  # best | last
-    threads: int | None = None  # torch threads for training and decoding (None: torch's default)
+    threads: int | None = ranged(None, ge=1)  # torch threads for training and decoding (None: torch's default)
     # trained: fairseq-train as the recipe says | random: the recipe's architecture with untrained
     # (seeded random) weights, built in-process without fairseq-train: for speed columns only
     weights: str = "trained"
@@ -279,7 +279,8 @@ WEIGHTS = ("trained", "random")
 
 
 def apply_overrides(cfg: FairseqConfig, overrides: dict[str, Any]) -> FairseqConfig:
-    """Replace fields by name; unknown names fail with the list of valid ones."""
+    """Replace fields by name; unknown names fail with the list of valid ones, a number outside its field's
+    range (``ranged``) with that range."""
     out = replace_fields(cfg, overrides, cfg.system, frozen=("system", "budget", "family"))
     if out.weights not in WEIGHTS:
         raise ValueError(

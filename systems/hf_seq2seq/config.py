@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.errors import UserError
 from systems.base import check_budget
-from systems.presets import CPU_SPEED, BudgetSize, check_source_window, replace_fields, sized
+from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, check_source_window, ranged, replace_fields, sized
 
 CITATIONS: dict[str, str] = {
     "bart": "Lewis et al. 2020, BART: Denoising Sequence-to-Sequence Pre-training for Natural Language Generation, "
@@ -54,37 +54,37 @@ class HFSeq2SeqConfig:
     """
 
     model: str = ""
-    max_source_len: int = 1024  # truncation keeps the head of the source (source_window="head")
+    max_source_len: int = ranged(1024, ge=1)  # truncation keeps the head of the source (source_window="head")
     # head: the source's first pieces | answer: "answer [SEP]" + a paragraph window around the answer
     # (systems.source_windows) on question-generation tasks; other tasks have no answer and read the head
     source_window: str = "head"
-    max_target_len: int = 128  # training targets (longer references are cut, EOS kept)
-    train_examples: int | None = None  # a seeded subset of the training split (None: all of it)
-    steps: int = 20_000
-    batch_size: int = 32  # examples per optimizer update, over processes and accumulation steps
-    grad_accum: int = 1
-    lr: float = 3e-5
-    warmup: float = 500  # < 1: a fraction of steps; else a number of updates
+    max_target_len: int = ranged(128, ge=1)  # training targets (longer references are cut, EOS kept)
+    train_examples: int | None = ranged(None, ge=1)  # a seeded subset of the training split (None: all of it)
+    steps: int = ranged(20_000, ge=1)
+    batch_size: int = ranged(32, ge=1)  # examples per optimizer update, over processes and accumulation steps
+    grad_accum: int = ranged(1, ge=1)
+    lr: float = ranged(3e-5, gt=0)
+    warmup: float = ranged(500, ge=0)  # < 1: a fraction of steps; else a number of updates
     schedule: str = "linear"  # systems.training.optim.Schedule
     optimizer: str = "adamw"
-    weight_decay: float = 0.01
-    label_smoothing: float = 0.1  # fairseq label_smoothed_cross_entropy (systems.training.losses)
-    max_grad_norm: float = 1.0
+    weight_decay: float = ranged(0.01, ge=0)
+    label_smoothing: float = ranged(0.1, ge=0, lt=1)  # fairseq label_smoothed_cross_entropy (systems.training.losses)
+    max_grad_norm: float = ranged(1.0, ge=0)
     # speed policy (bench.precision; README "Training speed")
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False  # torch.compile the training forward (decoding stays eager)
-    bucket_pool: int = 0  # > 1: length-bucketed training batches
-    pad_multiple: int = 1  # training batches padded to a multiple of this
-    save_every: int = 0  # 0: only the final checkpoint (and one dev-loss point)
-    seed: int = 42
+    bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches
+    pad_multiple: int = ranged(1, ge=1)  # training batches padded to a multiple of this
+    save_every: int = ranged(0, ge=0)  # 0: only the final checkpoint (and one dev-loss point)
+    seed: int = ranged(42, ge=0, le=MAX_SEED)
     # decoding (model.generate); lengths count generated tokens, EOS included
-    beam_size: int = 1
-    length_penalty: float = 1.0
-    no_repeat_ngram: int = 0
-    min_len: int = 0
-    max_decode_len: int = 48
-    decode_batch_size: int = 32
-    threads: int | None = None  # torch intra-op threads during fit/decode (None: leave as is)
+    beam_size: int = ranged(1, ge=1)
+    length_penalty: float = ranged(1.0)
+    no_repeat_ngram: int = ranged(0, ge=0)
+    min_len: int = ranged(0, ge=0)
+    max_decode_len: int = ranged(48, ge=1)
+    decode_batch_size: int = ranged(32, ge=1)
+    threads: int | None = ranged(None, ge=1)  # torch intra-op threads during fit/decode (None: leave as is)
     progress: bool = True
 
 
@@ -240,8 +240,9 @@ def presets(recipe: str) -> dict[str, HFSeq2SeqConfig | str]:
 
 
 def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> HFSeq2SeqConfig:
-    """The preset of ``variant`` at ``budget`` with ``overrides`` (unknown keys and wrong types are errors
-    listing the known fields); a refused budget or a missing model is a :class:`PresetUnavailable`."""
+    """The preset of ``variant`` at ``budget`` with ``overrides`` (unknown keys, wrong types and numbers outside
+    their field's range are errors naming the field); a refused budget or a missing model is a
+    :class:`PresetUnavailable`."""
     if variant not in VARIANTS:
         raise ValueError(f"Unknown hf_seq2seq variant '{variant}'; known: {', '.join(VARIANTS)}")
     preset = presets(VARIANTS[variant])[check_budget(budget)]
@@ -250,12 +251,7 @@ def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> HFSe
     cfg = replace_fields(preset, dict(overrides), variant)
     if not cfg.model.strip():
         raise PresetUnavailable(f"{variant} at budget {budget} needs a model: {MODEL_HINT}.")
-    for name in ("max_source_len", "max_target_len", "beam_size", "max_decode_len", "decode_batch_size"):
-        if getattr(cfg, name) < 1:
-            raise ValueError(f"override {name}={getattr(cfg, name)} for {variant}: must be >= 1")
     check_source_window(cfg.source_window, variant)
-    if cfg.min_len < 0 or cfg.no_repeat_ngram < 0 or not 0.0 <= cfg.label_smoothing < 1.0:
-        raise ValueError(f"{variant}: min_len and no_repeat_ngram must be >= 0, label_smoothing in [0, 1)")
     return cfg
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, BudgetSize, check_source_window, replace_fields
+from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, check_source_window, ranged, replace_fields
 
 CITATION = (
     "Jiang et al. 2022, Improving Non-autoregressive Generation with Mixup Training (MIST), AAAI; "
@@ -62,30 +62,30 @@ class NARConfig:
     mist: bool
     static_mix: bool
     # optimisation (HF AdamW + linear schedule, §0.3); lr None: the budget's per-task lr (BudgetSize.lr)
-    lr: float | None = 3e-5
-    warmup: int = 500
-    weight_decay: float = 0.01
-    max_grad_norm: float = 1.0
-    label_smoothing: float = 0.1
-    alpha: float = 1.0
-    beta: float = 1.0
-    seed: int = 42
-    save_every: int = 5000
+    lr: float | None = ranged(3e-5, gt=0)
+    warmup: int = ranged(500, ge=0)
+    weight_decay: float = ranged(0.01, ge=0)
+    max_grad_norm: float = ranged(1.0, ge=0)
+    label_smoothing: float = ranged(0.1, ge=0, lt=1)
+    alpha: float = ranged(1.0, ge=0)
+    beta: float = ranged(1.0, ge=0)
+    seed: int = ranged(42, ge=0, le=MAX_SEED)
+    save_every: int = ranged(5000, ge=0)
     # speed policy (bench.precision): paper "fp16" (apex O2 in the code) runs on GPU only
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False
-    bucket_pool: int = 0  # > 1: length-bucketed training batches
-    pad_multiple: int = 1  # training batches padded to a multiple of this
+    bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches
+    pad_multiple: int = ranged(1, ge=1)  # training batches padded to a multiple of this
     # sizing (None: filled per task from the budget table)
-    steps: int | None = None
-    batch_size: int | None = None
-    max_source_len: int | None = None
-    max_target_len: int | None = None
-    train_examples: int | None = None
+    steps: int | None = ranged(None, ge=1)
+    batch_size: int | None = ranged(None, ge=1)
+    max_source_len: int | None = ranged(None, ge=1)
+    max_target_len: int | None = ranged(None, ge=1)
+    train_examples: int | None = ranged(None, ge=1)
     source_window: str | None = None  # head | answer (BudgetSize.source_window); None: the budget's choice
     # GLAT (§4.5): MIST code defaults; the three GLAT behaviours are flags
     glat: bool = True
-    glat_ratio: float = 0.5
+    glat_ratio: float = ranged(0.5, ge=0, le=1)
     glat_anneal: bool = False
     glat_loss_on_unrevealed_only: bool = False
     glat_share_dropout_seed: bool = False
@@ -97,12 +97,12 @@ class NARConfig:
     shape: str | None = None  # a SHAPES name; None: the backbone's own shape
     # decoding (§4.8-4.9)
     decode: str = "single"  # single | mist_iter | mask_predict
-    iterations: int = 1
-    length_min: int = 7
-    length_max: int = 48
+    iterations: int = ranged(1, ge=1)
+    length_min: int = ranged(7, ge=1)
+    length_max: int = ranged(48, ge=1)
     remove_repeat: bool = True
-    test_extra: int = 2  # test-time source keeps 2 more wordpieces than training (code quirk)
-    decode_batch_size: int = 64
+    test_extra: int = ranged(2, ge=0)  # test-time source keeps 2 more wordpieces than training (code quirk)
+    decode_batch_size: int = ranged(64, ge=1)
     # reuse: decode a checkpoint trained by another run / static mixing's no-mix model
     init_from: str | None = None
     mix_from: str | None = None
@@ -199,7 +199,8 @@ def preset(variant: str, budget: str) -> NARConfig:
 
 
 def apply_overrides(cfg: NARConfig, overrides: dict[str, Any]) -> NARConfig:
-    """Replace fields by name; unknown keys are an error that lists the known ones.
+    """Replace fields by name; unknown keys are an error that lists the known ones, and a number outside its
+    field's range (``ranged``) one that names the range.
 
     ``weights=random`` means "paper-size architecture, random weights, for timing only": the encoder
     gets ``shape`` (default: the variant's backbone shape, e.g. 12x768 for bert/unilm, 12x384 for
@@ -215,8 +216,6 @@ def apply_overrides(cfg: NARConfig, overrides: dict[str, Any]) -> NARConfig:
     if out.decode not in ("single", "mist_iter", "mask_predict"):
         raise ValueError(f"override decode='{out.decode}': choose single, mist_iter or mask_predict")
     check_source_window(out.source_window, allow_none=True)
-    if out.iterations < 1:
-        raise ValueError(f"override iterations={out.iterations}: must be >= 1")
     return out
 
 

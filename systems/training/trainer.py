@@ -158,6 +158,10 @@ class Trainer:
         last = latest_checkpoint(ckpt_root)
         if last is not None:
             start = load_checkpoint(last, acc.unwrap_model(model), optimizer, scheduler)["step"]
+            if acc.is_main_process:  # a rerun after a kill must say it continues, not start over silently
+                said = (f"resuming at step {start} of {cfg.steps} from checkpoint {last}" if start < cfg.steps
+                        else f"trained already: checkpoint {last} is step {start} of {cfg.steps}; nothing to train")
+                print(f"[fit] {said}", file=sys.stderr)
         log = self.workdir / "train_log.jsonl"
         result = TrainResult(
             steps=start,

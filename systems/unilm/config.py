@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from systems.base import check_budget
-from systems.presets import CPU_SPEED, BudgetSize, replace_fields, sized
+from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, ranged, replace_fields, sized
 
 CITATION = "Dong et al., Unified Language Model Pre-training for NLU and NLG, NeurIPS 2019"
 
@@ -21,44 +21,44 @@ class UniLMConfig:
     weights: str | None = None  # weight file overriding the backbone's (unilm1-large-cased.bin)
     # tiny random model; its vocab is built from the training texts (``vocab`` most frequent pieces)
     tiny: dict = field(default_factory=lambda: {"hidden": 64, "layers": 2, "heads": 4, "vocab": 2000, "dropout": 0.1})
-    source_type: int = 0
-    target_type: int = 1
-    type_vocab_size: int | None = None  # grow the type embeddings (6 for --new_segment_ids)
-    max_seq_len: int = 512
-    max_source_len: int = 464  # incl. [CLS] and [SEP]
-    max_target_len: int = 48  # incl. the final [SEP]
+    source_type: int = ranged(0, ge=0)
+    target_type: int = ranged(1, ge=0)
+    type_vocab_size: int | None = ranged(None, ge=1)  # grow the type embeddings (6 for --new_segment_ids)
+    max_seq_len: int = ranged(512, ge=1)
+    max_source_len: int = ranged(464, ge=1)  # incl. [CLS] and [SEP]
+    max_target_len: int = ranged(48, ge=1)  # incl. the final [SEP]
     # "head": keep the head of the source (unilm-v1); "answer": for "answer [SEP] paragraph" sources
     # with ``answer_start``, crop the paragraph to a window around the answer (short cpu inputs)
     source_window: str = "head"
-    mask_prob: float = 0.7
-    max_pred: int = 48
-    target_mask_prob: float = 0.5  # s2s-ft: target input tokens replaced by their pseudo token
-    label_smoothing: float = 0.1
-    train_examples: int | None = None  # first N training examples after a seeded shuffle (None: all)
-    epochs: float | None = None  # if set, steps = ceil(epochs * n_train / batch_size)
-    steps: int = 1000
-    batch_size: int = 32
-    grad_accum: int = 1
-    lr: float = 2e-5
-    warmup: float = 0.1
+    mask_prob: float = ranged(0.7, ge=0, le=1)
+    max_pred: int = ranged(48, ge=1)
+    target_mask_prob: float = ranged(0.5, ge=0, le=1)  # s2s-ft: target input tokens replaced by their pseudo token
+    label_smoothing: float = ranged(0.1, ge=0, lt=1)
+    train_examples: int | None = ranged(None, ge=1)  # first N training examples after a seeded shuffle (None: all)
+    epochs: float | None = ranged(None, gt=0)  # if set, steps = ceil(epochs * n_train / batch_size)
+    steps: int = ranged(1000, ge=1)
+    batch_size: int = ranged(32, ge=1)
+    grad_accum: int = ranged(1, ge=1)
+    lr: float = ranged(2e-5, gt=0)
+    warmup: float = ranged(0.1, ge=0)
     optimizer: str = "bertadam"
     schedule: str = "bert"
-    weight_decay: float = 0.01
+    weight_decay: float = ranged(0.01, ge=0)
     # speed policy (bench.precision)
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False
-    bucket_pool: int = 0  # > 1: length-bucketed training batches
-    pad_multiple: int = 1  # training batches padded to a multiple of this
-    save_every: int = 0
-    seed: int = 42
-    beam_size: int = 1
-    length_penalty: float = 0.0
-    no_repeat_ngram: int = 0
+    bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches
+    pad_multiple: int = ranged(1, ge=1)  # training batches padded to a multiple of this
+    save_every: int = ranged(0, ge=0)
+    seed: int = ranged(42, ge=0, le=MAX_SEED)
+    beam_size: int = ranged(1, ge=1)
+    length_penalty: float = ranged(0.0)
+    no_repeat_ngram: int = ranged(0, ge=0)
     ngram_ignore: tuple[str, ...] = ()
-    max_decode_len: int = 48
-    decode_min_len: int = 1
-    decode_batch_size: int = 16
-    threads: int | None = None  # torch intra-op threads during fit/decode (None: leave as is)
+    max_decode_len: int = ranged(48, ge=1)
+    decode_min_len: int = ranged(1, ge=0)
+    decode_batch_size: int = ranged(16, ge=1)
+    threads: int | None = ranged(None, ge=1)  # torch intra-op threads during fit/decode (None: leave as is)
     progress: bool = True
 
 

@@ -1,0 +1,66 @@
+"""A task's leaderboard as data: ranked groups of runs, each run with its speed and paper rows.
+
+The HTML (:mod:`bench.report.leaderboard`) only formats what is built here, so the tests can check
+the ranking on records without a browser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.report.ranking import Headline, RankedGroup, group_records, headline, rank_group
+from bench.report.reproduces import PaperRow, RunSpeed, paper_row_links, run_speed
+from bench.report.significance import PairedBootstrap, Untestable
+
+
+@dataclass
+class Board:
+    """Everything one task's page shows."""
+
+    task: str
+    head: Headline | None
+    groups: list[RankedGroup]
+    speeds: dict[str, RunSpeed]  # run id -> speed-up, where measured
+    paper_rows: dict[str, list[PaperRow]]  # run id -> the paper rows it reproduces
+    latency_ids: list[str]  # latency records the speeds come from (for the notes)
+
+
+def settings(spec: dict) -> str:
+    """What tells two records of one system apart: its overrides (``--set``)."""
+    return " ".join(f"{k}={v}" for k, v in sorted((spec.get("overrides") or {}).items()))
+
+
+def display_name(rec: dict) -> str:
+    """The system, or a submission's name."""
+    if rec.get("kind") == "external":
+        return str((rec.get("submission") or {}).get("name", rec["spec"]["system"]))
+    return str(rec["spec"]["system"])
+
+
+def build_board(
+    task: str,
+    records: Sequence[dict],
+    latency_records: Sequence[dict] = (),
+    data_dir: Path | None = None,
+    test: PairedBootstrap | None = None,
+) -> Board:
+    """Rank every record of ``task`` (complete records; unscored ones never reach here) by its headline.
+
+    ``test`` defaults to ``bench compare``'s paired bootstrap over the stored outputs."""
+    mine = sorted((r for r in records if r["spec"]["task"] == task), key=lambda r: r["run_id"])
+    head = headline(task, mine)
+    groups: list[RankedGroup] = []
+    if head is not None:
+        pair = test or PairedBootstrap(head, data_dir)
+        for examples, recs in group_records(mine).items():
+            try:
+                pair.check_recipe()
+                groups.append(rank_group(examples, recs, head, pair.p))
+            except Untestable as exc:  # this group is ranked by score alone, and says why
+                groups.append(rank_group(examples, recs, head, None, str(exc)))
+        pair.save()
+    speeds = {r["run_id"]: s for r in mine if (s := run_speed(r, latency_records)) is not None}
+    lat_ids = sorted({s.latency_id for s in speeds.values() if s.latency_id})
+    return Board(task, head, groups, speeds, {r["run_id"]: paper_row_links(r) for r in mine}, lat_ids)

@@ -1,0 +1,106 @@
+"""What a leaderboard row says beside its score: the paper rows the run reproduces, and its speed-up.
+
+A run reproduces a paper row when the paper table would match it to that row (same system — the
+row's cpu substitute at the cpu budget —, task, split, budget, overrides and recipe;
+:func:`bench.report.matching.find_matches`). A submission reproduces the row it was submitted for.
+
+A speed-up is never copied: it is the run's own measurement (``bench run`` with latency), else the
+one ``bench latency --record`` measured for the architecture of the row the run reproduces (at the
+paper's sizes, in the same process as the AR baseline: the number the paper table shows in its
+speed column). The second kind is marked, because it times the architecture, not this checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench.papers import Row, Table, all_tables, load_paper
+from bench.report import speed
+from bench.report.matching import find_matches
+from bench.report.views import table_key
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    """A row of a paper table, as a leaderboard links to it."""
+
+    anchor: str  # the table's section id in index.html (``mist-table3``)
+    table: str  # "MIST Table 3"
+    label: str  # the row's label in the paper
+
+    @property
+    def short(self) -> str:
+        return f"{self.table.replace(' Table ', ' T')}: {self.label}"
+
+
+@dataclass(frozen=True)
+class RunSpeed:
+    """A measured speed-up over the AR baseline and where it comes from."""
+
+    mean: float
+    ci: tuple[float, float] | None
+    own: bool  # measured on this run (True) or on the architecture of its paper row (False)
+    valid: bool
+    source: str  # one line: machine, mode, record
+    latency_id: str | None = None  # the `bench latency --record` record it comes from
+
+
+def _label(table: Table) -> str:
+    return f"{load_paper(table.paper).short} Table {table.id}"
+
+
+def paper_rows(rec: dict) -> list[tuple[Table, Row]]:
+    """Every (table, row) the run reproduces, in table order, each row once."""
+    sub = rec.get("submission") or {}
+    out: list[tuple[Table, Row]] = []
+    for t in all_tables():
+        if rec.get("kind") == "external":
+            if sub.get("paper") == t.ref and sub.get("row"):
+                out += [(t, r) for r in t.rows if r.id == sub["row"]]
+            continue
+        for row in t.rows:
+            if any(find_matches([rec], t, row, g, rec["spec"]["budget"]) for g in t.quality_groups()):
+                out.append((t, row))
+    return out
+
+
+def paper_row_links(rec: dict) -> list[PaperRow]:
+    return [PaperRow(table_key(t), _label(t), r.label) for t, r in paper_rows(rec)]
+
+
+def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
+    """The run's own speed-up, else the one measured for the architecture of a paper row it reproduces."""
+    lat = rec.get("latency") or {}
+    if lat.get("speedup_mean") is not None:
+        ci = lat.get("speedup_ci95")
+        return RunSpeed(
+            float(lat["speedup_mean"]),
+            (float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
+            own=True,
+            valid=bool(lat.get("valid", True)),
+            source=f"this run, timed on {lat.get('device', '?')} against `{lat.get('baseline', '?')}` "
+            f"(`{lat.get('signature', '')}`)",
+        )
+    for table, row in paper_rows(rec):
+        src = speed.find_source(table, latency_records, None)
+        if src is None or src.record is None:
+            continue
+        hit = speed.timed_as(src.record, row.system)
+        sp = (hit[1].get("speedup") or {}) if hit else {}
+        if not hit or sp.get("mean") is None:
+            continue
+        timed, entry = hit
+        lo_hi = sp.get("mean_ci95")
+        alias = f" (timed as `{timed}`)" if timed != row.system else ""
+        return RunSpeed(
+            float(sp["mean"]),
+            (float(lo_hi[0]), float(lo_hi[1])) if isinstance(lo_hi, list) and len(lo_hi) == 2 else None,
+            own=False,
+            valid=bool(entry.get("valid", True) and src.record.get("valid", True)),
+            source=f"`{row.system}`{alias} vs `{src.baseline}` at `{src.record['spec']['budget']}` sizes "
+            f"({speed.timing_mode(src.record)}) on {speed.machine(src.record)}: "
+            f"`results/latency/{src.record['latency_id']}.json` ({_label(table)}'s speed column)",
+            latency_id=src.record["latency_id"],
+        )
+    return None

@@ -1,0 +1,144 @@
+"""The leaderboard page's default view, rendered from constructed records (no browser: the HTML text).
+
+Ranked groups named by their examples, compact columns, the degeneracy flag in the first columns,
+marked reference runs and submissions, details with every recipe, a labelled quality-vs-speed plot.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.latency.record import load_latency_records
+from bench.report.leaderboard import task_page
+
+REPO = Path(__file__).resolve().parents[1]
+HEALTHY = {"n": 100, "distinct_ratio": 0.9, "reference_distinct_ratio": 0.95, "most_frequent": "x",
+           "most_frequent_share": 0.01, "length_ratio": 1.0, "repeated_trigram_rate": 0.0, "at_max_len": 0.0}
+
+
+def _rec(system: str, bleu: float, n: int = 30000, partial: bool = False, kind: str = "run",
+         stats: dict | None = None, overrides: dict | None = None, tag: str = "0") -> dict:
+    budget = "external" if kind == "external" else "cpu"
+    rec = {
+        "run_id": f"{system}--quora--test--{budget}--s42--{tag * 8}", "kind": kind, "status": "complete",
+        "spec": {"system": system, "task": "quora", "split": "test", "budget": budget, "seed": 42,
+                 "overrides": overrides or {}},
+        "data": {"n_examples": n, "partial": partial, "split_sha256": "s"},
+        "outputs": {"sha256": f"sha-{system}-{tag}", "path": "results/outputs/none.txt", "n": n},
+        "output_stats": stats or HEALTHY,
+        "system": {"family": "NAR", "backbone": "minilm-l6"},
+        "scores": {
+            "mist-quora": {"metrics": {"bleu1": bleu + 20, "bleu4": bleu, "meteor": bleu + 5},
+                           "ci": {"bleu4": [bleu - 0.3, bleu + 0.3]}, "signature": "quora:mist-quora|x",
+                           "n_items": 900},
+            "sacrebleu": {"metrics": {"bleu4": bleu - 1}, "ci": {}, "signature": "bleu:sacrebleu|x", "n_items": n},
+        },
+    }
+    if kind == "external":
+        rec["submission"] = {"name": f"{system}_release"}
+    return rec
+
+
+class Scripted:
+    """A pair test with fixed p-values (by system pair), standing in for the paired bootstrap."""
+
+    def __init__(self, same: set[frozenset[str]]):
+        self.same = same
+
+    def check_recipe(self) -> None:
+        pass
+
+    def p(self, a: dict, b: dict) -> float:
+        return 0.5 if frozenset((a["spec"]["system"], b["spec"]["system"])) in self.same else 0.001
+
+    def save(self) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    records = [
+        _rec("fairseq_nat", 14.7),  # MIST Table 3's NAT row at the cpu budget: its speed-up is measured
+        _rec("fairseq_transformer", 23.3),
+        _rec("encoder_minilm_l6", 23.1),
+        _rec("copy_source", 31.5),  # a reference baseline: ranked, and marked
+        _rec("collapsed", 40.0, stats=dict(HEALTHY, most_frequent_share=0.5)),  # degenerate, best number
+        _rec("nqg", 12.0, kind="external"),
+        _rec("mist_minilm_l6", 11.5, n=2000, partial=True, overrides={"iterations": 3}, tag="1"),
+        _rec("mist_minilm_l6", 11.4, n=2000, partial=True, tag="2"),
+    ]
+    same = {frozenset(("fairseq_transformer", "encoder_minilm_l6"))}
+    return task_page("quora", records, load_latency_records(REPO / "results"), test=Scripted(same))  # type: ignore[arg-type]
+
+
+def _groups(page: str) -> list[tuple[str, list[list[str]]]]:
+    out = []
+    for section in page.split('<section class="group"')[1:]:
+        title = re.search(r"<h2>(.*?)</h2>", section, re.S).group(1)  # type: ignore[union-attr]
+        rows = re.findall(r'<tr class="run[^"]*"[^>]*>(.*?)</tr>', section.split("</section>")[0], re.S)
+        cells = [[re.sub(r"<[^>]+>", " ", c).split() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
+                 for r in rows]
+        out.append((re.sub(r"<[^>]+>", "", title), [[" ".join(c) for c in row] for row in cells]))
+    return out
+
+
+def test_groups_are_named_by_their_examples_and_ranked_within_themselves(page: str) -> None:
+    (whole_title, whole), (sub_title, sub) = _groups(page)
+    assert whole_title.startswith("Whole test split (30,000 examples") and sub_title.startswith("First 2,000 of test")
+    systems = [row[2].split()[0] for row in whole]
+    assert systems == ["copy_source", "fairseq_transformer", "encoder_minilm_l6", "fairseq_nat", "nqg_release",
+                       "collapsed"]
+    assert [row[0] for row in whole] == ["1", "2–3", "2–3", "4", "5", "–"]  # not separated: one cluster
+    assert [row[0] for row in sub] == ["1", "2"] and sub[0][2] == "mist_minilm_l6 iterations=3"
+
+
+def test_compact_columns_with_the_flag_first(page: str) -> None:
+    head = re.search(r"<thead><tr>(.*?)</tr></thead>", page, re.S)
+    assert head is not None
+    assert re.findall(r"<th[^>]*>(.*?)</th>", head.group(1)) == [
+        "Rank", "Flag", "System", "BLEU-4 (mist-quora)", "Examples", "Budget", "Speed-up", "Paper row", ""]
+    (_, whole), _ = _groups(page)
+    collapsed = whole[-1]
+    assert collapsed[1] == "⚠ degenerate" and collapsed[3].startswith("40.00")  # shown, flagged, unranked
+    assert all(row[1] == "" for row in whole[:-1])
+    assert whole[0][3] == "31.50 [31.20, 31.80]" and whole[0][4] == "30,000" and whole[0][5] == "cpu"
+
+
+def test_reference_runs_and_submissions_are_marked(page: str) -> None:
+    (_, whole), _ = _groups(page)
+    assert whole[0][2] == "copy_source reference"
+    assert whole[4][2] == "nqg_release submitted" and whole[4][5] == "external"
+
+
+def test_speed_up_and_paper_row_come_from_the_row_the_run_reproduces(page: str) -> None:
+    (_, whole), _ = _groups(page)
+    nat = whole[3]
+    assert nat[7] == "MIST T3: NAT(Gu et al. 2017)"
+    assert re.fullmatch(r"\d+\.\d\d×†", nat[6])  # timed on the architecture (latency record), marked †
+    assert 'href="index.html#mist-table3"' in page
+    assert "results/latency/quora--test--paper--random--forced--" in page  # the record, named in the notes
+
+
+def test_details_hold_every_recipe_and_the_pair_test(page: str) -> None:
+    details = re.findall(r'<tr class="details" hidden><td colspan="9">(.*?)</td></tr>\n', page, re.S)
+    assert len(details) == 8
+    first = details[0]
+    assert "<td>mist-quora</td>" in first and "<td>sacrebleu</td>" in first and "<th>METEOR</th>" in first
+    assert "paired bootstrap against the next ranked run: p = 0.001" in first
+
+
+def test_quality_vs_speed_plot_labels_its_points(page: str) -> None:
+    svg = re.search(r'<section id="quality-vs-speed">(.*?)</section>', page, re.S)
+    assert svg is not None
+    labels = re.findall(r'<text [^>]*class="lbl">(.*?)</text>', svg.group(1))
+    assert {"fairseq_nat", "fairseq_transformer", "encoder_minilm_l6"} <= set(labels)
+    assert '<polyline points="' in svg.group(1)  # the Pareto front
+
+
+def test_notes_fold_under_how_this_was_measured_and_the_page_is_self_contained(page: str) -> None:
+    assert page.count('<details class="how"><summary>How this was measured</summary>') == 1
+    assert "<link" not in page and " src=" not in page
+    assert page.index("How this was measured") > page.index('<table class="board"')

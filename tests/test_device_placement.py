@@ -147,3 +147,25 @@ def test_auto_and_cuda_resolve_to_an_index_when_a_gpu_is_seen(monkeypatch: pytes
         resolve_device("cuda:2")
     monkeypatch.setenv("LOCAL_RANK", "1")  # accelerate launch: each process its own GPU
     assert resolve_device("cuda") == "cuda:1"
+
+
+#: where systems/ may ask torch about CUDA: saving/restoring every GPU's RNG state with a checkpoint, and
+#: forking it around GLAT's glancing sample; neither places anything
+CUDA_QUERIES_ALLOWED = {"systems/training/checkpoint.py", "systems/nar/glat.py"}
+
+
+def test_no_family_decides_its_device_itself() -> None:
+    """A family that checks `torch.cuda.is_available()` or calls `.cuda()` picks a device the harness did not
+    (fairseq's decoder once did, and timed on the GPU beside NAR models on the CPU)."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    pattern = re.compile(r"torch\.cuda\.is_available\(\)|\.cuda\(\)|move_to_cuda|device=['\"]cuda")
+    offenders = [
+        f"{path.relative_to(root)}:{n}: {line.strip()}"
+        for path in sorted((root / "systems").rglob("*.py"))
+        if str(path.relative_to(root)) not in CUDA_QUERIES_ALLOWED
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line) and not line.lstrip().startswith("#")
+    ]
+    assert offenders == []

@@ -63,3 +63,17 @@ def test_the_stand_ins_raise_when_used() -> None:
             module.f1_score([1], [1])
     finally:
         sys.path.remove(str(ROOT / "scripts" / "gpu_shims"))
+
+
+def test_the_check_reads_a_latency_records_verdict_and_speedup() -> None:
+    """gpu_check's latency step reads what `bench latency --record` writes (a committed CPU record here)."""
+    import json
+
+    import gpu_check
+
+    path = ROOT / "results" / "latency" / "squad_qg--test--paper--random--forced--20261122T181002--bd542e50.json"
+    rec = json.loads(path.read_text())
+    assert rec["verdict"] == "VALID"
+    speed = gpu_check._speedup(rec, "encoder_bert")
+    assert speed is not None and speed == rec["systems"]["encoder_bert"]["speedup"]["mean"] and speed > 1
+    assert gpu_check._speedup(rec, "no_such_system") is None

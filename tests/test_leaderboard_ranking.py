@@ -15,7 +15,7 @@ import pytest
 from bench.data.types import Example, Split
 from bench.report.board import build_board
 from bench.report.ranking import ExampleSet, Headline, group_records, rank_group
-from bench.report.significance import PairedBootstrap
+from bench.report.significance import PairedBootstrap, PValues
 
 HEAD = Headline("sacrebleu", "bleu4")  # no Java: the same paired bootstrap, fast
 HEALTHY = {"n": 200, "distinct_ratio": 0.99, "reference_distinct_ratio": 1.0, "most_frequent": "x",
@@ -41,7 +41,7 @@ class Given(PairedBootstrap):
     """The real test (per-item statistics -> paired_bootstrap), on outputs held in memory."""
 
     def __init__(self, split: Split, outputs: dict[str, list[str]], cache: Path):
-        super().__init__(HEAD, cache=cache)
+        super().__init__(HEAD, store=PValues(cache))
         self.split, self.outputs = split, outputs
 
     def stats(self, rec: dict):
@@ -125,7 +125,7 @@ def test_p_values_are_cached_by_outputs_and_recipe(runs, tmp_path) -> None:
     cache = tmp_path / "p.json"
     first = Given(split, outputs, cache)
     p = first.p(records[1], records[3])
-    first.save()
+    first.store.save()
     assert cache.is_file()
 
     class NoStats(Given):
@@ -161,7 +161,27 @@ def test_runs_over_different_examples_are_separate_named_groups(runs, tmp_path) 
 
 def test_a_group_without_its_outputs_is_ranked_by_score_and_says_why(runs, tmp_path) -> None:
     _, _, records = runs
-    board = build_board("quora", records, test=PairedBootstrap(HEAD, cache=tmp_path / "p.json"))
+    board = build_board("quora", records, test=PairedBootstrap(HEAD, store=PValues(tmp_path / "p.json")))
     (group,) = board.groups
     assert not group.tested and "outputs" in group.untested_reason
     assert [r.rank for r in group.rows] == ["1", "2", "3", "4", "–"]  # a plain order, no clusters claimed
+
+
+def test_stored_pvalues_keep_exactly_the_entries_a_build_uses(tmp_path) -> None:
+    """The leaderboards' p-values live beside the records (committed), so a machine without the data renders
+    the same pages; a build keeps only what it used, and --check notices a file that is not that."""
+    from bench.report.significance import PValues, pvalues_file
+
+    path = pvalues_file(tmp_path)
+    first = PValues(path)
+    first.put("a|b", 0.25)
+    first.put("c|d", 0.5)
+    first.save()
+    second = PValues(path)
+    assert second.get("a|b") == 0.25  # used one of the two entries: the file holds more
+    assert second.stale()
+    second.save()
+    assert PValues(path).known == {"a|b": 0.25}
+    third = PValues(path)
+    third.get("a|b")
+    assert not third.stale()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bench.report.ranking import Headline, RankedGroup, group_records, headline, rank_group
 from bench.report.reproduces import PaperRow, RunSpeed, paper_row_links, run_speed
-from bench.report.significance import PairedBootstrap, Untestable
+from bench.report.significance import PairedBootstrap, PValues, Untestable
 
 
 @dataclass
@@ -45,6 +45,7 @@ def build_board(
     latency_records: Sequence[dict] = (),
     data_dir: Path | None = None,
     test: PairedBootstrap | None = None,
+    pvalues: PValues | None = None,
 ) -> Board:
     """Rank every record of ``task`` (complete records; unscored ones never reach here) by its headline.
 
@@ -53,14 +54,13 @@ def build_board(
     head = headline(task, mine)
     groups: list[RankedGroup] = []
     if head is not None:
-        pair = test or PairedBootstrap(head, data_dir)
+        pair = test or PairedBootstrap(head, data_dir, store=pvalues)
         for examples, recs in group_records(mine).items():
             try:
                 pair.check_recipe()
                 groups.append(rank_group(examples, recs, head, pair.p))
             except Untestable as exc:  # this group is ranked by score alone, and says why
                 groups.append(rank_group(examples, recs, head, None, str(exc)))
-        pair.save()
     speeds = {r["run_id"]: s for r in mine if (s := run_speed(r, latency_records)) is not None}
     lat_ids = sorted({s.latency_id for s in speeds.values() if s.latency_id})
     return Board(task, head, groups, speeds, {r["run_id"]: paper_row_links(r) for r in mine}, lat_ids)

@@ -74,8 +74,10 @@ def _plan(
     latency_records: Sequence[dict] = (),
     calibrations: Sequence[dict] = (),
     orderings: Sequence[dict] = (),
+    pvalues: Any = None,
 ) -> tuple[dict[str, str], dict[str, tuple[Callable, dict]]]:
-    """Every text file (name -> content) and every PNG (name -> (drawer, data)) to produce."""
+    """Every text file (name -> content) and every PNG (name -> (drawer, data)) to produce; ``pvalues``: the
+    leaderboards' stored p-values (:class:`bench.report.significance.PValues`)."""
     texts: dict[str, str] = {}
     pngs: dict[str, tuple[Callable, dict]] = {}
     views: list[TableView] = []
@@ -106,7 +108,7 @@ def _plan(
 
     boards = []
     for task in leaderboard.leaderboard_tasks(records):
-        texts[f"leaderboard-{task}.html"] = leaderboard.task_page(task, records, latency_records)
+        texts[f"leaderboard-{task}.html"] = leaderboard.task_page(task, records, latency_records, pvalues=pvalues)
         boards.append((f"leaderboard-{task}.html", task))
     texts["index.html"] = html_mod.page(views + [protocol, runs], images, leaderboards=boards)
     return texts, pngs
@@ -164,7 +166,11 @@ def render_all(
     from bench.ordering import load_orderings
 
     orderings = load_orderings(results_dir)
-    texts, pngs = _plan(records, budget, load_latency_records(results_dir), load_summaries(results_dir), orderings)
+    from bench.report.significance import PValues, pvalues_file
+
+    pvalues = PValues(pvalues_file(results_dir))
+    texts, pngs = _plan(records, budget, load_latency_records(results_dir), load_summaries(results_dir), orderings,
+                        pvalues)
     expected = set(texts) | set(pngs)
     existing = (
         {p.name for p in out.iterdir() if p.is_file() and OWNED.match(p.name)} if out.is_dir() else set()
@@ -197,6 +203,9 @@ def render_all(
         from bench.ordering import stale_orderings
 
         problems += stale_orderings(orderings, records)
+        if pvalues.stale():
+            problems.append(f"- {pvalues.path}: not the p-values the leaderboards use (a machine without the data "
+                            "could not render them); run `bench table` and commit it")
         return problems
     if not prune:
         _refuse_drops(dropped(out, existing, texts, pngs), results_dir, out)
@@ -214,6 +223,7 @@ def render_all(
         with atomic_path(path) as tmp:  # keeps the .png suffix matplotlib reads the format from
             draw(data, tmp)
         written.append(path)
+    pvalues.save()
     return sorted(written)
 
 

@@ -29,7 +29,7 @@ from bench.report.board import Board, build_board, display_name, settings
 from bench.report.cells import DEGENERATE_MARK, fmt_num
 from bench.report.matching import CONTEXT_SYSTEMS
 from bench.report.ranking import ALPHA, Ranked, RankedGroup, metric_label
-from bench.report.significance import SAMPLES, SEED, PairedBootstrap
+from bench.report.significance import SAMPLES, SEED, PairedBootstrap, PValues
 from bench.report.svg_plot import SVG_CSS, Point, quality_speed_svg
 
 #: metrics of the details table, in this order (others follow, sorted)
@@ -310,9 +310,11 @@ def _how(board: Board, records: Sequence[dict]) -> str:
 
 
 def task_page(task: str, records: Sequence[dict], latency_records: Sequence[dict] = (),
-              data_dir: Path | None = None, test: PairedBootstrap | None = None) -> str:
-    """The leaderboard page of one task (``test``: the pair test, default ``bench compare``'s on stored outputs)."""
-    board = build_board(task, records, latency_records, data_dir, test)
+              data_dir: Path | None = None, test: PairedBootstrap | None = None,
+              pvalues: PValues | None = None) -> str:
+    """The leaderboard page of one task (``test``: the pair test, default ``bench compare``'s on stored outputs,
+    with the p-values kept in ``pvalues``)."""
+    board = build_board(task, records, latency_records, data_dir, test, pvalues)
     mine = [r for r in records if r["spec"]["task"] == task]
     budgets = sorted({r["spec"]["budget"] for r in mine})
     options = '<option value="">all budgets</option>' + "".join(

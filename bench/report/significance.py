@@ -6,10 +6,12 @@ stored outputs are read back (checked by sha256) and re-scored into per-item sta
 recipe's light metrics qualify (no METEOR jar, no Perl ROUGE per run); for any other headline, or
 when a run's outputs or the data are not here, the group is left untested and says why.
 
-Re-scoring every run of every task takes tens of seconds on two cores, so each p-value is kept in
-``$BENCH_CACHE/leaderboard/pvalues.json`` (default ``.cache/``), keyed by both outputs' sha256, the
-split's sha256, the recipe signature, the metric and the resampling: the same inputs give the same
-p-value, so the cache changes how long ``bench table`` takes, never what it writes.
+Re-scoring every run of every task takes tens of seconds on two cores and needs the data and every
+run's outputs (a submission's live in the shared data folder), so the p-values are kept beside the
+records, in ``results/significance/pvalues.json`` (:class:`PValues`), and committed with them: a
+table is then checked, and rendered the same, on a machine without the data. Each key names both
+outputs' sha256, the split's sha256, the recipe signature, the metric and the resampling, so an
+entry can never stand for other outputs; ``bench table`` keeps exactly the entries its pages use.
 """
 
 from __future__ import annotations
@@ -29,22 +31,71 @@ class Untestable(Exception):
     """Why a group's runs cannot be tested against each other here (one line)."""
 
 
-def cache_file() -> Path:
-    from bench.runs import cache_root
+def pvalues_file(results_dir: Path | str) -> Path:
+    """Where the p-values of the records in ``results_dir`` are kept (committed beside them)."""
+    return Path(results_dir) / "significance" / "pvalues.json"
 
-    return cache_root() / "leaderboard" / "pvalues.json"
+
+class PValues:
+    """The stored p-values of one results folder: read once, shared by every task's board, written once
+    with only the entries this build used (so the file never collects stale pairs)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self.known: dict[str, float] = {}
+        if path is not None and path.is_file():
+            try:
+                self.known = {k: float(v) for k, v in json.loads(path.read_text()).items()}
+            except (OSError, ValueError, AttributeError):
+                self.known = {}
+        self.used: dict[str, float] = {}
+
+    def get(self, key: str) -> float | None:
+        value = self.known.get(key)
+        if value is not None:
+            self.used[key] = value
+        return value
+
+    def put(self, key: str, value: float) -> None:
+        self.known[key] = self.used[key] = value
+
+    def stale(self) -> bool:
+        """True when the file does not hold exactly the entries this build used."""
+        if self.path is None:
+            return False
+        try:
+            return json.loads(self.path.read_text()) != dict(sorted(self.used.items()))
+        except (OSError, ValueError):
+            return bool(self.used)
+
+    def save(self) -> None:
+        """Write the entries this build used, when they differ from the file (a folder that cannot be
+        written is skipped: the pages are the same, only the next build is slower)."""
+        if self.path is None:
+            return
+        wanted = dict(sorted(self.used.items()))
+        try:
+            if self.path.is_file() and json.loads(self.path.read_text()) == wanted:
+                return
+        except (OSError, ValueError):
+            pass
+        from bench.atomic import write_json_atomic
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self.path, wanted)
+        except OSError:
+            return
 
 
 class PairedBootstrap:
     """p-values of pairs of runs on the headline metric; per-item statistics computed once per run."""
 
     def __init__(self, head: Headline, data_dir: Path | None = None, samples: int = SAMPLES, seed: int = SEED,
-                 cache: Path | None = None):
+                 store: PValues | None = None):
         self.head, self.data_dir, self.samples, self.seed = head, data_dir, samples, seed
         self._stats: dict[tuple[str, str], Any] = {}
-        self._cache_path = cache if cache is not None else cache_file()
-        self._cache: dict[str, float] | None = None
-        self._dirty = False
+        self.store = store if store is not None else PValues()
 
     def check_recipe(self) -> None:
         """Raise :class:`Untestable` when the headline metric needs an external tool per run."""
@@ -79,34 +130,13 @@ class PairedBootstrap:
         split = a["data"].get("split_sha256", "")
         return f"{first}|{second}|{split}|{self.head.metric}|{self.samples}|{self.seed}"
 
-    def _cached(self) -> dict[str, float]:
-        if self._cache is None:
-            try:
-                self._cache = {k: float(v) for k, v in json.loads(self._cache_path.read_text()).items()}
-            except (OSError, ValueError, AttributeError):
-                self._cache = {}
-        return self._cache
-
     def p(self, a: dict, b: dict) -> float:
         """``bench compare``'s p_bootstrap for runs ``a`` and ``b`` (raises :class:`Untestable`)."""
         from bench.scoring.resample import paired_bootstrap
 
         key = self._key(a, b)
-        cached = self._cached()
-        if key not in cached:
-            cached[key] = paired_bootstrap(self.stats(a), self.stats(b), self.samples, self.seed)
-            self._dirty = True
-        return cached[key]
-
-    def save(self) -> None:
-        """Keep the p-values for the next ``bench table``; a cache that cannot be written is skipped."""
-        if not self._dirty or self._cache is None:
-            return
-        from bench.atomic import write_json_atomic
-
-        try:
-            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(self._cache_path, dict(sorted(self._cache.items())))
-        except OSError:
-            return
-        self._dirty = False
+        value = self.store.get(key)
+        if value is None:
+            value = paired_bootstrap(self.stats(a), self.stats(b), self.samples, self.seed)
+            self.store.put(key, value)
+        return value

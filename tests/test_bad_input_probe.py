@@ -24,9 +24,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.data.cache import cache_root
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
-SPLITS = REPO / ".cache" / "splits"
+SPLITS = cache_root()  # where this test process builds splits ($BENCH_CACHE/splits, else <repo>/.cache/splits)
 
 pytestmark = pytest.mark.slow  # about 80 `bench` processes
 
@@ -199,13 +201,14 @@ def _work(tmp_path: Path) -> Path:
     (work / "good_queue.txt").write_text("--system copy_source --task quora --budget smoke --limit 5\n")
     shutil.copytree(REPO / "reports", work / "reports")
     (work / "cache").mkdir()
-    if SPLITS.is_dir():
-        (work / "cache" / "splits").symlink_to(SPLITS)
+    if SPLITS.is_dir():  # hard links: the case's own view of the built splits, immune to other workers' builds
+        shutil.copytree(SPLITS, work / "cache" / "splits", copy_function=os.link)
     return work
 
 
-def _tree(root: Path, content: bool = True) -> dict[str, object]:
-    """Every entry under ``root`` (links not followed): a file's sha256 (or size and mtime), a link's target."""
+def _tree(root: Path, content: bool = True, sizes_under: Path | None = None) -> dict[str, object]:
+    """Every entry under ``root`` (links not followed): a file's sha256 (or size and mtime, always under
+    ``sizes_under``), a link's target."""
     out: dict[str, object] = {}
     if not root.exists():
         return out
@@ -218,7 +221,7 @@ def _tree(root: Path, content: bool = True) -> dict[str, object]:
                 out[rel] = ("link", os.readlink(path))
             elif path.is_dir():
                 out[rel] = ("dir", path.stat().st_mode)
-            elif content:
+            elif content and (sizes_under is None or sizes_under not in path.parents):
                 out[rel] = (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mode)
             else:
                 st = path.stat()
@@ -231,9 +234,20 @@ def _state(work: Path) -> dict[str, object]:
         "results/": _tree(REPO / "results"),
         "reports/": _tree(REPO / "reports"),
         ".cache/launch": _tree(REPO / ".cache" / "launch"),
-        ".cache/splits": _tree(SPLITS, content=False),  # 400 MB: any write changes a size or an mtime
-        "the case's folder": _tree(work),
+        # the case's cache holds its own links to the built splits (400 MB: a write changes a size or mtime)
+        "the case's folder": _tree(work, sizes_under=work / "cache" / "splits"),
     }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _built_splits() -> None:
+    """Build the probed tasks' splits first (seconds), so no case depends on whether another test did."""
+    if DATA.is_dir():
+        from bench.data import TASKS, load_split
+
+        for task in ("quora", "squad_qg"):
+            for split in TASKS.get(task).splits:
+                load_split(task, split)
 
 
 @pytest.mark.parametrize("probe", PROBES, ids=[p.id for p in PROBES])

@@ -229,7 +229,8 @@ def latency(env: dict[str, str], out: Path, device: str) -> Step:
               else f"{verdict}; no encoder_bert speed-up") + (
         f" (target {SPEEDUP_RANGE[0]:g}-{SPEEDUP_RANGE[1]:g}x on an H100/H200)" if judged else "")
     if verdict != "VALID":
-        detail += ": " + "; ".join(rec.get("invalid_reasons") or [])[:200]
+        reasons = "; ".join(rec.get("invalid_reasons") or [])
+        detail += ": " + (reasons if len(reasons) <= 240 else reasons[:239] + "…")
     if dropped:
         detail += f"; not timed (need fairseq's compiled libnat): {', '.join(dropped)}"
     return Step("bench latency (MIST Table 1)", ok, s, detail)

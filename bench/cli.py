@@ -749,7 +749,7 @@ def _launch_local(plan: list[Job], results_dir: Path, logs: Path, pool: Pool, da
     assert pool.jobs is not None and pool.threads is not None  # preflight resolved the local pool
     console.print(f"{pool.line}; logs in {logs}", soft_wrap=True, markup=False)
     return run_local(plan, results_dir=results_dir, logs=logs, n_jobs=pool.jobs, threads=pool.threads,
-                     data_dir=data_dir, console=console, device=None if device == "auto" else device)
+                     data_dir=data_dir, console=console, device=device)
 
 
 def _launch_slurm(plan: list[Job], results_dir: Path, logs: Path, jobs: int | None, threads: int | None,
@@ -764,7 +764,7 @@ def _launch_slurm(plan: list[Job], results_dir: Path, logs: Path, jobs: int | No
     options = SlurmOptions(partition=partition, time_min=time_min, gpus=gpus,
                            cpus_per_task=cpus_per_task or threads or 1, parallelism=jobs)
     subs = submit_plan(plan, results_dir=results_dir, logs=logs, options=options, threads=threads,
-                       data_dir=data_dir, say=lambda msg: None, device=None if device == "auto" else device)
+                       data_dir=data_dir, say=lambda msg: None, device=device)
     states = {s.plan.run_id: (s.state, s.detail or f"slurm job {s.job_id}") for s in subs}
     console.print(state_view(plan, states, title=f"submitted to SLURM; logs in {logs}"))
 

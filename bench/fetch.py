@@ -24,6 +24,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from bench.data.sources import sha256_file
+
 if TYPE_CHECKING:
     from bench.hub import RemoteFile
 
@@ -462,10 +464,6 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def sha256_file(path: Path) -> str:
-    return _hashes(path, path.stat().st_size)[0]
 
 
 def _hashes(path: Path, size: int) -> tuple[str, str]:

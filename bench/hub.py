@@ -246,11 +246,9 @@ def _remember_ref(cache: Path, repo: str, revision: str, commit: str) -> None:
     does, so the offline lookup by branch finds a snapshot that was downloaded by commit."""
     from huggingface_hub.file_download import repo_folder_name
 
-    ref = cache / repo_folder_name(repo_id=repo, repo_type="model") / "refs" / revision
-    ref.parent.mkdir(parents=True, exist_ok=True)
-    tmp = ref.with_name(ref.name + ".tmp")
-    tmp.write_text(commit)
-    tmp.replace(ref)
+    from bench.atomic import write_text_atomic
+
+    write_text_atomic(cache / repo_folder_name(repo_id=repo, repo_type="model") / "refs" / revision, commit)
 
 
 def find_local_checkpoint(name_or_path: str) -> Path | None:

@@ -16,7 +16,7 @@ import contextlib
 import contextvars
 import difflib
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from bench.errors import UserError
@@ -184,7 +184,13 @@ class Registry(Generic[T]):
         return len(self._entries)
 
     def _unknown_message(self, name: str) -> str:
-        close = difflib.get_close_matches(name, self._entries, n=1, cutoff=0.6)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
-        known = ", ".join(self.names()) or "none"
-        return f"Unknown {self.kind} '{name}'.{hint} Known {self.kind}s: {known}."
+        return unknown_message(self.kind, name, self.names())
+
+
+def unknown_message(kind: str, name: str, known: Iterable[str]) -> str:
+    """``Unknown system 'mist_unlim'. Did you mean 'mist_unilm'? Known systems: ...``: every "no such name"
+    the harness says, registry or not, in one form."""
+    names = sorted(known)
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    return f"Unknown {kind} '{name}'.{hint} Known {kind}s: {', '.join(names) or 'none'}."

@@ -16,7 +16,6 @@ format (the tables use it too). pandas is imported only here.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -143,12 +142,11 @@ def _registered(col: str) -> list[str]:
 
 def check_filter(kind: str, name: str, known: Iterable[str]) -> None:
     """``name`` must be one of ``known``; else one line with the closest match (as the registries say it)."""
-    names = sorted(known)
-    if name in names:
-        return
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    raise FilterError(f"Unknown {kind} '{name}'.{hint} Known {kind}s: {', '.join(names) or 'none'}.")
+    from bench.registry import unknown_message
+
+    names = set(known)
+    if name not in names:
+        raise FilterError(unknown_message(kind, name, names))
 
 
 #: --format -> how pandas writes it to a path

@@ -19,10 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.data.types import Example
+from bench.device import resolve_device
 from bench.fingerprint import describe_gpu_state, gpu_state
 from bench.latency import measure, render_report
 from bench.latency.canary import Canary, default_canaries
-from bench.latency.clock import resolve_device
 from bench.latency.sizing import Sizing
 from bench.latency.workloads import MatmulChain
 from systems.base import System, SystemInfo, TaskInfo
@@ -62,7 +62,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rounds", type=int, default=20)
     args = ap.parse_args()
-    if resolve_device(None) != "cuda":
+    if not resolve_device(None).startswith("cuda"):
         print("no GPU visible to torch: nothing to check here")
         return 0
     failed = []

@@ -18,3 +18,16 @@ def _restore_torch_threads() -> Iterator[None]:
     torch = sys.modules.get("torch")
     if torch is not None and before is not None and torch.get_num_threads() != before:
         torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Pin torch to one thread for a module (``pytestmark = pytest.mark.usefixtures("one_torch_thread")``):
+    tiny models run faster on one thread, CI runs two pytest workers on two cores, and outputs compared
+    bitwise (golden decodes) need one fixed thread count."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -22,6 +22,7 @@ def test_launched_runs_carry_the_device() -> None:
     argv = bench_argv(spec, results_dir=Path("r"), device="cuda")
     assert argv[argv.index("--device") + 1] == "cuda"
     assert "--device" not in bench_argv(spec, results_dir=Path("r"))  # auto: each job resolves it where it runs
+    assert "--device" not in bench_argv(spec, results_dir=Path("r"), device="auto")
 
 
 class _NoModel(DecodeOnly):

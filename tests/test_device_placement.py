@@ -18,13 +18,7 @@ from bench.device import DeviceError, fit_on, resolve_device
 from systems import SYSTEMS, build
 from systems.base import System, SystemInfo, TaskInfo
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 
 import pytest
-import torch
 from toy_training import qg_examples
 
 from systems import build
@@ -21,12 +20,7 @@ SYSTEMS = ("unilm", "unilm_s2sft", "copybert_selfcopy", "erniegen_base", "bert2b
            "mist_minilm_l6", "fairseq_transformer", "fairseq_cmlm", "copy_source")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _decode(name: str, workdir: Path) -> list[str]:

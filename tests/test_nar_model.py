@@ -18,13 +18,7 @@ IDS = SpecialIds(PAD, CLS, SEP, MASK)
 SP = Specials(PAD, CLS, SEP, MASK)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """Tiny models run faster on one thread (and far faster on a busy 2-core CI box)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _model(seed: int = 0, dropout: float = 0.0) -> NATModel:

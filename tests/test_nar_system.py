@@ -5,19 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 from toy_training import qg_examples
 
 from systems.base import System, TaskInfo
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """Tiny models run faster on one thread, and CI runs two pytest workers on two cores."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -7,27 +7,7 @@ clock ran are in :mod:`bench.latency.canary`.
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
-
-
-def resolve_device(device: str | None) -> str:
-    """The meter's kind of device, ``"cuda"`` or ``"cpu"``, for ``device`` (None: auto) under the
-    harness's one policy (:func:`bench.device.resolve_device`); the harness makes a concrete
-    ``cuda:N`` the current GPU (:func:`bench.device.activate`), so a bare synchronize waits on it."""
-    if device is None and not _cuda_available():
-        return "cpu"  # auto without torch or a GPU: pure-Python systems never import torch here
-    from bench.device import resolve_device as resolve
-
-    return "cuda" if resolve(device).startswith("cuda") else "cpu"
-
-
-def _cuda_available() -> bool:
-    if importlib.util.find_spec("torch") is None:
-        return False
-    import torch
-
-    return bool(torch.cuda.is_available())
 
 
 class Synchronizer:

@@ -16,10 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bench.data.types import Example
+from bench.device import resolve_device
 from bench.errors import UserError
 from bench.fingerprint import device_label, environment_fingerprint, identity_changes
 from bench.latency.canary import CanarySet, default_canaries
-from bench.latency.clock import Synchronizer, resolve_device
+from bench.latency.clock import Synchronizer
 from bench.latency.outputs import check_outputs, reference_for
 from bench.latency.progress import MeterProgress
 from bench.latency.report import LatencyReport, Settings, SystemLatency, latency_signature
@@ -156,9 +157,8 @@ def measure(
     names = list(systems)
     _validate(systems, examples, baseline, n, rounds, reference_outputs, length_forced)
     wall0 = time.perf_counter()
-    placement = device if device and device.startswith("cuda:") else None
-    device = resolve_device(device)
-    placement = placement or device
+    placement = resolve_device(device)  # the concrete device (cpu, cuda:N), as --device resolves it
+    device = placement.split(":")[0]  # the kind the clock and the canaries work with
     sync = Synchronizer(device)
     settings = Settings(
         n=n, rounds=rounds, warmup_items=warmup_items, warmup_s=warmup_s, min_items=min_items,

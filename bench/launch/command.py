@@ -31,7 +31,8 @@ def _value(v: Any) -> str:
 def bench_argv(spec: RunSpec, *, results_dir: Path, threads: int | None = None,
                data_dir: Path | None = None, device: str | None = None) -> list[str]:
     """``python -m bench run ...`` for ``spec``, with absolute paths (a job may start in another cwd);
-    ``device``: the launcher's ``--device``, resolved by each job where it runs (a SLURM node's GPU)."""
+    ``device``: the launcher's ``--device``, resolved by each job where it runs (a SLURM node's GPU); the
+    default (None or ``auto``) is left out of the line, as a person re-running the job would leave it."""
     argv = [sys.executable, "-m", "bench", "run", "--system", spec.system, "--task", spec.task,
             "--split", spec.split, "--budget", spec.budget, "--seed", str(spec.seed)]
     for key, value in sorted(spec.overrides.items()):
@@ -40,7 +41,7 @@ def bench_argv(spec: RunSpec, *, results_dir: Path, threads: int | None = None,
         argv += ["--limit", str(spec.limit)]
     if threads is not None:
         argv += ["--threads", str(threads)]
-    if device is not None:
+    if device not in (None, "auto"):
         argv += ["--device", device]
     argv += ["--results-dir", str(Path(results_dir).resolve())]
     if data_dir is not None:

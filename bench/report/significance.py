@@ -60,9 +60,11 @@ class PValues:
         self.known[key] = self.used[key] = value
 
     def stale(self) -> bool:
-        """True when the file does not hold exactly the entries this build used."""
+        """True when the file does not hold exactly the entries this build used (no file: none used)."""
         if self.path is None:
             return False
+        if not self.path.is_file():
+            return bool(self.used)
         try:
             return json.loads(self.path.read_text()) != dict(sorted(self.used.items()))
         except (OSError, ValueError):
@@ -71,14 +73,12 @@ class PValues:
     def save(self) -> None:
         """Write the entries this build used, when they differ from the file (a folder that cannot be
         written is skipped: the pages are the same, only the next build is slower)."""
-        if self.path is None:
+        if self.path is None or not self.stale():
             return
         wanted = dict(sorted(self.used.items()))
-        try:
-            if self.path.is_file() and json.loads(self.path.read_text()) == wanted:
-                return
-        except (OSError, ValueError):
-            pass
+        if not wanted:  # nothing tested: no file (a results folder without rankable pairs stays untouched)
+            self.path.unlink(missing_ok=True)
+            return
         from bench.atomic import write_json_atomic
 
         try:

@@ -43,7 +43,7 @@ demo: setup
 	$(BENCH) table --budget smoke --results-dir $(DEMO)/results --reports-dir $(DEMO)/reports
 	$(BENCH) export --format csv --results-dir $(DEMO)/results --out $(DEMO)/results.csv
 	@echo "demo reports: $(DEMO)/reports (committed tables from real runs: reports/)"
-	@echo "demo runs as a table: $(DEMO)/results.csv, or bench.results.load(\"$(DEMO)/results\") in a notebook"
+	@echo "demo runs as a table: $(DEMO)/results.csv, or bench.report.frame.load(\"$(DEMO)/results\") in a notebook"
 
 # The full suite includes the fairseq baselines: fairseq is installed (cached wheel) rather than skipped.
 test: setup fairseq

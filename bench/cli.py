@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bench.device import DEVICE_HELP
+from bench.env.device import DEVICE_HELP
 
 if TYPE_CHECKING:
     from bench.launch.local import Outcome
@@ -44,9 +44,9 @@ def _plugins(
         "through entry points. See README 'Add your own system'.")] = [],  # noqa: B006
 ) -> None:
     """Import plugins before any command reads the registries."""
-    from bench.errors import UserError
-    from bench.plugins import include as include_path
-    from bench.plugins import include_paths_from_env
+    from bench.api.errors import UserError
+    from bench.env.plugins import include as include_path
+    from bench.env.plugins import include_paths_from_env
 
     for path in [*include_paths_from_env(), *include]:
         try:
@@ -149,8 +149,8 @@ def data_verify(
     data_dir: DataDir = None,
 ) -> None:
     """Recompute raw-file and split checksums and counts; fail loudly naming the file on a mismatch."""
+    from bench.api.registry import RegistryError
     from bench.data import TASKS, DataError, verify
-    from bench.registry import RegistryError
 
     if task:
         try:
@@ -209,11 +209,11 @@ def run(
                                        "at once, naming that process (exit 1).")] = True,
 ) -> None:
     """Train (or load) -> decode -> score -> (time) -> record one run."""
+    from bench.api.registry import RegistryError
     from bench.data import DataError, default_eval_split
-    from bench.lock import LockBusy
-    from bench.pipeline import execute
-    from bench.registry import RegistryError
     from bench.runs import RunSpec, check_limit, check_seed, parse_overrides
+    from bench.runs.lock import LockBusy
+    from bench.runs.pipeline import execute
 
     if threads is not None:
         _set_threads(threads)
@@ -291,10 +291,10 @@ def submit_cmd(
 ) -> None:
     """Score a file of outputs made elsewhere under every default recipe of the task and record it as a
     submission (kind `external`): shown in tables and the leaderboard as a submitted row, never as a reproduction."""
+    from bench.api.registry import RegistryError
     from bench.data import DataError
-    from bench.registry import RegistryError
     from bench.scoring import ScoringError
-    from bench.submit import parse_meta, submit
+    from bench.workflows.submit import parse_meta, submit
 
     try:
         record = submit(name, task, split, hyp, paper=paper, row=row, meta=parse_meta(meta),
@@ -405,7 +405,7 @@ def compare(
     """
     from bench import scoring
     from bench.data import TASKS
-    from bench.run_lookup import RunLookupError, find_record, outputs_of, same_examples, split_of
+    from bench.runs.lookup import RunLookupError, find_record, outputs_of, same_examples, split_of
 
     try:
         if (results_dir / f"{a}.json").is_file() and (results_dir / f"{b}.json").is_file():
@@ -455,9 +455,9 @@ def show(
 ) -> None:
     """One record as a person reads it: spec, budget, scores with CIs, timings, output statistics,
     the first outputs next to their references, and where the files are."""
-    from bench.output_stats import degeneracy
-    from bench.output_stats import summary as stats_summary
-    from bench.run_lookup import RunLookupError, find_record, outputs_of, split_of
+    from bench.runs.lookup import RunLookupError, find_record, outputs_of, split_of
+    from bench.scoring.output_stats import degeneracy
+    from bench.scoring.output_stats import summary as stats_summary
 
     try:
         path, rec = find_record(run_id, results_dir)
@@ -493,8 +493,8 @@ def export_cmd(
     budget: Annotated[str | None, typer.Option(help="Only this budget.")] = None,
     results_dir: Annotated[Path, typer.Option(help="Run records.")] = Path("results"),
 ) -> None:
-    """Every record as a table (one row per run and recipe; bench.results.load), written as csv/parquet/jsonl."""
-    from bench import results
+    """Every record as a table (one row per run and recipe; bench.report.frame.load), written as csv/parquet/jsonl."""
+    from bench.report import frame as results
 
     try:
         df = results.filtered(results.load(results_dir), task=task, system=system, budget=budget)
@@ -615,8 +615,8 @@ def reproduce(
     and resumes the others from their checkpoints; `bench status PAPER:TABLE` shows where each stands.
     """
     from bench import report
+    from bench.api.registry import RegistryError
     from bench.papers import parse_table_ref
-    from bench.registry import RegistryError
 
     try:
         paper, table = parse_table_ref(target)
@@ -681,11 +681,11 @@ def queue_cmd(
 ) -> None:
     """Run a queue file of `bench run` lines in parallel: decode-only runs wait for the run that trains
     their model, complete runs are skipped, a relaunch resumes the rest (how this project queues its runs)."""
+    from bench.api.registry import RegistryError
     from bench.launch.joblog import default_log_dir
     from bench.launch.plan import plan_specs
     from bench.launch.queue import read_queue
     from bench.launch.view import plan_view
-    from bench.registry import RegistryError
 
     if launcher is Launcher.inline:
         _fail("--launcher inline: bench queue runs in parallel; use --launcher local or --launcher slurm (or `bench "
@@ -716,8 +716,8 @@ def _reproduce_inline(paper: str, table: str, budget: str, results_dir: Path, da
                       device: str = "auto") -> None:
     """Today's behaviour: every runnable row in this process, one after another."""
     from bench import report
-    from bench.pipeline import execute
     from bench.runs import RunSpec
+    from bench.runs.pipeline import execute
 
     rows = report.runnable_rows(paper, table, budget)
     if not rows:
@@ -732,7 +732,7 @@ def _preflight(launcher: Launcher, jobs: int | None, threads: int | None, device
                gpus: int = 0, cpus_per_task: int | None = None) -> Pool:
     """The launch's own refusals (threads beyond the cores, a missing GPU or submitit, numbers out of range),
     made alike by the launch and by its --dry-run: the same line, the same exit code (#40)."""
-    from bench.errors import UserError
+    from bench.api.errors import UserError
     from bench.launch.preflight import preflight
 
     try:
@@ -779,13 +779,13 @@ def status_cmd(
     """Where each run of a table stands: done (its record), running (the last line of its log),
     failed (the log and its last error line), stopped (killed; a relaunch resumes it), queued on SLURM,
     skipped (a run it needs failed), or not started."""
+    from bench.api.registry import RegistryError
     from bench.launch.joblog import default_log_dir
     from bench.launch.plan import plan_table
     from bench.launch.status import plan_status
     from bench.launch.view import state_view
     from bench.papers import parse_table_ref
-    from bench.record import require_dir
-    from bench.registry import RegistryError
+    from bench.store.records import require_dir
 
     logs = logs or default_log_dir(results_dir)
     try:
@@ -821,10 +821,10 @@ def calibrate_cmd(
     device: DeviceOpt = "auto",
 ) -> None:
     """Sweep learning rate x updates on a dev subset; writes results/calibration/ (plot: `bench table`)."""
-    from bench.calibrate import calibrate
+    from bench.api.registry import RegistryError
     from bench.data import DataError
-    from bench.registry import RegistryError
     from bench.runs import parse_overrides
+    from bench.workflows.calibrate import calibrate
 
     if threads is not None:
         _set_threads(threads)
@@ -857,9 +857,9 @@ def order_cmd(
     """Kendall's tau between a table's reported and reproduced order, with a bootstrap interval and
     paired tests of adjacent rows, and each row against the harness reference baseline (copy_source,
     lead1) on the same examples; `bench table` prints them as the table's ordering and reference lines."""
-    from bench.ordering import compute
     from bench.papers import parse_table_ref
-    from bench.record import require_dir
+    from bench.store.records import require_dir
+    from bench.workflows.ordering import compute
 
     try:
         paper, table = parse_table_ref(target)
@@ -879,8 +879,8 @@ def rescore_cmd(
 ) -> None:
     """Score stored outputs under the task's default recipes a record lacks, and add missing output
     statistics (outputs and test split checked by sha256; no re-run)."""
-    from bench.record import require_dir
-    from bench.rescore import RescoreError, rescore
+    from bench.store.records import require_dir
+    from bench.workflows.rescore import RescoreError, rescore
 
     require_dir(results_dir)  # a typo'd folder is an error, not "nothing to rescore"
     paths = [results_dir / f"{r}.json" for r in run_ids] if run_ids else sorted(results_dir.glob("*.json"))
@@ -906,8 +906,8 @@ def refile_cmd(
     """Move a record to another spec that resolves to exactly its settings and model, without re-running it:
     after a calibration moved a preset, pin the old preset's records (--set steps=2400) and give the
     calibration point's runs to the preset (--unset steps)."""
-    from bench.refile import RefileError, refile
     from bench.runs import parse_overrides
+    from bench.workflows.refile import RefileError, refile
 
     try:
         dest = refile(run_id, parse_overrides(set_), list(unset), results_dir)
@@ -955,12 +955,13 @@ def latency(
     """
     import tempfile
 
+    from bench.api.errors import LengthForcedUnsupported
+    from bench.api.registry import RegistryError
     from bench.data import DataError, load_split
-    from bench.device import activate, resolve_device
-    from bench.latency import LengthForcedUnsupported, measure
+    from bench.env.device import activate, resolve_device
+    from bench.latency import measure
     from bench.latency.prepare import parse_stand_ins, parse_system_overrides, prepare
     from bench.latency.record import LatencySpec, build_record, write_record
-    from bench.registry import RegistryError
 
     for option, value, low in (("--n", n, 1), ("--rounds", rounds, 1), ("--min-items", min_items, 1),
                                ("--seed", seed, 0)):
@@ -1025,9 +1026,9 @@ def fetch_cmd(
     node before `bench reproduce --launcher slurm`. Exits 1 when anything is missing or fails its check."""
     from rich.markup import escape
 
-    from bench import fetch
-    from bench.errors import UserError
+    from bench.api.errors import UserError
     from bench.papers import BUDGETS, normalize_paper, parse_table_ref
+    from bench.workflows import fetch
 
     if budget not in BUDGETS:
         _fail(f"Unknown budget '{budget}'. Choose one of: {', '.join(BUDGETS)}.")
@@ -1077,7 +1078,7 @@ def fetch_cmd(
 @app.command("validate")
 def validate(data_dir: DataDir = None) -> None:
     """Check data checksums, Java/Perl/METEOR/ROUGE tools and backbone files before an expensive run."""
-    from bench.validate import run_checks
+    from bench.workflows.validate import run_checks
 
     ok = True
     table = Table("check", "status", "detail", header_style="bold")
@@ -1091,11 +1092,11 @@ def validate(data_dir: DataDir = None) -> None:
 
 
 def main() -> None:
-    """The ``bench`` entry point: a :class:`~bench.errors.UserError` anywhere becomes one line and exit 2; an
-    environment problem (:class:`~bench.errors.EnvironmentProblem`, a folder that cannot be written) exit 1."""
+    """The ``bench`` entry point: a :class:`~bench.api.errors.UserError` anywhere becomes one line and exit 2; an
+    environment problem (:class:`~bench.api.errors.EnvironmentProblem`, a folder that cannot be written) exit 1."""
     from rich.markup import escape
 
-    from bench.errors import EnvironmentProblem, UserError
+    from bench.api.errors import EnvironmentProblem, UserError
 
     try:
         app()
@@ -1103,7 +1104,7 @@ def main() -> None:
         err_console.print(f"[bold red]error:[/] {exc}")
         sys.exit(2)
     except (EnvironmentProblem, OSError) as exc:
-        from bench.atomic import is_unwritable, not_writable
+        from bench.api.atomic import is_unwritable, not_writable
 
         if isinstance(exc, OSError) and not isinstance(exc, EnvironmentProblem):
             if not is_unwritable(exc):

@@ -22,9 +22,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.data.types import Example
+from bench.api.system import SystemInfo
+from bench.api.types import Example, TaskInfo
 from bench.latency import LatencyReport, measure, render_report
-from systems.base import SystemInfo, TaskInfo
 from systems.null import NullSystem
 
 OVERHEAD_LIMIT = 0.01

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.data.types import Example
+from bench.api.types import Example
 
 LIMIT = 1.10  # decode_one / necessary work
 SOURCE_LENGTHS = (64, 192, 464)

@@ -45,8 +45,8 @@ BASELINE = {"precision": "fp32", "compile": False, "bucket_pool": 0, "pad_multip
 
 
 def task_info(task: str, n_train: int):
+    from bench.api.types import TaskInfo
     from bench.data import TASKS, load_split
-    from systems.base import TaskInfo
 
     t = TASKS.get(task)
     train = load_split(task, "train").examples[: max(n_train * 4, 2000)]
@@ -130,7 +130,7 @@ def main() -> int:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from training_mfu import run
 
-        from bench.device import resolve_device
+        from bench.env.device import resolve_device
 
         return run(resolve_device(args.device), steps=12 if args.small else 30, warm=4 if args.small else 10,
                    small=args.small)
@@ -140,7 +140,7 @@ def main() -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    from bench.precision import resolve_precision
+    from bench.api.precision import resolve_precision
 
     prec = resolve_precision("auto")
     print(

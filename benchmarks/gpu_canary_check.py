@@ -18,14 +18,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.data.types import Example
-from bench.device import resolve_device
-from bench.fingerprint import describe_gpu_state, gpu_state
+from bench.api.system import System, SystemInfo
+from bench.api.types import Example, TaskInfo
+from bench.env.device import resolve_device
+from bench.env.fingerprint import describe_gpu_state, gpu_state
 from bench.latency import measure, render_report
 from bench.latency.canary import Canary, default_canaries
 from bench.latency.sizing import Sizing
 from bench.latency.workloads import MatmulChain
-from systems.base import System, SystemInfo, TaskInfo
 
 TOLERANCE = 0.25
 

@@ -70,9 +70,8 @@ def peak_flops(device_name: str) -> float | None:
 def synthetic_task(shape: Shape, n: int, seed: int = 0) -> Any:
     """``n`` examples whose wordpieces fill the shape exactly (truncated to it): a fixed-shape step, as
     a FLOPs figure needs; the words come from the vocabulary so every token is real."""
-    from bench.data.types import Example
+    from bench.api.types import Example, TaskInfo
     from systems.backbone import build_tokenizer
-    from systems.base import TaskInfo
 
     vocab = [w for w in build_tokenizer().vocab if w.isalpha() and not w.startswith("##")][:5000]
     rng = random.Random(seed)
@@ -98,7 +97,7 @@ def time_step(shape: Shape, device: str, steps: int, warm: int, compile_: bool) 
     """Seconds per update after ``warm`` updates, from the trainer's own step log."""
     import json
 
-    from bench.device import fit_on
+    from bench.env.device import fit_on
     from systems import build
 
     system = build("encoder_random", "smoke", overrides(shape, steps, compile_))

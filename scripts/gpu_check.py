@@ -139,7 +139,7 @@ def environment_step(env: dict[str, str], device: str) -> Step:
     t0 = time.perf_counter()
     probe = python(env, (
         "import json, torch\n"
-        "from bench.device import resolve_device\n"
+        "from bench.env.device import resolve_device\n"
         f"d = resolve_device({device!r})\n"
         "name = torch.cuda.get_device_name(torch.device(d)) if d.startswith('cuda') else 'cpu'\n"
         "print(json.dumps({'device': d, 'name': name, 'torch': torch.__version__}))"

@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from bench.registry import Registry, RegistryError
+from bench.api.registry import Registry, RegistryError
 
 
 def _check_factory(name: str, factory: Any) -> None:
     if not callable(factory):
         raise RegistryError(
             f"system '{name}': its registered object is a {type(factory).__name__}, not a factory; register a "
-            "callable `make(budget, overrides) -> systems.base.System`."
+            "callable `make(budget, overrides) -> bench.api.system.System`."
         )
 
 
-#: installed plugins add systems through the ``bench.systems`` entry-point group (bench.plugins)
+#: installed plugins add systems through the ``bench.systems`` entry-point group (bench.env.plugins)
 SYSTEMS: Registry = Registry("system", entry_point_group="bench.systems", check=_check_factory)
 
 # Reference baselines: exercise the whole pipeline on real data without a model.
@@ -57,18 +57,18 @@ _register_family(_FAIRSEQ, "systems.fairseq_nat.system:make", lambda name: _FAIR
 
 
 def build(name: str, budget: str, overrides: dict | None = None):
-    """The system ``name`` under ``budget`` with ``overrides``, checked to honour the :class:`~systems.base.System`
+    """The system ``name`` under ``budget`` with ``overrides``, checked to honour the :class:`~bench.api.system.System`
     contract (a plugin's factory that returns something else is a one-line error, not a later AttributeError)."""
     import inspect
 
-    from systems.base import check_system
+    from bench.api.system import check_system
 
     factory = SYSTEMS.get(name)
     try:
         inspect.signature(factory).bind(budget, {})
     except TypeError as exc:
         raise RegistryError(f"system '{name}': its factory cannot be called as factory(budget, overrides) ({exc}); "
-                            "register a callable `make(budget, overrides) -> systems.base.System`.") from None
+                            "register a callable `make(budget, overrides) -> bench.api.system.System`.") from None
     except ValueError:  # no introspectable signature (some builtins): let the call itself decide
         pass
     return check_system(name, factory(budget, dict(overrides or {})))

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.data.types import Example
-from systems.base import System, SystemInfo, TaskInfo, check_budget
+from bench.api.system import System, SystemInfo, check_budget
+from bench.api.types import Example, TaskInfo
 
 _WS = re.compile(r"\s+")
 # A sentence ends at . ! or ? followed by whitespace and an upper-case letter, digit or quote.

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.data.types import Example
-from systems.base import System, SystemInfo, TaskInfo
+from bench.api.system import System, SystemInfo
+from bench.api.types import Example, TaskInfo
 
 
 class NullSystem(System):

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, TypeVar
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 
-#: the ``cpu`` budgets' training speed policy, one for every family (bench.precision; README "Training
+#: the ``cpu`` budgets' training speed policy, one for every family (bench.api.precision; README "Training
 #: speed"; benchmarks/bench_training.py measures it): bf16 where native, compiled blocks, length buckets
 CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool": 32, "pad_multiple": 8}
 

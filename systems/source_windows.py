@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.data.types import Example
+from bench.api.types import Example
 
 
 def answer_window(tok: Any, ex: Example, budget: int) -> list[int]:

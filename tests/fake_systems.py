@@ -1,4 +1,4 @@
-"""A minimal :class:`systems.base.System` for tests that need only ``decode_one`` (meter, tables).
+"""A minimal :class:`bench.api.system.System` for tests that need only ``decode_one`` (meter, tables).
 
 Fakes subclass the real contract, so a test cannot pass with an object the harness would refuse.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.data.types import Example
-from systems.base import System, SystemInfo, TaskInfo
+from bench.api.system import System, SystemInfo
+from bench.api.types import Example, TaskInfo
 
 
 class DecodeOnly(System):

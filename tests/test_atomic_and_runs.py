@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from bench.atomic import write_json_atomic
+from bench.api.atomic import write_json_atomic
 from bench.runs import RunSpec, parse_overrides
 
 

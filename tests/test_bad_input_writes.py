@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.atomic import atomic_path, write_bytes_atomic, write_json_atomic, write_text_atomic
+from bench.api.atomic import atomic_path, write_bytes_atomic, write_json_atomic, write_text_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("BENCH_DATA", REPO / ".." / "shared" / "data"))
@@ -125,7 +125,7 @@ def edited(tmp_path: Path) -> Path:
     out.write_bytes((REPO / rec["outputs"]["path"]).read_bytes())
     rec["outputs"]["path"] = str(out)
     (results / f"{RUN}.json").write_text(json.dumps(rec, indent=2), encoding="utf-8")
-    from bench.record import load_records
+    from bench.store.records import load_records
 
     assert [r["run_id"] for r in load_records(results)] == [RUN]  # intact: accepted
     out.write_text("an edited line\n" + out.read_text(encoding="utf-8").split("\n", 1)[1], encoding="utf-8")
@@ -144,10 +144,10 @@ def test_table_and_export_refuse_edited_outputs(edited: Path, tmp_path: Path) ->
 
 
 def test_run_does_not_take_a_record_with_edited_outputs_as_complete(edited: Path) -> None:
-    from bench.pipeline import reusable_record
-    from bench.record import OutputsChangedError
-    from bench.run_lookup import RunLookupError, outputs_text
     from bench.runs import RunSpec, completed_record, load_record
+    from bench.runs.lookup import RunLookupError, outputs_text
+    from bench.runs.pipeline import reusable_record
+    from bench.store.records import OutputsChangedError
 
     spec = RunSpec.from_json(load_record(edited / f"{RUN}.json")["spec"])
     with pytest.raises(OutputsChangedError, match="--force"):  # reproduce, queue and status ask this
@@ -267,7 +267,7 @@ def test_no_temporary_file_is_left_on_any_failure(tmp_path: Path, monkeypatch: p
 @pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
 def test_every_atomic_writer_respects_the_umask(umask: int, tmp_path: Path) -> None:
     from bench.data.cache import atomic_write
-    from bench.record import RunRecord, load_records
+    from bench.store.records import RunRecord, load_records
 
     old = os.umask(umask)
     try:

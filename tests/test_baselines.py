@@ -1,4 +1,4 @@
-from bench.data.types import Example
+from bench.api.types import Example
 from systems.baselines import CopySource, Lead1, first_sentence
 
 

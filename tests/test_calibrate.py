@@ -16,7 +16,7 @@ def _point(lr: float, updates: int, score: float, degenerate: bool) -> dict:
 
 
 def test_pick_is_the_best_healthy_point() -> None:
-    from bench.calibrate import _pick
+    from bench.workflows.calibrate import _pick
 
     points = [
         _point(1e-4, 300, 4.0, False),
@@ -78,8 +78,8 @@ def test_smoke_sweep_records_points_and_draws_the_curve(tmp_path: Path) -> None:
         pytest.skip(f"data dir {DATA} not found")
     import torch
 
-    from bench.calibrate import calibrate, load_summaries
     from bench.report import render_all
+    from bench.workflows.calibrate import calibrate, load_summaries
 
     torch.set_num_threads(1)
     quiet = lambda _m: None  # noqa: E731
@@ -112,7 +112,7 @@ def test_smoke_sweep_records_points_and_draws_the_curve(tmp_path: Path) -> None:
 
 def test_sweeps_with_other_settings_share_the_summary(tmp_path: Path) -> None:
     """An old summary (points without their overrides) merges with a decoding sweep: both kept, labelled."""
-    from bench.calibrate import _merge, point_setting
+    from bench.workflows.calibrate import _merge, point_setting
 
     base = {"split": "dev", "dev_examples": 500, "seed": 42, "recipe": "nqg", "metric": "bleu4"}
     old = {**base, "overrides": {"window": 64}, "points": [_point(1e-4, 2400, 11.0, False)]}
@@ -152,8 +152,8 @@ def test_the_reversed_split_decodes_the_squad_model_unless_dev_picks_the_weights
 def test_the_plot_data_carries_each_trained_models_dev_loss_once(tmp_path: Path) -> None:
     """A missed floor needs its plateau shown: each point's dev-loss curve comes from its record, and the
     points of a decoding sweep (one model, one curve) draw that curve once, named by what they share."""
-    from bench.calibrate import CALIBRATION_DIR, load_summaries
     from bench.report.plots import calibration_data
+    from bench.workflows.calibrate import CALIBRATION_DIR, load_summaries
 
     root = tmp_path / CALIBRATION_DIR
     root.mkdir()

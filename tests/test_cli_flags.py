@@ -56,7 +56,7 @@ def test_a_dry_run_says_how_the_launch_will_spread_the_runs(tmp_path: Path) -> N
 
 
 def test_a_submission_cannot_take_a_registered_systems_name() -> None:
-    from bench.submit import SubmissionError, check_name
+    from bench.workflows.submit import SubmissionError, check_name
 
     for taken in ("copy_source", "COPY_SOURCE", "mist_unilm"):
         with pytest.raises(SubmissionError, match="is the registered system .*bench ls systems.*_submitted"):

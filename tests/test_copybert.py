@@ -355,7 +355,7 @@ TRIPLES = [
 
 @pytest.mark.slow
 def test_overfit_selfcopy(tok: WordPieceTokenizer) -> None:
-    from bench.data.types import Example
+    from bench.api.types import Example
     from systems.copybert.beam import output_tokens
     from systems.copybert.data import CachedStepScorer
     from systems.copybert.features import Layout

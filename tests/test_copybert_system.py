@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.data.types import Example
+from bench.api.system import System
+from bench.api.types import Example, TaskInfo
 from systems import build
-from systems.base import System, TaskInfo
 from systems.copybert.features import Layout, doc_spans, parse
 from systems.copybert.presets import VARIANTS, apply_overrides, preset
 

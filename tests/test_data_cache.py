@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.api.types import encode, split_sha256
 from bench.data import DataError, Example, build, data_dir, load_split, verify
 from bench.data import api as data_api
-from bench.data.cache import decode, encode, encode_fast, split_sha256
+from bench.data.cache import decode, encode_fast
 from bench.data.sources import SUMS_FILE, verify_raw
 
 QUORA_SMALL = ["quora/duji2019/val.src", "quora/duji2019/val.tgt"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.decode_journal import decode_in_chunks
+from bench.runs.journal import decode_in_chunks
 
 DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 KEY = {"run_id": "r1", "split_sha256": "abc", "harness": {"git_sha": "x", "dirty": False}}
@@ -109,8 +109,8 @@ def test_bench_run_resumes_a_killed_decode(tmp_path: Path, monkeypatch: pytest.M
     equal an unbroken run's, and the journal is gone once the record is written."""
     if not DATA.is_dir():
         pytest.skip(f"data dir {DATA} not found")
-    from bench.pipeline import execute
     from bench.runs import RunSpec, training_workdir
+    from bench.runs.pipeline import execute
     from systems.baselines import CopySource
 
     spec = RunSpec("copy_source", "quora", budget="smoke", limit=300)

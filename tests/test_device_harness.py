@@ -11,7 +11,7 @@ import pytest
 import torch
 from fake_systems import DecodeOnly
 
-from bench.data.types import Example
+from bench.api.types import Example
 
 
 def test_launched_runs_carry_the_device() -> None:
@@ -80,9 +80,9 @@ def test_the_trainer_trains_where_it_is_told(tmp_path: Path) -> None:
 
 
 def test_no_score_writes_an_unscored_record_that_a_later_run_scores(tmp_path: Path) -> None:
-    from bench.pipeline import execute
-    from bench.record import load_records
     from bench.runs import RunSpec, record_path
+    from bench.runs.pipeline import execute
+    from bench.store.records import load_records
 
     spec = RunSpec("copy_source", "quora", budget="smoke", limit=20)
     said: list[str] = []

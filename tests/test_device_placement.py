@@ -13,10 +13,10 @@ import torch
 from device_check import DEVICE, OnDevice, device_check
 from toy_training import qg_examples
 
-from bench.data.types import Example
-from bench.device import DeviceError, fit_on, resolve_device
+from bench.api.system import System, SystemInfo
+from bench.api.types import Example, TaskInfo
+from bench.env.device import DeviceError, fit_on, resolve_device
 from systems import SYSTEMS, build
-from systems.base import System, SystemInfo, TaskInfo
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -212,7 +212,7 @@ def test_noise_statistics() -> None:
 def test_collate_labels_are_clean() -> None:
     tok = WordPieceTokenizer(VOCAB, extra_special=["[ATTN]"])
     enc = Encoder(tok, 16, 8, 3)
-    from bench.data.types import Example
+    from bench.api.types import Example
 
     pairs = enc.pairs([Example("1", "a b [SEP] c d e", "what is the x"), Example("2", "f [SEP] g", "who")])
     assert pairs[0].src[0] == tok.cls_id and pairs[0].src.count(tok.sep_id) == 2
@@ -227,7 +227,7 @@ def test_collate_labels_are_clean() -> None:
 def test_answer_window_source_reaches_an_answer_past_the_head() -> None:
     """cpu SQuAD (#19): ``source_window="answer"`` feeds ``[CLS] answer [SEP] window [SEP]`` (text types 0 and 1,
     as the head layout's two fields) within the same room, so an answer deep in the paragraph is in view."""
-    from bench.data.types import Example
+    from bench.api.types import Example
     from systems import build
     from systems.erniegen.presets import apply_overrides, preset
 

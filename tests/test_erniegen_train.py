@@ -8,9 +8,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from bench.data.types import Example  # noqa: E402
+from bench.api.types import (  # noqa: E402
+    Example,
+    TaskInfo,
+)
 from systems.backbone import WordPieceTokenizer, tiny_backbone, tiny_vocab  # noqa: E402
-from systems.base import TaskInfo  # noqa: E402
 from systems.erniegen.data import Encoder, collate, scored  # noqa: E402
 from systems.erniegen.decode import DecodeIds, infilling_decode  # noqa: E402
 from systems.erniegen.model import ErnieGen  # noqa: E402
@@ -130,8 +132,8 @@ def test_reversed_split_run_decodes_the_squad_qg_model(tmp_path, monkeypatch) ->
     data = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
     if not data.is_dir():
         pytest.skip(f"data dir {data} not found")
-    from bench.pipeline import execute
     from bench.runs import RunSpec
+    from bench.runs.pipeline import execute
 
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
     torch.set_num_threads(1)

@@ -26,8 +26,8 @@ if importlib.util.find_spec("fairseq") is None:
     )
 import torch
 
-from bench.data.types import Example
-from systems.base import System, TaskInfo
+from bench.api.system import System
+from bench.api.types import Example, TaskInfo
 from systems.fairseq_nat.checkpoints import Manifest, UntrustedCheckpointError
 from systems.fairseq_nat.presets import SYSTEMS
 

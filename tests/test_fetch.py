@@ -24,8 +24,8 @@ import pytest
 torch = pytest.importorskip("torch")
 hf_constants = pytest.importorskip("huggingface_hub.constants")
 
-from bench import fetch  # noqa: E402
-from bench import hub as bench_hub  # noqa: E402
+from bench.api import checkpoints as bench_hub  # noqa: E402
+from bench.workflows import fetch  # noqa: E402
 
 REPO = "bench-test/tiny-bert"
 NAME = "tiny-test-bert"

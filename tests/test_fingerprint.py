@@ -7,8 +7,8 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-import bench.fingerprint as fpmod
-from bench.fingerprint import device_label, environment_fingerprint, identity_changes
+import bench.env.fingerprint as fpmod
+from bench.env.fingerprint import device_label, environment_fingerprint, identity_changes
 
 
 def test_fingerprint_describes_this_machine():
@@ -34,7 +34,7 @@ def test_fingerprint_is_stable_and_changes_are_reported():
 
 
 def test_without_torch_does_not_import_it():
-    code = ("import sys, json; from bench.fingerprint import environment_fingerprint as f; "
+    code = ("import sys, json; from bench.env.fingerprint import environment_fingerprint as f; "
             "fp = f(include_torch=False); print(json.dumps([fp['torch'], 'torch' in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [None, False]

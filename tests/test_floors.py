@@ -23,7 +23,7 @@ FALLING = [[100, 6.0], [1800, 4.00], [2100, 3.80], [2400, 3.60]]
 
 
 def test_a_run_at_or_above_its_floor_is_met_and_one_below_shows_its_plateau() -> None:
-    from bench.floors import floor_line
+    from bench.workflows.floors import floor_line
 
     assert floor_line("UniLM", _rec("unilm", "squad_qg", 8.5), []).endswith("floor 8.5: met")
     missed = floor_line("UniLM", _rec("unilm", "squad_qg", 8.06), [_summary("squad_qg", FLAT)])
@@ -37,7 +37,7 @@ def test_a_run_at_or_above_its_floor_is_met_and_one_below_shows_its_plateau() ->
 
 
 def test_the_reversed_split_is_judged_by_the_forward_models_curve_and_unfloored_runs_pass() -> None:
-    from bench.floors import floor_line
+    from bench.workflows.floors import floor_line
 
     reversed_ = floor_line("ERNIE-GEN", _rec("erniegen_base", "squad_qg_reversed", 5.0),
                            [{**_summary("squad_qg", FLAT), "system": "erniegen_base"}])
@@ -81,7 +81,7 @@ def test_a_longer_schedule_that_went_lower_overrules_a_flat_end() -> None:
     """A linear decay to zero flattens every curve at its end: the plateau verdict stands only if the same rate
     trained longer did not go lower (without a longer point a flat end is reported unconfirmed). The run is
     judged by the point that trained its model (its config's updates and rate), not by the sweep's pick."""
-    from bench.floors import floor_line
+    from bench.workflows.floors import floor_line
 
     summary = {"system": "erniegen_base", "task": "squad_qg", "budget": "cpu", "metric": "bleu4",
                "points": [_point("p", FLAT, 8.53), _point("q", LONGER, 10.0), _point("r", FALLING, 7.0, lr=2e-4)],

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from toy_training import qg_examples
 
+from bench.api.types import TaskInfo
 from systems import build
-from systems.base import TaskInfo
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden_decodes.json"
 #: one system per family and per distinct decode path
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _decode(name: str, workdir: Path) -> list[str]:
-    from bench.device import fit_on
+    from bench.env.device import fit_on
 
     if name.startswith("fairseq_"):
         pytest.importorskip("fairseq", reason="fairseq baselines need `make fairseq`")

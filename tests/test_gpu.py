@@ -24,14 +24,14 @@ FAMILIES = ("unilm", "copybert_selfcopy", "erniegen_base", "bert2bert_minilm_l6"
 def task():
     from toy_training import qg_examples
 
-    from systems.base import TaskInfo
+    from bench.api.types import TaskInfo
 
     return TaskInfo("squad_qg", qg_examples(64, 0), qg_examples(8, 1), 464, 48)
 
 
 @pytest.mark.parametrize("name", FAMILIES)
 def test_each_family_trains_and_decodes_on_the_gpu(name: str, task, tmp_path: Path) -> None:
-    from bench.device import fit_on, resolve_device
+    from bench.env.device import fit_on, resolve_device
     from systems import build
 
     device = resolve_device("cuda")
@@ -46,7 +46,7 @@ def test_each_family_trains_and_decodes_on_the_gpu(name: str, task, tmp_path: Pa
 
 
 def test_cpu_stays_on_the_cpu_on_a_gpu_machine(task, tmp_path: Path) -> None:
-    from bench.device import fit_on, resolve_device
+    from bench.env.device import fit_on, resolve_device
     from systems import build
 
     system = build("encoder_minilm_l6", "smoke", {"steps": 2})
@@ -64,7 +64,7 @@ def test_the_device_canary_is_sized_into_its_window() -> None:
 
 
 def test_a_gpu_measurement_of_two_placed_systems_is_valid(task, tmp_path: Path) -> None:
-    from bench.device import fit_on, resolve_device
+    from bench.env.device import fit_on, resolve_device
     from bench.latency import measure
     from systems import build
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 from systems import build
 from systems.hf_seq2seq import VARIANTS
 
@@ -90,7 +90,7 @@ def test_bert2bert_is_warm_started_from_the_package_on_both_sides() -> None:
     torch = pytest.importorskip("torch")
     from safetensors.torch import load_file
 
-    from bench.hub import minilm_dir
+    from bench.api.checkpoints import minilm_dir
     from systems.hf_seq2seq.system import build_model
 
     torch.set_num_threads(1)
@@ -119,8 +119,8 @@ def test_smoke_run_end_to_end_then_resume_trains_nothing(
         pytest.skip(f"data dir {DATA} not found")
     import torch
 
-    from bench.pipeline import execute
     from bench.runs import RunSpec, training_workdir
+    from bench.runs.pipeline import execute
     from systems.training.checkpoint import list_checkpoints
 
     monkeypatch.setenv("BENCH_CACHE", str(split_cache))
@@ -147,8 +147,8 @@ def test_decode_one_equals_batched_decode_and_refuses_a_forced_length(tmp_path: 
     torch = pytest.importorskip("torch")
     from toy_training import qg_examples
 
-    from bench.latency.meter import LengthForcedUnsupported
-    from systems.base import TaskInfo
+    from bench.api.errors import LengthForcedUnsupported
+    from bench.api.types import TaskInfo
 
     torch.set_num_threads(1)
     exs = qg_examples(32, 0)
@@ -178,7 +178,7 @@ def test_a_local_prophetnet_directory_trains_and_decodes(tmp_path: Path) -> None
     import torch
     from transformers import AutoTokenizer, ProphetNetConfig, ProphetNetForConditionalGeneration
 
-    from bench.hub import resolve_checkpoint
+    from bench.api.checkpoints import resolve_checkpoint
     from systems.hf_seq2seq.system import _Collate, _loss_module, _pad_id, _start_id, build_model
 
     tok = AutoTokenizer.from_pretrained(str(resolve_checkpoint("minilm-l6")))
@@ -207,7 +207,7 @@ def test_answer_window_reads_the_answers_neighbourhood_on_qg_and_the_head_elsewh
     """A long paragraph whose answer sits past ``max_source_len`` pieces: the head would never show the model
     the answer's sentence; the answer window does, and a task without answers keeps its head and its key."""
     pytest.importorskip("transformers")
-    from bench.data.types import Example
+    from bench.api.types import Example
     from bench.runs import training_key
     from systems.hf_seq2seq.system import build_model
 

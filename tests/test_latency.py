@@ -10,7 +10,7 @@ import pytest
 from fake_systems import DecodeOnly
 
 import bench.latency.meter as meter
-from bench.data.types import Example
+from bench.api.types import Example
 from bench.latency import LengthForcedUnsupported, measure, paired_bootstrap_speedup, summarize
 from bench.latency.canary import PLANS, prepare_canaries
 from bench.latency.schedule import ItemPlan, rotated, round_sizes
@@ -430,7 +430,7 @@ def test_render_shows_verdict_mode_and_reasons(clock):
 
 
 def test_importing_the_meter_does_not_import_torch():
-    code = "import sys, bench.latency, bench.fingerprint, systems.null; print('torch' in sys.modules)"
+    code = "import sys, bench.latency, bench.env.fingerprint, systems.null; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

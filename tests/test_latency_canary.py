@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 from fake_systems import DecodeOnly
 
-from bench.data.types import Example
+from bench.api.types import Example
 from bench.latency import measure
 from bench.latency.canary import (
     PLANS,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fake_systems import DecodeOnly
 
-from bench.data.types import Example
+from bench.api.types import Example
 from bench.latency import measure
 from bench.latency.prepare import parse_stand_ins, parse_system_overrides, prepare
 from bench.latency.record import (

@@ -31,7 +31,7 @@ SLOW_STEPS = '''
 """slow_steps: fit sleeps `steps` x 0.2 s, saving its step after each (resumable); decode = first 3 words."""
 import json, os, time
 from systems import SYSTEMS
-from systems.base import System, SystemInfo
+from bench.api.system import System, SystemInfo
 
 
 class SlowSteps(System):
@@ -104,7 +104,7 @@ def toy_job(label: str, after: Job | None = None, **overrides: object) -> Job:
 
 
 def fake_record(spec: RunSpec, results: Path, total_s: float) -> None:
-    from bench.record import RunRecord
+    from bench.store.records import RunRecord
 
     RunRecord(run_id=spec.run_id, created="2024-01-01T00:00:00+00:00", spec=spec.to_json(), harness={},
               environment={}, system={}, data={}, outputs={}, model={}, output_stats={}, training_curve=None,
@@ -166,12 +166,12 @@ def test_command_line_reads_back_as_the_same_spec() -> None:
 
 
 def test_include_paths_travel_to_children(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import bench.plugins
+    import bench.env.plugins
     from bench.launch.command import child_env
 
     monkeypatch.delenv("BENCH_INCLUDE", raising=False)
     assert "BENCH_INCLUDE" not in child_env()
-    monkeypatch.setattr(bench.plugins, "_INCLUDED", [tmp_path / "a.py"])
+    monkeypatch.setattr(bench.env.plugins, "_INCLUDED", [tmp_path / "a.py"])
     monkeypatch.setenv("BENCH_INCLUDE", str(tmp_path / "b.py"))
     env = child_env(threads=2)
     assert env["BENCH_INCLUDE"].split(os.pathsep) == [str(tmp_path / "a.py"), str(tmp_path / "b.py")]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.data.types import Example, Split
+from bench.api.types import Example, Split
 from bench.report.board import build_board
 from bench.report.ranking import ExampleSet, Headline, group_records, rank_group
 from bench.report.significance import PairedBootstrap, PValues

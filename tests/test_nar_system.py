@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from toy_training import qg_examples
 
-from systems.base import System, TaskInfo
+from bench.api.system import System
+from bench.api.types import TaskInfo
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -59,7 +59,7 @@ def test_length_target_counts_sep_and_clamp() -> None:
         def encode_batch(self, texts):
             return [[20 + i for i in range(len(t.split()))] for t in texts]
 
-    from bench.data.types import Example
+    from bench.api.types import Example
     from systems.nar.data import Encoder
 
     enc = Encoder(Tok(), max_source_len=10, max_target_len=48)
@@ -157,7 +157,7 @@ def test_mist_source_builder() -> None:
 
 # ---- 7. remove_repeat quirks ---------------------------------------------------------------------
 def test_remove_repeat_quirks() -> None:
-    from bench.scoring.text import remove_repeat
+    from bench.api.text import remove_repeat
     from systems.nar.system import _remove_repeat
 
     assert remove_repeat("a a b") == "a a b"
@@ -185,7 +185,7 @@ def test_output_text_merges_pieces_and_deletes_every_sep() -> None:
 
 
 def _ex(source: str):
-    from bench.data.types import Example
+    from bench.api.types import Example
 
     return Example("x", source, "q")
 
@@ -220,7 +220,7 @@ def test_cpu_learning_rate_is_per_task_and_an_override_wins() -> None:
 def test_a_workdir_trained_under_another_sizing_is_refused(tmp_path) -> None:
     import json
 
-    from bench.errors import UserError
+    from bench.api.errors import UserError
     from systems.nar.system import _refuse_stale_workdir
 
     meta = tmp_path / "nar_model.json"
@@ -251,7 +251,7 @@ class _SpaceTokenizer:
 def test_answer_window_source_keeps_the_answers_sentence_in_a_short_source() -> None:
     """cpu SQuAD (#19): with 12 pieces of room the head of a long paragraph never reaches the answer; the
     window layout is ``answer [SEP]`` + the paragraph around the answer, within the same room."""
-    from bench.data.types import Example
+    from bench.api.types import Example
     from systems.nar.data import Encoder
 
     para = " ".join(f"w{i}" for i in range(40)) + " the answer is here . " + " ".join(f"v{i}" for i in range(40))

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.ordering import kendall_tau_b, ordering_line, reference_line
+from bench.workflows.ordering import kendall_tau_b, ordering_line, reference_line
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("BENCH_DATA", REPO / ".." / "shared" / "data"))
@@ -75,7 +75,7 @@ def test_committed_mist_ordering_is_reproduced_exactly() -> None:
     the order, the adjacent-pair tests, the rows left out, and each row against copy_source."""
     if not DATA.is_dir():
         pytest.skip(f"data dir {DATA} not found")
-    from bench.ordering import compute, ordering_path
+    from bench.workflows.ordering import compute, ordering_path
 
     committed = json.loads(ordering_path(REPO / "results", "mist", "3", "quora", "cpu").read_text())
     [fresh] = compute("mist", "3", "cpu", REPO / "results", say=lambda _m: None, write=False)
@@ -86,7 +86,7 @@ def test_committed_mist_ordering_is_reproduced_exactly() -> None:
 
 
 def test_degenerate_and_stale_runs_are_not_evidence_for_an_ordering() -> None:
-    from bench.ordering import not_evidence
+    from bench.workflows.ordering import not_evidence
 
     healthy = {"output_stats": {"n": 100, "distinct_ratio": 0.9, "most_frequent_share": 0.01, "most_frequent": "x",
                                 "reference_distinct_ratio": 0.95}, "kind": "external"}
@@ -106,7 +106,7 @@ def test_one_model_under_two_names_is_ranked_once() -> None:
     outputs, a tie by construction, so it is left out of the ordering and the row that trained it stays."""
     from types import SimpleNamespace
 
-    from bench.ordering import duplicate_rows
+    from bench.workflows.ordering import duplicate_rows
 
     def match(system: str, owner: str, sha: str) -> SimpleNamespace:
         model = {"training_key": "abc", "workdir": f".cache/runs/{owner}--squad_qg--cpu--s42--cfgabc"}
@@ -130,7 +130,7 @@ def test_a_harness_row_meets_the_reference_but_is_not_ranked(tmp_path: Path) -> 
     like the paper's rows, and left out of the paper's order."""
     if not DATA.is_dir():
         pytest.skip(f"data dir {DATA} not found")
-    from bench.ordering import compute
+    from bench.workflows.ordering import compute
 
     results = tmp_path / "results"
     results.mkdir()
@@ -156,8 +156,8 @@ def test_a_harness_row_meets_the_reference_but_is_not_ranked(tmp_path: Path) -> 
 def test_a_column_over_two_test_sets_is_ordered_per_test_set() -> None:
     """ERNIE-GEN Table 4's column holds the Du split's rows and the reversed split's: two blocks, never mixed
     in one order or paired test (they score different examples), each with its own record name."""
-    from bench.ordering import block_id, column_blocks
     from bench.papers import get_table
+    from bench.workflows.ordering import block_id, column_blocks
 
     table = get_table("erniegen", "4")
     group = table.group("squad")
@@ -176,10 +176,10 @@ def test_the_table_note_names_each_row_left_out_and_why() -> None:
     why (degenerate outputs, a stale record, or another row's model), so a reader can act on it."""
     import copy
 
-    from bench.output_stats import output_stats
     from bench.papers import get_table
-    from bench.record import load_records
     from bench.report.views import build_table_view
+    from bench.scoring.output_stats import output_stats
+    from bench.store.records import load_records
 
     table = get_table("copybert", "1")
     records = [copy.deepcopy(r) for r in load_records(REPO / "results")]
@@ -201,10 +201,10 @@ def test_an_ordering_stops_standing_for_a_run_re_run_under_its_id() -> None:
     `bench table --check` must fail on it rather than let the table drop the line silently."""
     import copy
 
-    from bench.ordering import load_orderings, stale_orderings
     from bench.papers import get_table
-    from bench.record import load_records
     from bench.report.views import build_table_view
+    from bench.store.records import load_records
+    from bench.workflows.ordering import load_orderings, stale_orderings
 
     table = get_table("copybert", "1")
     records = [copy.deepcopy(r) for r in load_records(REPO / "results")]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.curves import training_curve
-from bench.output_stats import degeneracy, output_stats, summary
+from bench.runs.curves import training_curve
+from bench.scoring.output_stats import degeneracy, output_stats, summary
 
 
 def test_statistics_of_a_healthy_and_a_constant_run() -> None:

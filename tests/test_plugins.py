@@ -101,7 +101,7 @@ def test_without_the_plugin_its_names_are_unknown(tmp_path: Path) -> None:
          ("run", "--system", "bad", "--task", "quora", "--limit", "1"),
          "cannot be called as factory(budget, overrides)"),
         ("from systems import SYSTEMS\nSYSTEMS.register('bad', lambda budget, overrides: object())",
-         ("run", "--system", "bad", "--task", "quora", "--limit", "1"), "does not subclass systems.base.System"),
+         ("run", "--system", "bad", "--task", "quora", "--limit", "1"), "does not subclass bench.api.system.System"),
         ("from systems import SYSTEMS\nSYSTEMS.register('gone', 'no_such_module:make')",
          ("run", "--system", "gone", "--task", "quora", "--limit", "1"), "cannot be loaded: ModuleNotFoundError"),
         ("from bench.data import TASKS\nTASKS.register('t2', 'json:dumps')",

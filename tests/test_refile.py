@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.refile import RefileError, refile
 from bench.runs import (
     RunSpec,
     build_system,
@@ -19,6 +18,7 @@ from bench.runs import (
     sha256_text,
     stale_reason,
 )
+from bench.workflows.refile import RefileError, refile
 
 OUTPUTS = "what is the first question ?\nwho wrote the second ?\n"
 
@@ -53,7 +53,7 @@ def test_an_old_preset_record_is_pinned_to_the_settings_it_was_made_with(tmp_pat
     old = _write_record(preset, tmp_path, {"steps": 400})  # made when the preset trained 400 updates
     assert stale_reason(json.loads(old.read_text()), preset) is not None
 
-    from bench.refile import pin_hint
+    from bench.workflows.refile import pin_hint
 
     assert pin_hint(json.loads(old.read_text())) == f"bench refile {preset.run_id} --set steps=400"
     with pytest.raises(RefileError, match="made with steps=400, not 500"):

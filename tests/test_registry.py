@@ -1,6 +1,6 @@
 import pytest
 
-from bench.registry import Registry, RegistryError
+from bench.api.registry import Registry, RegistryError
 
 
 def test_lazy_entry_is_imported_on_first_get_only():

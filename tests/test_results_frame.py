@@ -10,7 +10,7 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 
-from bench import results  # noqa: E402
+from bench.report import frame as results  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "results"
@@ -26,7 +26,7 @@ def frame():
 
 
 def test_one_row_per_record_and_recipe(frame) -> None:
-    from bench.record import load_records
+    from bench.store.records import load_records
 
     records = load_records(RESULTS)
     assert len(frame) == sum(len(r["scores"]) for r in records)
@@ -44,9 +44,9 @@ def test_one_row_per_record_and_recipe(frame) -> None:
 def test_bleu4_values_equal_the_tables(frame) -> None:
     """Every table cell that shows a run shows the DataFrame's value (two readers, one number)."""
     from bench.papers import all_tables
-    from bench.record import load_records
     from bench.report.cells import fmt_num
     from bench.report.matching import group_matches
+    from bench.store.records import load_records
 
     records = load_records(RESULTS)
     checked = 0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.lock import LockBusy, held, run_lock_path, workdir_lock_path
+from bench.runs.lock import LockBusy, held, run_lock_path, workdir_lock_path
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -79,7 +79,7 @@ def test_a_lock_whose_holder_was_killed_is_taken_over_with_a_message(tmp_path: P
         import os, signal, sys
         sys.path.insert(0, {str(REPO)!r})
         from pathlib import Path
-        from bench.lock import held
+        from bench.runs.lock import held
         with held(Path({str(path)!r}), "doomed run"):
             os.kill(os.getpid(), signal.SIGKILL)
     """)
@@ -103,7 +103,7 @@ def test_locks_are_exclusive_between_processes(tmp_path: Path) -> None:
         import sys, time
         sys.path.insert(0, {str(REPO)!r})
         from pathlib import Path
-        from bench.lock import held
+        from bench.runs.lock import held
         for _ in range(5):
             with held(Path({str(lock)!r}), "adder", say=lambda m: None, poll_s=0.01):
                 n = int(Path({str(counter)!r}).read_text())
@@ -117,7 +117,7 @@ def test_locks_are_exclusive_between_processes(tmp_path: Path) -> None:
 
 def test_an_unwritable_lock_folder_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x")
-    from bench.lock import LockError
+    from bench.runs.lock import LockError
 
     with pytest.raises(LockError, match="a file of that name is in the way"):
         with held(tmp_path / "afile" / ".locks" / "r.lock", "x"):
@@ -155,7 +155,7 @@ def _spec_ids(env: dict[str, str]) -> tuple[str, Path]:
     registers its names in the process that includes it)."""
     script = textwrap.dedent("""
         import json
-        from bench.plugins import include_paths_from_env, include
+        from bench.env.plugins import include_paths_from_env, include
         for p in include_paths_from_env():
             include(p)
         from bench.runs import RunSpec, build_system, training_workdir

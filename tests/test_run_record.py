@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.record import RecordError, RunRecord, load_records, read_record
+from bench.store.records import RecordError, RunRecord, load_records, read_record
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.data.types import Example, Split
+from bench.api.types import Example, Split
 from bench.scoring import RECIPES, ScoringInputError, ToolFailedError, ToolMissingError, score_files
 from bench.scoring.inputs import read_lines
 from bench.scoring.meteor import MeteorProcess

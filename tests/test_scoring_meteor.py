@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bench.data.types import Example, Split
+from bench.api.types import Example, Split
 from bench.scoring import ScoringSession, score_all, score_split
 from bench.scoring.meteor import MeteorProcess, corpus_score, parse_stats, score_line, scores_from_stats
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bench.data.types import Example, Split
+from bench.api.types import Example, Split
 from bench.scoring import applicable_recipes, coco, compare, score_split
 from bench.scoring.resample import ItemStats, approximate_randomization, ci95, mean_stats, paired_bootstrap
 

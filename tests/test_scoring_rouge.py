@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.data.types import Example, Split
+from bench.api.types import Example, Split
 from bench.scoring import score_split
 from bench.scoring.recipes_sum import pltrdy_hyps
 from bench.scoring.rouge155 import run_rouge155

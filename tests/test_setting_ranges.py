@@ -72,7 +72,7 @@ def test_queue_line_with_limit_zero_is_refused_before_any_run(tmp_path: Path) ->
 
 
 def test_runspec_refuses_limits_and_seeds_out_of_range() -> None:
-    from bench.errors import UserError
+    from bench.api.errors import UserError
     from bench.runs import RunSpec
 
     for kwargs in ({"limit": -1}, {"limit": 0}, {"seed": -1}, {"seed": 2**32}):
@@ -172,7 +172,7 @@ def test_every_numeric_config_field_declares_a_range(name: str) -> None:
 
 @pytest.mark.parametrize("name", _family_systems())
 def test_every_preset_is_inside_its_declared_ranges(name: str) -> None:
-    from systems.base import BUDGETS
+    from bench.api.system import BUDGETS
 
     for budget in BUDGETS:
         system = _built(name, budget)

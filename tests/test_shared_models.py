@@ -55,7 +55,7 @@ def test_the_sharing_run_decodes_the_trained_model(tmp_path: Path, monkeypatch: 
         pytest.skip(f"data dir {DATA} not found")
     import torch
 
-    from bench.pipeline import execute
+    from bench.runs.pipeline import execute
 
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
     torch.set_num_threads(1)

@@ -44,8 +44,8 @@ def test_committed_records_still_name_the_workdir_they_were_trained_in() -> None
     """A refactor of a family's config (a new field, a moved default) must not move the training key of
     what is already recorded: the key names the workdir a decode-only run reuses, so a moved key would
     retrain a committed model, and the record's key would no longer name its checkpoint."""
-    from bench.record import load_records
     from bench.runs import REPO_ROOT, build_system, training_key
+    from bench.store.records import load_records
 
     checked = 0
     for rec in load_records(REPO_ROOT / "results"):
@@ -88,8 +88,8 @@ def _key_with_generator_flags(system: Any, task: str) -> str:
     the base contract's settings (the whole describe() config), not FairseqSystem's narrower ones."""
     from unittest import mock
 
+    from bench.api.system import System
     from bench.runs import training_key
-    from systems.base import System
 
     with mock.patch.object(type(system), "training_settings", System.training_settings):
         return training_key(system, task)

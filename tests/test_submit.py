@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.record import RunRecord, load_records
+from bench.store.records import RunRecord, load_records
 
 ROOT = Path(__file__).resolve().parents[1]
 INCLUDE = ROOT / "examples" / "bench_example_plugin" / "bench_include.py"

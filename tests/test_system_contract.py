@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import UserError
-from bench.registry import RegistryError
+from bench.api.errors import UserError
+from bench.api.registry import RegistryError
+from bench.api.system import System, check_system
 from systems import SYSTEMS, build
-from systems.base import System, check_system
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPABILITIES = ("needs_training", "decode_only_overrides", "supports_forced_length", "supports_random_weights",
@@ -33,13 +33,13 @@ def test_a_factory_that_returns_something_else_is_a_one_line_error() -> None:
         def decode_one(self, example):
             return ""
 
-    with pytest.raises(RegistryError, match="does not subclass systems.base.System"):
+    with pytest.raises(RegistryError, match="does not subclass bench.api.system.System"):
         check_system("plugin_x", NotASystem())
 
 
 def test_systems_without_a_forced_length_mode_refuse_one() -> None:
-    from bench.data.types import Example
-    from bench.latency.meter import LengthForcedUnsupported
+    from bench.api.errors import LengthForcedUnsupported
+    from bench.api.types import Example
 
     copy = build("copy_source", "smoke")
     ex = Example("e1", "how do i learn ?", "how can i learn ?")
@@ -101,8 +101,7 @@ def test_an_unregistered_recipe_fails_before_fit() -> None:
 
 def test_random_weights_needs_no_training_split(tmp_path: Path) -> None:
     """A speed column times the untrained architecture: XSum's training split (user data) is not needed."""
-    from bench.data.types import Example
-    from systems.base import TaskInfo
+    from bench.api.types import Example, TaskInfo
 
     tiny = {"hidden": 32, "layers": 2, "heads": 2, "intermediate": 64}
     system = build("encoder_minilm_l6", "smoke", {"weights": "random", "tiny": tiny})
@@ -114,8 +113,8 @@ def test_random_weights_needs_no_training_split(tmp_path: Path) -> None:
 
 def test_latency_records_keep_every_family_s_config() -> None:
     """#17 finding 1: the latency record used to keep only config keys two families use."""
+    from bench.api.system import SystemInfo
     from bench.latency.record import system_summary
-    from systems.base import SystemInfo
 
     info = SystemInfo("copybert_twohop", "AR", "n", "test", config={"copy": "two-hop", "beam_size": 5, "train": {}})
     assert system_summary(info)["config"] == {"copy": "two-hop", "beam_size": 5, "train": {}}

@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 
 from toy_training import qg_examples, toy_collate, toy_data, toy_loss  # noqa: E402
 
-from bench.precision import compile_units, compiled, resolve_precision  # noqa: E402
+from bench.api.precision import compile_units, compiled, resolve_precision  # noqa: E402
 from systems.training import TrainConfig, Trainer  # noqa: E402
 from systems.training.batching import BatchOrder, pad_length  # noqa: E402
 
@@ -80,7 +80,7 @@ def test_bucketing_needs_one_length_per_example() -> None:
 
 # ---------------------------------------------------------------- precision policy
 def test_precision_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench import precision
+    from bench.api import precision
 
     monkeypatch.setattr(precision, "native_bf16", lambda device="cpu": False)
     auto = resolve_precision("auto")
@@ -95,7 +95,7 @@ def test_precision_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_native_bf16_reads_the_cpu_flags(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench import precision
+    from bench.api import precision
 
     monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx2", "fma"}))
     assert not precision.native_bf16("cpu")
@@ -197,8 +197,8 @@ def test_resume_after_kill_is_exact_under_the_policy(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def nar_runs(tmp_path_factory: pytest.TempPathFactory):
     """encoder_minilm_l6 at smoke size, 30 updates on one fixed batch sequence, fp32 and bf16."""
+    from bench.api.types import TaskInfo
     from systems import build
-    from systems.base import TaskInfo
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -227,7 +227,7 @@ def test_bf16_training_tracks_fp32(nar_runs) -> None:
 
 
 def test_bf16_model_decodes_alike_in_fp32_and_bf16(nar_runs) -> None:
-    from bench.precision import Precision, autocast
+    from bench.api.precision import Precision, autocast
 
     runs, task = nar_runs
     system = runs["bf16"]

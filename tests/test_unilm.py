@@ -9,10 +9,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from bench.data.types import Example  # noqa: E402
+from bench.api.types import (  # noqa: E402
+    Example,
+    TaskInfo,
+)
 from systems import build  # noqa: E402
 from systems.backbone import tiny_backbone, unilm_mask  # noqa: E402
-from systems.base import TaskInfo  # noqa: E402
 from systems.unilm import (  # noqa: E402
     S2SFTCollator,
     UniLMConfig,

@@ -6,7 +6,7 @@ import random
 
 import torch
 
-from bench.data.types import Example
+from bench.api.types import Example
 
 WORDS = "the river city team music war king school law film church army island".split()
 

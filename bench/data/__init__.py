@@ -4,11 +4,11 @@ Public API: ``TASKS``, ``Task``, ``load_split``, ``default_eval_split``, ``build
 ``DataError``, ``Example``, ``Split``. Builders import lazily, so importing this package is cheap.
 """
 
+from bench.api.types import Example, Split
 from bench.data.api import build, default_eval_split, load_split, verify
 from bench.data.errors import DataError
 from bench.data.sources import data_dir
-from bench.data.tasks import TASKS, SplitSpec, Task
-from bench.data.types import Example, Split
+from bench.data.tasks import TASKS, SplitSpec, Task, task_info
 
 __all__ = [
     "TASKS",
@@ -21,5 +21,6 @@ __all__ = [
     "default_eval_split",
     "data_dir",
     "load_split",
+    "task_info",
     "verify",
 ]

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.api.types import Example, Split, encode
 from bench.data import cache
 from bench.data.built import Built
 from bench.data.errors import DataError
 from bench.data.sources import data_dir, sha256_file, verify_raw
 from bench.data.tasks import TASKS, Task
-from bench.data.types import Example, Split
 
 MANIFEST = "manifest.json"
 LOCK = ".build.lock"
@@ -145,7 +145,7 @@ def _verify_fast(tdir: Path, entry: dict[str, Any], jsonl: bytes) -> None:
     if path is None or not path.is_file():
         return  # loads fall back to the (verified) JSONL
     examples = _read_fast(tdir, entry)
-    if examples is not None and cache.encode(examples) != jsonl:
+    if examples is not None and encode(examples) != jsonl:
         raise DataError(
             f"Cached split sidecar {path} does not match {tdir / entry['file']}. Fix: delete {tdir} and "
             "load again to rebuild."
@@ -247,7 +247,7 @@ def _build(t: Task, root: Path, tdir: Path) -> dict[str, Any]:
                     f"Task '{t.name}' split '{spec.name}': built {len(examples)} examples, "
                     f"expected {spec.count}. The raw data in {root} is not the expected release."
                 )
-            data = cache.encode(examples)
+            data = encode(examples)
             sha = hashlib.sha256(data).hexdigest()
             if spec.sha256 and sha != spec.sha256:
                 raise DataError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.data.types import Example
+from bench.api.types import Example
 
 
 @dataclass

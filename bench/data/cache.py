@@ -8,20 +8,17 @@ the same hash on every machine, and checking a cached split is one pass of sha25
 
 from __future__ import annotations
 
-import hashlib
 import json
 import marshal
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench.atomic import write_bytes_atomic
+from bench.api.atomic import write_bytes_atomic
+from bench.api.paths import cache_root as root_of_caches
+from bench.api.types import Example
 from bench.data.errors import DataError
-from bench.data.sources import repo_root
-from bench.data.types import Example
 
-CACHE_ENV = "BENCH_CACHE"
 FORMAT = 1  # bump when the on-disk layout changes (independent of task versions)
 FAST_VERSION = 4  # marshal format of the fast-load sidecar
 
@@ -30,30 +27,11 @@ def cache_root(explicit: Path | str | None = None) -> Path:
     """Directory of cached splits: ``explicit`` > ``$BENCH_CACHE/splits`` > ``<repo>/.cache/splits``."""
     if explicit is not None:
         return Path(explicit).expanduser()
-    env = os.environ.get(CACHE_ENV)
-    base = Path(env).expanduser() if env else repo_root() / ".cache"
-    return base / "splits"
+    return root_of_caches() / "splits"
 
 
 def task_cache_dir(root: Path, task: str, version: int) -> Path:
     return root / task / f"v{version}"
-
-
-_ENCODER = json.JSONEncoder(ensure_ascii=True, sort_keys=True, separators=(",", ":"))
-
-
-def canonical_line(ex: Example) -> str:
-    record = {"id": ex.id, "source": ex.source, "target": ex.target, "fields": dict(ex.fields)}
-    return _ENCODER.encode(record) + "\n"
-
-
-def encode(examples: Iterable[Example]) -> bytes:
-    return "".join(canonical_line(ex) for ex in examples).encode("utf-8")
-
-
-def split_sha256(examples: Iterable[Example]) -> str:
-    """The split's content hash: sha256 of its canonical JSONL bytes (= its cache file's hash)."""
-    return hashlib.sha256(encode(examples)).hexdigest()
 
 
 def decode(data: bytes, where: Path) -> list[Example]:
@@ -112,7 +90,7 @@ def decode_fast(data: bytes) -> list[Example]:
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temp file and rename, so a crash or a parallel reader never sees half a file.
 
-    :mod:`bench.atomic` does it for every writer: the file gets the umask's mode (caches are shared
+    :mod:`bench.api.atomic` does it for every writer: the file gets the umask's mode (caches are shared
     between users of a checkout) and a read-only ``$BENCH_CACHE`` is one line naming the folder."""
     write_bytes_atomic(path, data)
 

@@ -7,7 +7,7 @@ it, so the CLI can print it as is.
 
 from __future__ import annotations
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 
 
 class DataError(UserError):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.api.types import Example
 from bench.data.built import Built, read_lines
 from bench.data.errors import DataError
 from bench.data.tasks import Task
-from bench.data.types import Example
 
 _FILES = {"train": "train", "dev": "val", "test": "test"}
 

@@ -12,16 +12,12 @@ import hashlib
 import os
 from pathlib import Path
 
+from bench.api.paths import repo_root
 from bench.data.errors import DataError
 
 ENV_VAR = "BENCH_DATA"
 SUMS_FILE = "SHA256SUMS"
 _CHUNK = 1 << 20
-
-
-def repo_root() -> Path:
-    """The checkout root (the directory holding ``bench/``)."""
-    return Path(__file__).resolve().parents[2]
 
 
 def default_data_dir() -> Path:

@@ -14,11 +14,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from bench.api.types import Example
 from bench.data.built import Built, read_lines
 from bench.data.errors import DataError
 from bench.data.sentences import sentence_containing
 from bench.data.tasks import Task
-from bench.data.types import Example
 
 TRAIN_JSON = "squad/train-v1.1.reconstructed.json"
 DEV_JSON = "squad/dev-v1.1.json"

@@ -8,13 +8,14 @@ makes every stored result name the split version it was computed on.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
+from bench.api.registry import Registry
+from bench.api.types import Example, TaskInfo
 from bench.data.errors import DataError
-from bench.registry import Registry
 
 Family = Literal["qg", "paraphrase", "summarization"]
 
@@ -95,6 +96,13 @@ class Task:
 
     def split_names(self) -> list[str]:
         return list(self.splits)
+
+
+def task_info(name: str, train: Sequence[Example] = (), dev: Sequence[Example] = ()) -> TaskInfo:
+    """What a system may know of task ``name`` (its limits and family, never the task object), with the
+    training splits where they are loaded: the one way the harness hands a task to a system."""
+    task = TASKS.get(name)
+    return TaskInfo(task.name, tuple(train), tuple(dev), task.max_source_len, task.max_target_len, task.family)
 
 
 def splits(*specs: SplitSpec) -> Mapping[str, SplitSpec]:
@@ -294,12 +302,12 @@ XSUM = Task(
 )
 
 def _check_task(name: str, task: Any) -> None:
-    from bench.registry import check_named
+    from bench.api.registry import check_named
 
     check_named("task", name, task, Task, "a bench.data.tasks.Task", "Task")
 
 
-#: installed plugins add tasks through the ``bench.tasks`` entry-point group (bench.plugins)
+#: installed plugins add tasks through the ``bench.tasks`` entry-point group (bench.env.plugins)
 TASKS: Registry[Task] = Registry("task", entry_point_group="bench.tasks", check=_check_task)
 for _task in (SQUAD_QG, SQUAD_QG_REVERSED, QUORA, XSUM):
     TASKS.register(_task.name, _task, family=_task.family, description=_task.description)

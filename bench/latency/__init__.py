@@ -8,7 +8,8 @@ size for this machine), ``workloads`` (what the canaries run), ``stats`` (summar
 bootstrap), ``outputs`` (hash checks), ``report`` (verdict, signature).
 """
 
-from bench.latency.meter import LengthForcedUnsupported, measure
+from bench.api.errors import LengthForcedUnsupported
+from bench.latency.meter import measure
 from bench.latency.render import render_report
 from bench.latency.report import LATENCY_VERSION, LatencyReport, Settings, SystemLatency, latency_signature
 from bench.latency.stats import LatencyStats, Speedup, paired_bootstrap_speedup, summarize

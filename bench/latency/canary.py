@@ -220,7 +220,7 @@ def default_canaries(device: str) -> CanarySet:
     """The meter's canaries for ``device`` ("cpu" | "cuda"), with this machine's clock and GPU probe."""
     probe = None
     if device == "cuda":
-        from bench.fingerprint import gpu_state
+        from bench.env.fingerprint import gpu_state
 
         probe = gpu_state
     return prepare_canaries(device, MatmulChain(device), PythonLoop(), PLANS[device], probe=probe)

@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from bench.data.types import Example
-from bench.device import resolve_device
-from bench.errors import UserError
-from bench.fingerprint import device_label, environment_fingerprint, identity_changes
+from bench.api.errors import LengthForcedUnsupported
+from bench.api.types import Example
+from bench.env.device import resolve_device
+from bench.env.fingerprint import device_label, environment_fingerprint, identity_changes
 from bench.latency.canary import CanarySet, default_canaries
 from bench.latency.clock import Synchronizer
 from bench.latency.outputs import check_outputs, reference_for
@@ -28,10 +28,6 @@ from bench.latency.schedule import ItemPlan, rotated, round_sizes
 from bench.latency.stats import paired_bootstrap_speedup, summarize
 
 perf_counter_ns = time.perf_counter_ns
-
-
-class LengthForcedUnsupported(UserError, ValueError):
-    """Length-forced timing was asked for a system that cannot take a forced output length."""
 
 
 class _Runner:
@@ -152,7 +148,7 @@ def measure(
     :func:`~bench.latency.canary.default_canaries`: sized on this machine, GPU warmed up); the run is
     INVALID when a judged canary's per-round median drifts by more than ``canary_tolerance``.
     """
-    from bench.precision import autocast, resolve_precision
+    from bench.api.precision import autocast, resolve_precision
 
     names = list(systems)
     _validate(systems, examples, baseline, n, rounds, reference_outputs, length_forced)
@@ -365,7 +361,7 @@ def _describe(system: Any) -> dict[str, Any]:
         "iterations": info.iterations,
         "backbone": info.backbone,
         "dtype": config.get("dtype", "float32"),
-        # a config's "compile" is the training policy (bench.precision); decoding is eager
+        # a config's "compile" is the training policy (bench.api.precision); decoding is eager
         "compile": bool(config.get("decode_compile", False)),
     }
 
@@ -381,7 +377,7 @@ def _validate(
     if baseline is not None and baseline not in systems:
         raise ValueError(f"Baseline '{baseline}' is not among the timed systems ({', '.join(systems)}).")
     round_sizes(n, rounds)  # raises a clear error for impossible n/rounds
-    from systems.base import check_system
+    from bench.api.system import check_system
 
     for nm, sys_ in systems.items():
         check_system(nm, sys_)  # the declared contract: decode_one, supports_forced_length, last_iterations

@@ -89,16 +89,15 @@ def prepare(
 ) -> Prepared:
     """Build every system in ``names`` on ``device`` (resolved by the caller: every timed model and
     input must sit there); see the module docstring for which get a model and how."""
-    from bench.data import TASKS, load_split
-    from bench.device import fit_on
+    from bench.data import TASKS, load_split, task_info
+    from bench.env.device import fit_on
     from systems import build
-    from systems.base import TaskInfo
 
-    spec = TASKS.get(task)
+    TASKS.get(task)  # an unknown task is a one-line error before anything is built
     built = {n: build(n, budget, dict(overrides.get(n, {}))) for n in names}
     no_random = [n for n in names if _is_random(overrides.get(n, {})) and not built[n].supports_random_weights]
     if no_random:
-        from bench.errors import UserError
+        from bench.api.errors import UserError
 
         able = [n for n in names if built[n].supports_random_weights]
         raise UserError(
@@ -111,7 +110,7 @@ def prepare(
     train: Sequence[Any] = ()
     if need_train:
         train = load_split(task, "train", data_dir=data_dir).examples
-    info = TaskInfo(task, train, (), spec.max_source_len, spec.max_target_len)
+    info = task_info(task, train)
     for n in names:
         system = built[n]
         if _is_random(overrides.get(n, {})) or not _needs_training(system):

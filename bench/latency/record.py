@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 from bench.latency.report import LatencyReport
 
 LATENCY_RECORD_SCHEMA = 1
@@ -137,7 +137,7 @@ def record_path(results_dir: Path | str, latency_id: str) -> Path:
 
 def write_record(results_dir: Path | str, record: Mapping[str, Any]) -> Path:
     """Write atomically to ``results/latency/<latency_id>.json`` (a reader never sees half a file)."""
-    from bench.atomic import write_json_atomic
+    from bench.api.atomic import write_json_atomic
 
     validate_latency_record(record, "<new record>")
     path = record_path(results_dir, str(record["latency_id"]))

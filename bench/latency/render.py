@@ -58,7 +58,7 @@ def canary_lines(report: LatencyReport) -> list[str]:
     if warm.get("runs"):
         out.append(f"device warm-up: {warm['elapsed_s']:.1f} s ({warm['runs']} runs at size {warm['size']}) "
                    "before sizing and timing")
-    from bench.fingerprint import describe_gpu_state
+    from bench.env.fingerprint import describe_gpu_state
 
     states = [("start", report.fingerprint_before.get("gpu_state")), ("after warm-up", warm.get("gpu_state_after")),
               ("end", report.fingerprint_after.get("gpu_state"))]

@@ -51,7 +51,7 @@ def bench_argv(spec: RunSpec, *, results_dir: Path, threads: int | None = None,
 
 def include_paths() -> list[str]:
     """Every plugin path this process knows (``--include`` and ``$BENCH_INCLUDE``), resolved."""
-    from bench.plugins import include_paths_from_env, included
+    from bench.env.plugins import include_paths_from_env, included
 
     paths: list[str] = []
     for path in [*included(), *include_paths_from_env()]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 from bench.launch import joblog
 from bench.launch.command import bench_argv, child_env, merged_env
 from bench.launch.plan import Job

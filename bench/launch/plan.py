@@ -56,7 +56,7 @@ def plan_specs(items: Iterable[RunSpec | tuple[RunSpec, str]], results_dir: Path
         if spec.run_id not in jobs:
             jobs[spec.run_id] = Job(spec=spec, label=label)
     edges = training_edges([job.spec for job in jobs.values()])
-    from bench.record import load_records
+    from bench.store.records import load_records
 
     records = load_records(results_dir)
     planned = [replace(job, depends_on=edges.get(rid, ()),

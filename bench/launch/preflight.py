@@ -26,8 +26,8 @@ def preflight(launcher: str, jobs: int | None, threads: int | None, device: str 
               time_min: int = 24 * 60, gpus: int = 0, cpus_per_task: int | None = None,
               cpus: int | None = None) -> Pool:
     """Every check the ``launcher`` (inline | local | slurm) makes before its first run; raises
-    :class:`LaunchError` (or :class:`bench.device.DeviceError`) with the launch's own message."""
-    from bench.device import resolve_device
+    :class:`LaunchError` (or :class:`bench.env.device.DeviceError`) with the launch's own message."""
+    from bench.env.device import resolve_device
 
     if launcher == "inline":
         if jobs is not None:

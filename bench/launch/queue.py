@@ -13,7 +13,7 @@ import argparse
 import shlex
 from pathlib import Path
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 from bench.runs import RunSpec, parse_overrides
 
 

@@ -41,11 +41,11 @@ from typing import Any, Literal
 
 import yaml
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 
 PAPERS_DIR = Path(__file__).resolve().parent
 PAPER_FILES: dict[str, str] = {"mist": "mist.yaml", "copybert": "copybert.yaml", "erniegen": "erniegen.yaml"}
-#: Budgets as in systems.base.BUDGETS (kept literal here so `bench.papers` never imports `systems`).
+#: Budgets as in bench.api.system.BUDGETS (kept literal here so `bench.papers` never imports `systems`).
 BUDGETS: tuple[str, ...] = ("smoke", "cpu", "paper")
 GroupKind = Literal["quality", "latency", "info"]
 LATENCY_METRICS = ("speedup", "iterations")

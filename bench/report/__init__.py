@@ -19,8 +19,8 @@ board as data), ``svg_plot`` (the quality-vs-speed plot) and ``leaderboard`` (th
 """
 
 from bench.papers import RowSpec, parse_table_ref, runnable_rows
-from bench.record import RecordError, load_records, validate_record
 from bench.report.build import ReportCheckError, render_all, render_table, table_command
+from bench.store.records import RecordError, load_records, validate_record
 
 __all__ = [
     "RecordError",

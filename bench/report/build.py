@@ -13,16 +13,16 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.atomic import atomic_path, write_text_atomic
-from bench.errors import UserError
+from bench.api.atomic import atomic_path, write_text_atomic
+from bench.api.errors import UserError
 from bench.latency.record import load_latency_records
 from bench.papers import all_tables, get_table, normalize_paper
-from bench.record import load_records, require_dir
 from bench.report import html as html_mod
 from bench.report import markdown as md
 from bench.report import plots
 from bench.report.run_views import build_protocol_view, build_runs_view
 from bench.report.views import TableView, build_table_view, table_key
+from bench.store.records import load_records, require_dir
 
 #: Names render_all owns in reports/; anything else there is left alone (and never flagged).
 OWNED = re.compile(
@@ -162,8 +162,8 @@ def render_all(
     """
     records = load_records(require_dir(results_dir))
     out = Path(reports_dir)
-    from bench.calibrate import load_summaries
-    from bench.ordering import load_orderings
+    from bench.workflows.calibrate import load_summaries
+    from bench.workflows.ordering import load_orderings
 
     orderings = load_orderings(results_dir)
     from bench.report.significance import PValues, pvalues_file
@@ -200,7 +200,7 @@ def render_all(
                 problems.append(f"- {out / name}: missing")
         for name in sorted(existing - expected):
             problems.append(f"- {out / name}: stale (no longer produced)")
-        from bench.ordering import stale_orderings
+        from bench.workflows.ordering import stale_orderings
 
         problems += stale_orderings(orderings, records)
         if pvalues.stale():
@@ -244,8 +244,8 @@ def table_command(
     if not check and table is not None and paper is None:
         raise ValueError("--table needs --paper (e.g. --paper mist --table 1).")
     if not check and paper is not None:
-        from bench.calibrate import load_summaries
-        from bench.ordering import load_orderings
+        from bench.workflows.calibrate import load_summaries
+        from bench.workflows.ordering import load_orderings
 
         require_dir(results_dir)
         recs, lat, orders = load_records(results_dir), load_latency_records(results_dir), load_orderings(results_dir)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.output_stats import degeneracy
 from bench.papers import leading_number
 from bench.report.matching import _is_partial, _Match
+from bench.scoring.output_stats import degeneracy
 
 RECIPE_MARK = "‡"
 
@@ -39,7 +39,7 @@ DEGENERATE_MARK = "⚠ degenerate"
 
 
 def _degenerate_flag(rec: dict) -> str:
-    """A visible flag after a run's number when its outputs are degenerate (bench.output_stats)."""
+    """A visible flag after a run's number when its outputs are degenerate (bench.scoring.output_stats)."""
     return f" {DEGENERATE_MARK}" if degeneracy(rec.get("output_stats")) else ""
 
 

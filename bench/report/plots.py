@@ -213,9 +213,9 @@ def draw_iterations(data: dict[str, Any], path: Path) -> None:
 
 
 def calibration_data(summary: dict[str, Any]) -> dict[str, Any]:
-    """A summary's sweeps (bench.calibrate) as lines of dev score vs updates, one per learning rate and
+    """A summary's sweeps (bench.workflows.calibrate) as lines of dev score vs updates, one per learning rate and
     setting (the overrides that set a sweep apart from the rest, e.g. a decoding setting)."""
-    from bench.calibrate import point_setting
+    from bench.workflows.calibrate import point_setting
 
     series: dict[tuple[float, str], list[dict[str, Any]]] = {}
     pick = summary.get("pick")
@@ -244,7 +244,7 @@ def calibration_data(summary: dict[str, Any]) -> dict[str, Any]:
 def _loss_series(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """One dev-loss line per trained model: points that decode one model (a decoding sweep) share its
     curve, drawn once and named by what those points have in common."""
-    from bench.calibrate import point_settings
+    from bench.workflows.calibrate import point_settings
 
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for pt in summary["points"]:

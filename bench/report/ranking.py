@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from bench.output_stats import degeneracy
+from bench.scoring.output_stats import degeneracy
 
 #: significance level of the pair test between neighbours
 ALPHA = 0.05

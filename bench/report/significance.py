@@ -79,7 +79,7 @@ class PValues:
         if not wanted:  # nothing tested: no file (a results folder without rankable pairs stays untouched)
             self.path.unlink(missing_ok=True)
             return
-        from bench.atomic import write_json_atomic
+        from bench.api.atomic import write_json_atomic
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -111,8 +111,8 @@ class PairedBootstrap:
     def stats(self, rec: dict) -> Any:
         key = (rec["run_id"], str((rec.get("outputs") or {}).get("sha256", "")))
         if key not in self._stats:
-            from bench.errors import UserError
-            from bench.run_lookup import outputs_of, split_of
+            from bench.api.errors import UserError
+            from bench.runs.lookup import outputs_of, split_of
             from bench.scoring.api import item_stats
 
             try:

@@ -148,7 +148,7 @@ def machine(rec: dict) -> str:
     thread_text = f"{threads} torch thread{'' if threads == 1 else 's'}" if threads else ""
     if not is_gpu_record(rec):
         return rec["device"] + (f", {thread_text}" if thread_text else "")
-    from bench.fingerprint import describe_gpu_state
+    from bench.env.fingerprint import describe_gpu_state
 
     parts = []
     state = fp.get("gpu_state")

@@ -13,10 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bench.output_stats import degeneracy
-from bench.output_stats import summary as output_summary
 from bench.papers import Group, Row, Table, leading_number, load_paper
-from bench.record import config_value
 from bench.report import speed
 from bench.report.cells import (
     DEGENERATE_MARK,
@@ -36,6 +33,9 @@ from bench.report.matching import (
     group_matches,
     shows_in,
 )
+from bench.scoring.output_stats import degeneracy
+from bench.scoring.output_stats import summary as output_summary
+from bench.store.records import config_value
 
 METRIC_ORDER = (
     "bleu1",
@@ -113,7 +113,7 @@ def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
 
     stale = record_stale_reason(rec)
     if stale:
-        from bench.refile import pin_hint
+        from bench.workflows.refile import pin_hint
 
         hint = pin_hint(rec)
         keep = f", or keep it as a row of its own settings (`{hint}`, then a row with those overrides)" if hint else ""
@@ -193,12 +193,12 @@ def _status(
 
 
 def _floor_notes(table: Table, by_group: dict[str, dict[str, _Match]], calibrations: Sequence[dict]) -> list[str]:
-    """One line per cpu run shown here that has a quality floor (bench.floors): met, or MISSED with the
+    """One line per cpu run shown here that has a quality floor (bench.workflows.floors): met, or MISSED with the
     calibration's plateau evidence. Runs with other overrides (a stated ablation, a decoding variant) are not
     the preset's system, so the preset's floor does not judge them; a run that only trains longer (a § row
     past the cap) is the same system at a larger schedule, and is judged, so the reader sees where the floor
     is reached."""
-    from bench.floors import SCHEDULE_SETTINGS, floor_line
+    from bench.workflows.floors import SCHEDULE_SETTINGS, floor_line
 
     lines: list[str] = []
     for g in table.quality_groups():
@@ -217,7 +217,7 @@ def _floor_notes(table: Table, by_group: dict[str, dict[str, _Match]], calibrati
 def _no_healthy_point(system: str | None, task: str | None, calibrations: Sequence[dict]) -> str | None:
     """Why a cpu cell stays empty when the system's calibration sweep on the task found no healthy point:
     a run at that budget would be degenerate, so its plateau is the evidence the cell points to."""
-    from bench.calibrate import find_summary
+    from bench.workflows.calibrate import find_summary
 
     cal = find_summary(calibrations, system, task, "cpu")
     scored = [p for p in (cal or {}).get("points", []) if p.get("score") is not None]
@@ -303,7 +303,7 @@ def _submitted_rows(
     row's published number with Δ; one that names no table is shown under every table with a column
     on its task and split, like the reference baselines. Never in a reproduction cell.
     """
-    from bench.submit import is_submission
+    from bench.workflows.submit import is_submission
 
     out = []
     rows = {r.id: r for r in table.rows}
@@ -353,8 +353,9 @@ def _ordering_notes(
     table: Table, records: Sequence[dict], by_group: dict[str, dict[str, _Match]], orderings: Sequence[dict]
 ) -> list[str]:
     """The ordering line of each column with three or more reproduced rows, and the line comparing its
-    evidence rows with the harness reference baseline (bench.ordering)."""
-    from bench.ordering import (
+    evidence rows with the harness reference baseline (bench.workflows.ordering)."""
+    from bench.report.matching import CONTEXT_SYSTEMS
+    from bench.workflows.ordering import (
         MIN_ROWS,
         column_blocks,
         column_metric,
@@ -367,7 +368,6 @@ def _ordering_notes(
         run_key,
         shown_runs,
     )
-    from bench.report.matching import CONTEXT_SYSTEMS
 
     counts = Counter(r.label for r in table.rows)  # rows told apart by another column (MIST Table 6's Iter.)
     labels = {r.id: r.label if counts[r.label] == 1 else f"{r.label} (`{r.id}`)" for r in table.rows}

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bench.registry import Registry
+from bench.api.registry import Registry
 
 
 def _check_recipe(name: str, recipe: Any) -> None:
-    from bench.registry import check_named
+    from bench.api.registry import check_named
     from bench.scoring.recipe import Recipe
 
     check_named("recipe", name, recipe, Recipe, "an instance of a bench.scoring.recipe.Recipe subclass", "recipe")
 
 
-#: installed plugins add recipes through the ``bench.recipes`` entry-point group (bench.plugins)
+#: installed plugins add recipes through the ``bench.recipes`` entry-point group (bench.env.plugins)
 RECIPES: Registry[Any] = Registry("recipe", entry_point_group="bench.recipes", check=_check_recipe)
 for _name, _ref, _fam in (
     ("nqg", "bench.scoring.recipes_qg:NQG", "qg"),

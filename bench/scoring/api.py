@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.data.types import Split
+from bench.api.types import Split
 from bench.scoring.errors import ScoringInputError
 from bench.scoring.inputs import read_lines
 from bench.scoring.recipe import Recipe

@@ -5,7 +5,7 @@ A bad input never becomes a sentinel score; it raises one of these.
 
 from __future__ import annotations
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 
 
 class ScoringError(UserError):

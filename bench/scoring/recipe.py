@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from bench.data.types import Split
+from bench.api.types import Split
 from bench.scoring.inputs import Lines
 from bench.scoring.resample import ItemStats, bootstrap_values, ci95
 from bench.scoring.session import ScoringSession

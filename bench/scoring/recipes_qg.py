@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.data.types import Example, Split
+from bench.api.types import Example, Split
 from bench.scoring import coco
 from bench.scoring import meteor as met
 from bench.scoring.errors import ScoringInputError

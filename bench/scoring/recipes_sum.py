@@ -7,7 +7,7 @@ from importlib.metadata import version
 
 import numpy as np
 
-from bench.data.types import Split
+from bench.api.types import Split
 from bench.scoring.errors import ScoringInputError
 from bench.scoring.inputs import Lines, check_counts, check_hypotheses
 from bench.scoring.recipe import Recipe

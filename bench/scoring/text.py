@@ -12,6 +12,8 @@ import re
 import string
 from functools import lru_cache
 
+from bench.api.text import remove_repeat
+
 _ASCII_WS = " \t\n\r\x0b\x0c"
 _ASCII_SPLIT = re.compile(f"[{re.escape(_ASCII_WS)}]+")
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
@@ -153,19 +155,6 @@ def fix_tokenization(text: str, ascii_only: bool = True) -> str:
 def merge_wordpieces(text: str) -> str:
     """Join BERT WordPieces: ``"play ##ing"`` -> ``"playing"`` (plain ``" ##"`` removal)."""
     return text.replace(" ##", "")
-
-
-def remove_repeat(text: str) -> str:
-    """MIST de-duplication: drop a token equal to the last kept one once >=2 tokens are kept.
-
-    Quirk kept: ``"a a b"`` stays, ``"x a a"`` -> ``"x a"``.
-    """
-    kept: list[str] = []
-    for tok in text.split():
-        if len(kept) >= 2 and tok == kept[-1]:
-            continue
-        kept.append(tok)
-    return " ".join(kept)
 
 
 def mist_clean(text: str) -> str:

@@ -3,7 +3,7 @@
 Importing this package imports torch; the harness reaches it only through systems that need it.
 """
 
-from bench.hub import HUB_ALIASES, minilm_dir, resolve_checkpoint
+from bench.api.checkpoints import HUB_ALIASES, minilm_dir, resolve_checkpoint
 from systems.backbone.cache import BufferSlot, KVBuffer, KVCache
 from systems.backbone.config import BackboneConfig
 from systems.backbone.loading import backbone_from_state, load_backbone, read_state_dict, tiny_backbone

@@ -1,7 +1,7 @@
 """Load BERT-layout checkpoints (BERT, UniLM v1/v1.2, MiniLM, SpanBERT) into :class:`Backbone`.
 
 Where a checkpoint comes from (a local directory, ``$BENCH_CHECKPOINTS/<name>``, the offline
-``minilm-l6`` package, the HF cache, the hub when reachable) is :mod:`bench.hub`'s, shared with
+``minilm-l6`` package, the HF cache, the hub when reachable) is :mod:`bench.api.checkpoints`'s, shared with
 ``bench fetch``; this module reads the files it finds into the project's transformer.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-# where checkpoints come from (names, hub, pins, offline package) is bench.hub's: bench fetch shares it
-from bench.hub import resolve_checkpoint, resolve_weights
+# where checkpoints come from (names, hub, pins, offline package) is bench.api.checkpoints's: bench fetch shares it
+from bench.api.checkpoints import resolve_checkpoint, resolve_weights
 from systems.backbone.config import BackboneConfig
 from systems.backbone.model import Backbone
 from systems.backbone.tokenizer import WordPieceTokenizer

@@ -121,7 +121,7 @@ class SelfAttention(nn.Module):
 class Layer(nn.Module):
     """One post-LN block, named like HF's ``BertLayer`` (attention.self / attention.output / ...)."""
 
-    COMPILE_UNIT = True  # compiled while training when the budget asks (bench.precision)
+    COMPILE_UNIT = True  # compiled while training when the budget asks (bench.api.precision)
 
     def __init__(self, cfg: BackboneConfig) -> None:
         super().__init__()

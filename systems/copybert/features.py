@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.data.types import Example
+from bench.api.types import Example
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ class CopyBERTConfig:
     max_grad_norm: float = ranged(1.0, ge=0)
     optimizer: str = "bertadam"
     schedule: str = "bert"
-    # speed policy (bench.precision); the reference trained in fp32
+    # speed policy (bench.api.precision); the reference trained in fp32
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False
     bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from bench.data.types import Example
+from bench.api.types import Example
 from systems.presets import check_source_window
 from systems.training.batching import pad_length
 

@@ -45,7 +45,7 @@ class ErnieGenConfig:
     train_examples: int | None = ranged(None, ge=1)  # None: the whole training split
     seed: int = ranged(42, ge=0, le=MAX_SEED)
     save_every: int = ranged(2000, ge=0)  # checkpoint period, so a killed run resumes (final step always saved)
-    # speed policy (bench.precision)
+    # speed policy (bench.api.precision)
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False
     bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches

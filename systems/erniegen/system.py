@@ -10,8 +10,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench.data.types import Example
-from systems.base import System, SystemInfo, TaskInfo, check_budget
+from bench.api.system import System, SystemInfo, check_budget
+from bench.api.types import Example, TaskInfo
 from systems.erniegen.presets import CITATION, ErnieGenConfig, apply_overrides, preset
 from systems.presets import seeded_subset, without_head_window
 from systems.saved_run import open_run, write_run_files

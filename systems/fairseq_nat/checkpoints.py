@@ -51,7 +51,7 @@ class Manifest:
         return self.data["files"]
 
     def save(self) -> None:
-        from bench.atomic import write_json_atomic
+        from bench.api.atomic import write_json_atomic
 
         write_json_atomic(self.path, self.data)
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.data.types import Example
+from bench.api.paths import cache_root
+from bench.api.types import Example
 from systems.fairseq_nat.flags import preprocess_command
 from systems.fairseq_nat.presets import FairseqConfig
 from systems.fairseq_nat.proc import run_tool
@@ -27,12 +27,7 @@ DONE = "DONE.json"
 
 def cache_base() -> Path:
     """``$BENCH_CACHE/fairseq`` or ``<repo>/.cache/fairseq``."""
-    env = os.environ.get("BENCH_CACHE")
-    if env:
-        return Path(env).expanduser() / "fairseq"
-    from bench.data.sources import repo_root
-
-    return repo_root() / ".cache" / "fairseq"
+    return cache_root() / "fairseq"
 
 
 @dataclass(frozen=True)
@@ -48,7 +43,7 @@ class BinData:
 
 
 def _split_hash(examples: Sequence[Example]) -> str:
-    from bench.data.cache import split_sha256
+    from bench.api.types import split_sha256
 
     return split_sha256(examples)
 

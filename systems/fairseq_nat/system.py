@@ -14,8 +14,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from bench.data.types import Example
-from systems.base import System, SystemInfo, TaskInfo, check_budget
+from bench.api.system import System, SystemInfo, check_budget
+from bench.api.types import Example, TaskInfo
 from systems.fairseq_nat.flags import decoder_passes, generate_args, recipe_args, size_args, train_command
 from systems.fairseq_nat.presets import CITATIONS, FairseqConfig, apply_overrides, preset
 from systems.presets import seeded_subset
@@ -74,7 +74,7 @@ class FairseqSystem(System):
     #: config entries describe() derives from decode-only settings: not part of what training resolves to
     DERIVED_DECODE_FIELDS = ("fairseq_generate_args", "iter_decode_max_iter", "iterations_mapping")
 
-    def training_settings(self, task: str) -> Mapping[str, Any]:
+    def training_settings(self, task: TaskInfo) -> Mapping[str, Any]:
         """The config without the generator flags derived from decode-only settings: `--set eos_penalty=1`
         (or `iterations`, `beam`, ...) decodes the plain run's model instead of keying a new workdir."""
         return {k: v for k, v in self.describe().config.items() if k not in self.DERIVED_DECODE_FIELDS}

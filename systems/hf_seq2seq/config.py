@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bench.errors import UserError
-from systems.base import check_budget
+from bench.api.errors import UserError
+from bench.api.system import check_budget
 from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, check_source_window, ranged, replace_fields, sized
 
 CITATIONS: dict[str, str] = {
@@ -70,7 +70,7 @@ class HFSeq2SeqConfig:
     weight_decay: float = ranged(0.01, ge=0)
     label_smoothing: float = ranged(0.1, ge=0, lt=1)  # fairseq label_smoothed_cross_entropy (systems.training.losses)
     max_grad_norm: float = ranged(1.0, ge=0)
-    # speed policy (bench.precision; README "Training speed")
+    # speed policy (bench.api.precision; README "Training speed")
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False  # torch.compile the training forward (decoding stays eager)
     bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches

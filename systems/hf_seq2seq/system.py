@@ -15,8 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bench.data.types import Example
-from systems.base import System, SystemInfo, TaskInfo
+from bench.api.system import System, SystemInfo
+from bench.api.types import Example, TaskInfo
 from systems.hf_seq2seq.config import HFSeq2SeqConfig, citation, make_config
 
 #: random tiny models for smoke runs: small enough to train 20 updates in seconds on one thread
@@ -24,7 +24,7 @@ TINY = {"hidden": 64, "layers": 2, "heads": 4, "ffn": 128, "positions": 512}
 
 
 class HFSeq2SeqSystem(System):
-    """The ``System`` adapter (systems/base.py) for every HF encoder-decoder model."""
+    """The ``System`` adapter (bench/api/system.py) for every HF encoder-decoder model."""
 
     #: search settings only: a `--set beam_size=6` run decodes the plain run's checkpoint (tiny models have 512
     #: positions, so the decode length never resizes a model either)
@@ -55,7 +55,7 @@ class HFSeq2SeqSystem(System):
             config=config,
         )
 
-    def training_settings(self, task: str) -> Mapping[str, Any]:
+    def training_settings(self, task: TaskInfo) -> Mapping[str, Any]:
         """The config with the source window this task really gets: ``answer`` reads an answer window only on
         question-generation tasks (others have no answer and read the head). A head-window run leaves the field
         out, so runs recorded before the field existed keep their training key."""
@@ -174,7 +174,7 @@ def build_model(spec: str, seed: int) -> tuple[Any, Any]:
     """The (HF seq2seq model, tokenizer) named by a ``model`` value (see :class:`HFSeq2SeqConfig`)."""
     import torch
 
-    from bench.hub import resolve_checkpoint
+    from bench.api.checkpoints import resolve_checkpoint
 
     torch.manual_seed(seed)  # the random parts (tiny models, BERT2BERT's new cross-attention) are seeded
     with _quiet_hf():
@@ -201,7 +201,7 @@ def bert2bert(backbone: str) -> tuple[Any, Any]:
     causal self-attention and a new cross-attention; it starts from [CLS], ends with [SEP], pads with [PAD]."""
     from transformers import EncoderDecoderModel
 
-    from bench.hub import resolve_checkpoint
+    from bench.api.checkpoints import resolve_checkpoint
 
     path = str(resolve_checkpoint(backbone))
     model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
@@ -378,14 +378,11 @@ def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) 
     return HFSeq2SeqSystem(variant, budget, make_config(variant, budget, dict(overrides or {})))
 
 
-def _source_window(window: str, task: str) -> str:
+def _source_window(window: str, task: TaskInfo) -> str:
     """The window a run on ``task`` really reads: answer windows exist only where examples carry an answer."""
     if window != "answer":
         return window
-    from bench.data import TASKS
-
-    info = TASKS.get(task) if task in TASKS else None
-    return "answer" if info is not None and info.family == "qg" else "head"
+    return "answer" if task.family == "qg" else "head"
 
 
 class _PlainPieces:

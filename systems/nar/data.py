@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from bench.data.types import Example
+from bench.api.types import Example
 from systems.training.batching import pad_length
 
 

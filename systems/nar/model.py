@@ -32,7 +32,7 @@ class SourcePass:
 class TokenHead(nn.Module):
     """``BertOnlyMLMHead`` built fresh: PyTorch-default transform, decoder = untied *clone* of E."""
 
-    COMPILE_UNIT = True  # compiled while training when the budget asks (bench.precision)
+    COMPILE_UNIT = True  # compiled while training when the budget asks (bench.api.precision)
 
     def __init__(self, word_embeddings: nn.Embedding, hidden_act: str, eps: float) -> None:
         super().__init__()

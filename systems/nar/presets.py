@@ -71,7 +71,7 @@ class NARConfig:
     beta: float = ranged(1.0, ge=0)
     seed: int = ranged(42, ge=0, le=MAX_SEED)
     save_every: int = ranged(5000, ge=0)
-    # speed policy (bench.precision): paper "fp16" (apex O2 in the code) runs on GPU only
+    # speed policy (bench.api.precision): paper "fp16" (apex O2 in the code) runs on GPU only
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False
     bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches

@@ -11,8 +11,8 @@ from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
-from bench.data.types import Example
-from systems.base import System, SystemInfo, TaskInfo, check_budget
+from bench.api.system import System, SystemInfo, check_budget
+from bench.api.types import Example, TaskInfo
 from systems.nar.presets import CITATION, NARConfig, apply_overrides, preset
 from systems.presets import BudgetSize, seeded_subset
 from systems.saved_run import CHECKPOINTS, VOCAB, open_run, write_run_files
@@ -83,7 +83,7 @@ class NARSystem(System):
             config=config,
         )
 
-    def training_settings(self, task: str) -> Mapping[str, Any]:
+    def training_settings(self, task: TaskInfo) -> Mapping[str, Any]:
         """The config with the budget's per-task sizing resolved into ``size`` (updates, batch, lengths,
         examples, lr, source layout): ``--set lr=5e-4`` equal to the table's value trains the same model,
         and a change of the table moves the key (the workdir) instead of tripping the sizing guard."""
@@ -98,17 +98,12 @@ class NARSystem(System):
             config.pop(name, None)
         return {**config, "size": asdict(size)}
 
-    def _size(self, task: str, max_lens: tuple[int, int] | None = None) -> BudgetSize:
+    def _size(self, task: TaskInfo) -> BudgetSize:
         """The budget's sizing for ``task``; the paper budget takes the task's own length limits."""
-        size = self.cfg.size_for(task)
+        size = self.cfg.size_for(task.name)
         if self.cfg.budget != "paper":
             return size
-        if max_lens is None:
-            from bench.data import TASKS
-
-            info = TASKS.get(task)
-            max_lens = (info.max_source_len, info.max_target_len)
-        return replace(size, max_source_len=max_lens[0], max_target_len=max_lens[1])
+        return replace(size, max_source_len=task.max_source_len, max_target_len=task.max_target_len)
 
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
@@ -117,7 +112,7 @@ class NARSystem(System):
         if self.cfg.init_from:
             self.load(Path(self.cfg.init_from))
             return
-        size = self.size = self._size(task.name, (task.max_source_len, task.max_target_len))
+        size = self.size = self._size(task)
         model, tok, bb_info = self._build_model()
         from systems.nar.data import Encoder
         from systems.training import DEV_CURVE_EXAMPLES
@@ -358,7 +353,7 @@ class NARSystem(System):
 
 
 def _remove_repeat(text: str) -> str:
-    from bench.scoring.text import remove_repeat
+    from bench.api.text import remove_repeat
 
     return remove_repeat(text)
 
@@ -381,7 +376,7 @@ def _refuse_stale_workdir(meta_path: Path, meta: dict[str, Any]) -> None:
     old_size, new_size = old.get("size") or {}, meta["size"]
     changed = {k: (old_size[k], v) for k, v in new_size.items() if k in old_size and old_size[k] != v}
     if changed:
-        from bench.errors import UserError
+        from bench.api.errors import UserError
 
         diff = ", ".join(f"{k} {a} -> {b}" for k, (a, b) in changed.items())
         raise UserError(

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import torch
 from torch import Tensor, nn
 
-from bench.precision import autocast, compiled, resolve_precision
+from bench.api.precision import autocast, compiled, resolve_precision
 from systems.training.batching import BatchOrder
 from systems.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from systems.training.optim import build_optimizer, build_scheduler
@@ -46,7 +46,7 @@ class TrainConfig:
     weight_decay: float = 0.01
     eps: float | None = None
     max_grad_norm: float = 1.0
-    precision: str = "fp32"  # auto | fp32 | bf16 | fp16 (GPU); see bench.precision
+    precision: str = "fp32"  # auto | fp32 | bf16 | fp16 (GPU); see bench.api.precision
     compile: bool = False  # torch.compile the model's blocks and heads while training
     bucket_pool: int = 0  # > 1: length-bucketed batches, sorted within pools of this many batches
     save_every: int = 0  # 0: only the final checkpoint

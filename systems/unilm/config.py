@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from systems.base import check_budget
+from bench.api.system import check_budget
 from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, ranged, replace_fields, sized
 
 CITATION = "Dong et al., Unified Language Model Pre-training for NLU and NLG, NeurIPS 2019"
@@ -44,7 +44,7 @@ class UniLMConfig:
     optimizer: str = "bertadam"
     schedule: str = "bert"
     weight_decay: float = ranged(0.01, ge=0)
-    # speed policy (bench.precision)
+    # speed policy (bench.api.precision)
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False
     bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches

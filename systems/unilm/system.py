@@ -10,8 +10,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench.data.types import Example
-from systems.base import System, SystemInfo, TaskInfo
+from bench.api.system import System, SystemInfo
+from bench.api.types import Example, TaskInfo
 from systems.presets import check_source_window, seeded_subset
 from systems.source_windows import answer_window
 from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, _torch
@@ -20,7 +20,7 @@ from systems.unilm.decode import UniLMDecoder
 
 
 class UniLMSystem(System):
-    """The ``System`` adapter (systems/base.py) for both UniLM variants."""
+    """The ``System`` adapter (bench/api/system.py) for both UniLM variants."""
 
     #: the shared trainer scores dev for the curve only and keeps the last checkpoint
     selects_on_dev = False

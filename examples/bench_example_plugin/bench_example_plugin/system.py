@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.data.types import Example
-from systems.base import System, SystemInfo, TaskInfo, check_budget
+from bench.api.types import Example
+from bench.api.system import System, SystemInfo, check_budget
+from bench.api.types import TaskInfo
 
 SETTINGS = {"lowercase": False, "max_words": 64}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from bench.data.built import Built, read_lines
 from bench.data.errors import DataError
 from bench.data.tasks import SplitSpec, Task, splits
-from bench.data.types import Example
+from bench.api.types import Example
 
 DATA = Path(__file__).resolve().parent / "data"
 SPLITS = ("train", "dev", "test")

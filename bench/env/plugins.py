@@ -21,7 +21,7 @@ fairseq ``--user-dir``, HELM's entry points):
   folder is put on ``sys.path`` first, so it may import modules beside it.
 
 Either way an entry goes through the same checks (a system factory must return a
-``systems.base.System``; a task must be a ``Task``; a recipe a ``Recipe``), and its runs are
+``bench.api.system.System``; a task must be a ``Task``; a recipe a ``Recipe``), and its runs are
 recorded and tabulated like a built-in's; ``bench ls systems`` and every run record name where the
 entry came from (for ``--include``, the path and a hash of the code imported).
 """
@@ -35,8 +35,8 @@ import os
 import sys
 from pathlib import Path
 
-from bench.errors import UserError
-from bench.registry import registering_from
+from bench.api.errors import UserError
+from bench.api.registry import registering_from
 
 ENV_VAR = "BENCH_INCLUDE"
 #: every path this process included (flag or environment), resolved: child `bench run`s get them too

@@ -1,5 +1,5 @@
 """Score a finished run's stored outputs under recipes it was not scored with, without re-running it
-(and add the output statistics, :mod:`bench.output_stats`, to records written before they existed).
+(and add the output statistics, :mod:`bench.scoring.output_stats`, to records written before they existed).
 
 A task's default recipe set can grow (a new paper table needs another protocol); the outputs a
 record points to are the evidence, so scoring them again is exact as long as they and the test
@@ -13,9 +13,9 @@ import datetime as _dt
 from pathlib import Path
 from typing import Any
 
-from bench.errors import UserError
-from bench.record import RunRecord
+from bench.api.errors import UserError
 from bench.runs import REPO_ROOT, Reporter, first_examples, load_record, sha256_text
+from bench.store.records import RunRecord
 
 
 class RescoreError(UserError, ValueError):
@@ -71,7 +71,7 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
                 say(f"[rescore] {record['run_id']}: {recipe}")
                 record["scores"][recipe] = score_split(recipe, outputs, split, session=session).to_json()
     if needs_stats:
-        from bench.output_stats import output_stats
+        from bench.scoring.output_stats import output_stats
 
         say(f"[rescore] {record['run_id']}: output statistics")
         record["output_stats"] = output_stats(outputs, [ex.target for ex in split.examples])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -54,3 +56,35 @@ class Split:
                 raise KeyError(f"{self.task}/{self.name}: example {i} ({ex.id}) has no field '{name}'")
             out.append(ex.fields[name])
         return out
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """The parts of a task a system needs: name, train/dev splits (empty where only its settings are asked), max
+    lengths and family."""
+
+    name: str
+    train: Sequence[Example]
+    dev: Sequence[Example]
+    max_source_len: int
+    max_target_len: int
+    #: the task's family (``qg``, ``summarization``, ``paraphrase``): a system may read it (answer windows exist
+    #: only in question generation), never the task's name
+    family: str = ""
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+
+
+def canonical_line(ex: Example) -> str:
+    record = {"id": ex.id, "source": ex.source, "target": ex.target, "fields": dict(ex.fields)}
+    return _ENCODER.encode(record) + "\n"
+
+
+def encode(examples: Iterable[Example]) -> bytes:
+    return "".join(canonical_line(ex) for ex in examples).encode("utf-8")
+
+
+def split_sha256(examples: Iterable[Example]) -> str:
+    """The split's content hash: sha256 of its canonical JSONL bytes (= its cache file's hash)."""
+    return hashlib.sha256(encode(examples)).hexdigest()

@@ -3,7 +3,7 @@
 Each stage is a function that takes the typed values the stages before it produced and returns its
 own, so a stage can be read, tested and reused alone (the launchers plan with the same pieces), and
 the record is assembled in one place from values whose fields say what they are. Identity,
-workdirs and staleness live in :mod:`bench.runs`; the record's schema in :mod:`bench.record`.
+workdirs and staleness live in :mod:`bench.runs`; the record's schema in :mod:`bench.store.records`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bench.atomic import write_text_atomic
-from bench.decode_journal import decode_in_chunks
-from bench.record import RunRecord
+from bench.api.atomic import write_text_atomic
 from bench.runs import (
     RESULTS_DIR,
     Reporter,
@@ -38,6 +36,8 @@ from bench.runs import (
     sha256_text,
     stale_reason,
 )
+from bench.runs.journal import decode_in_chunks
+from bench.store.records import RunRecord
 
 
 @dataclass(frozen=True)
@@ -46,12 +46,12 @@ class Prepared:
 
     spec: RunSpec
     task: Any  # bench.data.Task
-    system: Any  # systems.base.System
-    examples: Any  # bench.data.types.Split: the (possibly first-N) evaluated split
+    system: Any  # bench.api.system.System
+    examples: Any  # bench.api.types.Split: the (possibly first-N) evaluated split
     harness: dict[str, Any]  # the code at the start (whatever is edited meanwhile)
     environment: dict[str, Any]  # fingerprint at the start
     started: float  # perf_counter at the start
-    device: str = "cpu"  # where the system trains, decodes and is timed (bench.device: the harness's choice)
+    device: str = "cpu"  # where the system trains, decodes and is timed (bench.env.device: the harness's choice)
 
 
 @dataclass(frozen=True)
@@ -97,18 +97,18 @@ def execute(
 ) -> dict[str, Any]:
     """Train (or resume), decode, score and optionally time one spec; write and return its record.
 
-    Decoding is journaled in chunks (:mod:`bench.decode_journal`): a killed run, started again,
+    Decoding is journaled in chunks (:mod:`bench.runs.journal`): a killed run, started again,
     decodes only what it had not. ``progress``: a rich Console for the decode bar (None: none).
-    ``device``: ``--device`` (:func:`bench.device.resolve_device`); the record says which one ran.
+    ``device``: ``--device`` (:func:`bench.env.device.resolve_device`); the record says which one ran.
     ``score_outputs=False`` (``--no-score``, for a GPU machine without Java or Perl) writes the outputs and
     an ``unscored`` record that tables skip; a later ``bench run`` of the spec, or ``bench rescore``,
     scores those outputs where the metric tools are, without decoding again.
 
     The run holds the lock of its run id throughout and the training workdir's while it fits
-    (:mod:`bench.lock`): the same run started twice waits for the first (``wait=False``, ``--no-wait``:
-    :class:`bench.lock.LockBusy` naming the holder), then finds its record complete.
+    (:mod:`bench.runs.lock`): the same run started twice waits for the first (``wait=False``, ``--no-wait``:
+    :class:`bench.runs.lock.LockBusy` naming the holder), then finds its record complete.
     """
-    from bench.lock import held, run_lock_path
+    from bench.runs.lock import held, run_lock_path
 
     with held(run_lock_path(results_dir, spec.run_id), f"bench run {spec.run_id}", wait=wait, say=say):
         return _execute(spec, results_dir, data_dir, force, latency_items, say, progress, device, score_outputs,
@@ -145,7 +145,7 @@ def reusable_record(spec: RunSpec, results_dir: Path, force: bool, say: Reporter
     """The spec's complete, up-to-date record (nothing to do), else None; a stale one is said and re-run.
     An ``unscored`` one (``--no-score``) is scored from its stored outputs when scoring is asked for."""
     if not force and score_outputs and _unscored(spec, results_dir):
-        from bench.rescore import rescore
+        from bench.workflows.rescore import rescore
 
         say(f"[score] {spec.run_id} was recorded with --no-score: scoring its stored outputs (bench rescore)")
         rescore(record_path(spec, results_dir), say=say)
@@ -161,7 +161,7 @@ def reusable_record(spec: RunSpec, results_dir: Path, force: bool, say: Reporter
 
 
 def _unscored(spec: RunSpec, results_dir: Path) -> bool:
-    from bench.record import read_record
+    from bench.store.records import read_record
 
     path = record_path(spec, results_dir)
     return path.is_file() and read_record(path).get("status") == "unscored"
@@ -170,11 +170,11 @@ def _unscored(spec: RunSpec, results_dir: Path) -> bool:
 def prepare(spec: RunSpec, data_dir: Path | None, device: str = "auto") -> Prepared:
     """Every check that can fail before work (budget, system, task, split, recipes, device), then the
     system, placed on the run's device, and the evaluated examples."""
+    from bench.api.system import check_budget
     from bench.data import TASKS, load_split
-    from bench.device import activate, resolve_device
-    from bench.fingerprint import environment_fingerprint
+    from bench.env.device import activate, resolve_device
+    from bench.env.fingerprint import environment_fingerprint
     from systems import SYSTEMS
-    from systems.base import check_budget
 
     check_budget(spec.budget)
     SYSTEMS.get(spec.system)  # an unknown name fails here, before any work
@@ -196,10 +196,9 @@ def prepare(spec: RunSpec, data_dir: Path | None, device: str = "auto") -> Prepa
 def train(prep: Prepared, data_dir: Path | None, say: Reporter, wait: bool = True) -> Trained:
     """Fit (or resume, or find finished) the model in the workdir its resolved training config names,
     holding the workdir's lock: another run id may train the same model (``wait``: as :func:`execute`)."""
-    from bench.data import load_split
-    from bench.device import fit_on
-    from bench.lock import held, workdir_lock_path
-    from systems.base import TaskInfo
+    from bench.data import load_split, task_info
+    from bench.env.device import fit_on
+    from bench.runs.lock import held, workdir_lock_path
 
     spec, task, system = prep.spec, prep.task, prep.system
     t0 = time.perf_counter()
@@ -209,9 +208,9 @@ def train(prep: Prepared, data_dir: Path | None, say: Reporter, wait: bool = Tru
         dev_name = "dev" if "dev" in task.splits else "validation"
         train_split = load_split(trained.task, "train", data_dir=data_dir)
         dev = load_split(trained.task, dev_name, data_dir=data_dir)
-        info = TaskInfo(trained.task, train_split.examples, dev.examples, task.max_source_len, task.max_target_len)
+        info = task_info(trained.task, train_split.examples, dev.examples)
     else:
-        info = TaskInfo(trained.task, (), (), task.max_source_len, task.max_target_len)
+        info = task_info(trained.task)
     workdir = _workdir(trained, key)
     shared = [f"the {trained.task} model: same training split"] if trained.task != spec.task else []
     if trained.system != spec.system:
@@ -272,10 +271,10 @@ def time_latency(prep: Prepared, outputs: Outputs, items: int) -> tuple[dict[str
 def assemble(prep: Prepared, trained: Trained, outputs: Outputs, scored: Scored,
              latency: dict[str, Any] | None, latency_s: float | None) -> RunRecord:
     """The run record, from the stages' values (its fields are documented in docs/run-record.md)."""
-    from bench.curves import training_curve
     from bench.data import TASKS
-    from bench.fingerprint import loadavg
-    from bench.output_stats import output_stats
+    from bench.env.fingerprint import loadavg
+    from bench.runs.curves import training_curve
+    from bench.scoring.output_stats import output_stats
     from systems import SYSTEMS
 
     spec, examples = prep.spec, prep.examples
@@ -320,7 +319,7 @@ def _drop_journal(journal: Path) -> None:
 
 
 def _warn_if_degenerate(stats: dict[str, Any], say: Reporter) -> None:
-    from bench.output_stats import degeneracy
+    from bench.scoring.output_stats import degeneracy
 
     for reason in degeneracy(stats):
         say(f"[warning] degenerate outputs: {reason}. The scores are recorded but are not evidence of learning.")

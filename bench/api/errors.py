@@ -18,3 +18,7 @@ class UserError(Exception):
 class EnvironmentProblem(Exception):
     """The machine, not the input, stops the command (e.g. a folder that cannot be written): ``bench``
     prints the message as one line and exits 1, so a script can tell it from a mistyped option (exit 2)."""
+
+
+class LengthForcedUnsupported(UserError, ValueError):
+    """Length-forced timing was asked for a system that cannot take a forced output length."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.errors import UserError
-from bench.record import OutputsChangedError, check_outputs, outputs_file, require_dir
+from bench.api.errors import UserError
 from bench.runs import first_examples, load_record
+from bench.store.records import OutputsChangedError, check_outputs, outputs_file, require_dir
 
 
 class RunLookupError(UserError, ValueError):
@@ -35,7 +35,7 @@ def outputs_of(rec: dict[str, Any]) -> list[str]:
 
 def outputs_text(rec: dict[str, Any]) -> str:
     """The run's outputs file as stored, checked against the sha256 in its record (the check every reader
-    makes, :func:`bench.record.check_outputs`, so the message names the fix here too)."""
+    makes, :func:`bench.store.records.check_outputs`, so the message names the fix here too)."""
     path = outputs_file(rec)
     if path is None or not path.is_file():
         raise RunLookupError(f"{rec['run_id']}: outputs {path} are missing; restore them (git) or re-run the spec.")

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 
 #: folder of run-id locks inside a results folder (hidden: readers glob ``*.json``; emptied on release)
 RUN_LOCKS = ".locks"

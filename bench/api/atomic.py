@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.errors import EnvironmentProblem, UserError
+from bench.api.errors import EnvironmentProblem, UserError
 
 #: errors that mean "this folder cannot be written here": permissions, a read-only file system, or a file
 #: standing where a folder must be made (``--out afile/x.csv``, ``BENCH_CACHE=afile/cache``)
@@ -40,9 +40,9 @@ class NotWritable(EnvironmentProblem, PermissionError):
 def cache_hint(path: Path, blocked: bool = False) -> str:
     """The fix for a path that cannot be written: caches move with ``$BENCH_CACHE``, anything else must be
     made writable (``blocked``: a file moved out of the way) or written elsewhere."""
-    env = os.environ.get("BENCH_CACHE")
-    root = Path(env).expanduser() if env else Path(__file__).resolve().parents[1] / ".cache"
-    if _inside(path, root):
+    from bench.api.paths import cache_root
+
+    if _inside(path, cache_root()):
         return "set $BENCH_CACHE to a folder you can write (or make this one writable)"
     if blocked:
         return "move it away, or give another path"

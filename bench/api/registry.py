@@ -7,7 +7,7 @@ Modelled on lm-evaluation-harness's ``lm_eval/api/registry.py``.
 Every entry remembers where it came from (``meta(name)["origin"]``): ``built-in``, an installed
 distribution's entry point (``bench.systems`` / ``bench.tasks`` / ``bench.recipes``, read the first
 time a registry is asked for a name or a listing), or a file or folder imported by
-``bench --include`` (:mod:`bench.plugins`). A record of a plugin's run names that origin.
+``bench --include`` (:mod:`bench.env.plugins`). A record of a plugin's run names that origin.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import importlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 
 T = TypeVar("T")
 

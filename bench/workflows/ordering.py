@@ -74,9 +74,9 @@ def compute(
     """Write one record per column with three or more evidence rows, or with a reference baseline run over
     its evidence rows' examples; returns them."""
     from bench.papers import get_table, leading_number
-    from bench.record import load_records
     from bench.report.matching import CONTEXT_SYSTEMS, _examples, group_matches
     from bench.scoring import ScoringSession, score_split
+    from bench.store.records import load_records
 
     table = get_table(paper, table_id)
     records = load_records(results_dir)
@@ -155,7 +155,7 @@ def compute(
                 "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
             }
             if write:
-                from bench.atomic import write_json_atomic
+                from bench.api.atomic import write_json_atomic
 
                 path.parent.mkdir(parents=True, exist_ok=True)
                 write_json_atomic(path, out)
@@ -231,8 +231,8 @@ def reference_record(records: Any, context: tuple[str, str] | None, group: Any, 
 
 def not_evidence(rec: dict[str, Any]) -> str | None:
     """Why a run cannot stand for its row in an ordering (degenerate outputs, or a stale record), or None."""
-    from bench.output_stats import degeneracy
     from bench.runs import record_stale_reason
+    from bench.scoring.output_stats import degeneracy
 
     if degeneracy(rec.get("output_stats") or {}):
         return "degenerate outputs"

@@ -1,6 +1,6 @@
 """The run record (``results/<run_id>.json``): one module writes it and reads it.
 
-:class:`RunRecord` is the record as written by :func:`bench.pipeline.execute` (its fields are the
+:class:`RunRecord` is the record as written by :func:`bench.runs.pipeline.execute` (its fields are the
 top-level keys of the JSON, documented field by field in ``docs/run-record.md``, which a test keeps
 in step with this class). :func:`read_record` / :func:`load_records` are the only readers: they
 check the fields the renderers, exports and lookups use, so a malformed record stops a report with
@@ -19,12 +19,11 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from bench.atomic import write_json_atomic
-from bench.errors import UserError
+from bench.api.atomic import write_json_atomic
+from bench.api.errors import UserError
+from bench.api.paths import REPO_ROOT  # a record names its outputs relative to it, or absolutely
 
 SCHEMA_VERSION = 1
-#: the checkout: a record names its outputs relative to it (bench.runs.display_path), or absolutely
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -40,8 +39,8 @@ class RunRecord:
     data: dict[str, Any]  # split_sha256, n_examples, partial, note
     outputs: dict[str, Any]  # path, sha256, n (, resumed)
     model: dict[str, Any]  # training_run_id, training_key, workdir: whose checkpoint was decoded
-    output_stats: dict[str, Any]  # bench.output_stats: distinct ratio, most frequent share, ...
-    training_curve: dict[str, Any] | None  # bench.curves: train loss, dev loss per checkpoint
+    output_stats: dict[str, Any]  # bench.scoring.output_stats: distinct ratio, most frequent share, ...
+    training_curve: dict[str, Any] | None  # bench.runs.curves: train loss, dev loss per checkpoint
     scores: dict[str, Any]  # recipe -> Scores.to_json()
     latency: dict[str, Any] | None  # single-stream measurement when --latency-n was given
     timings: dict[str, float]  # fit_s, decode_s, score_s (, latency_s), total_s
@@ -117,7 +116,7 @@ class RecordError(UserError, ValueError):
 
 
 def _fail(path: Path | str, msg: str) -> RecordError:
-    return RecordError(f"{path}: {msg}. Records are written by bench/pipeline.py; fix or delete this file.")
+    return RecordError(f"{path}: {msg}. Records are written by bench/runs/pipeline.py; fix or delete this file.")
 
 
 def _is_number(x: Any) -> bool:

@@ -6,11 +6,11 @@ its 95 % CI bounds (``bleu4_ci_low``/``bleu4_ci_high``), the scorer signature, t
 statistics (``out_*``), the harness SHA and the environment. :func:`wide` pivots it to one row
 per record with ``recipe/metric`` columns.
 
-Records are read by :func:`bench.record.load_records`, the one reader of the record
+Records are read by :func:`bench.store.records.load_records`, the one reader of the record
 format (the tables use it too). pandas is imported only here.
 
-    import bench.results
-    df = bench.results.load("results")
+    import bench.report.frame
+    df = bench.report.frame.load("results")
     df[df.recipe == "mist-quora"].plot.scatter(x="fit_s", y="bleu4")
 """
 
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 
 ID_COLUMNS = ["run_id", "system", "task", "split", "budget", "seed", "limit", "overrides"]
 
@@ -72,7 +72,7 @@ def load(results_dir: Path | str = "results") -> Any:
     typo'd folder is an error, not an empty table)."""
     import pandas as pd
 
-    from bench.record import load_records, require_dir
+    from bench.store.records import load_records, require_dir
 
     records = load_records(require_dir(results_dir))
     rows = [row for rec in records for row in _rows(rec)]
@@ -142,7 +142,7 @@ def _registered(col: str) -> list[str]:
 
 def check_filter(kind: str, name: str, known: Iterable[str]) -> None:
     """``name`` must be one of ``known``; else one line with the closest match (as the registries say it)."""
-    from bench.registry import unknown_message
+    from bench.api.registry import unknown_message
 
     names = set(known)
     if name not in names:
@@ -158,9 +158,9 @@ _WRITERS = {
 
 
 def export(df: Any, out: Path, fmt: str) -> Path:
-    """Write ``df`` as csv | parquet | jsonl, atomically (:func:`bench.atomic.atomic_path`: no half-written
+    """Write ``df`` as csv | parquet | jsonl, atomically (:func:`bench.api.atomic.atomic_path`: no half-written
     file, and no temporary one left behind when the write fails, e.g. ``--out`` names a directory)."""
-    from bench.atomic import atomic_path
+    from bench.api.atomic import atomic_path
 
     if fmt not in _WRITERS:
         raise ValueError(f"--format {fmt!r}: choose csv, parquet or jsonl")

@@ -2,7 +2,7 @@
 
 One JSON record per run under ``results/`` (HELM's ``run_spec.json`` beside its stats): every
 number sits next to the spec, the harness version, the environment and the scorer signature that
-made it. :mod:`bench.pipeline` runs a spec stage by stage and writes its record (atomically; a
+made it. :mod:`bench.runs.pipeline` runs a spec stage by stage and writes its record (atomically; a
 completed spec is not re-run unless forced).
 """
 
@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from bench import __version__
-from bench.errors import UserError
-from bench.record import check_outputs, read_record
+from bench.api.errors import UserError
+from bench.api.paths import REPO_ROOT, RESULTS_DIR, cache_root
+from bench.store.records import check_outputs, read_record
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 SMOKE_EVAL_LIMIT = 200  # smoke runs decode the first 200 test examples: a pipeline check, not a score
-RESULTS_DIR = REPO_ROOT / "results"
 
 
 #: the largest seed a run takes (numpy seeds its generator with [0, 2**32 - 1]; systems.presets.MAX_SEED)
@@ -151,14 +150,6 @@ def outputs_path(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> Path:
 RUNTIME_FIELDS = frozenset({"threads", "progress"})
 
 
-def cache_root() -> Path:
-    """Checkpoints and resumable state live outside results/ (not committed): ``$BENCH_CACHE``
-    like every other cache, else ``<repo>/.cache``."""
-    import os
-
-    return Path(os.environ["BENCH_CACHE"]).expanduser() if os.environ.get("BENCH_CACHE") else REPO_ROOT / ".cache"
-
-
 def build_system(spec: RunSpec) -> Any:
     """The system ``spec`` runs (preset + overrides + seed); building loads no weights."""
     from systems import build
@@ -193,8 +184,10 @@ def training_config(system: Any, task: str) -> dict[str, Any]:
     """The resolved settings that decide the model trained on ``task``: the system's config (preset +
     overrides, resolved for the task where the budget sizes runs per task) without its decode-only and
     runtime fields."""
+    from bench.data import task_info
+
     drop = set(system.decode_only_overrides) | RUNTIME_FIELDS
-    return {k: v for k, v in system.training_settings(task).items() if k not in drop}
+    return {k: v for k, v in system.training_settings(task_info(task)).items() if k not in drop}
 
 
 def training_key(system: Any, task: str) -> str:
@@ -213,7 +206,7 @@ def model_owner(trained: RunSpec, system: Any, key: str) -> str:
     which has no SpanBERT weights offline and so trains exactly the self-copy row's model. Trained
     once, it is decoded by both, and each record names the workdir and the run that trained it.
     """
-    from bench.errors import UserError
+    from bench.api.errors import UserError
     from systems import SYSTEMS, build
 
     for name in system.model_siblings:
@@ -256,7 +249,7 @@ def _workdir(spec: RunSpec, key: str) -> Path:
 
 
 def load_record(path: Path) -> dict[str, Any]:
-    """A record file as written (bench.record is its one reader)."""
+    """A record file as written (bench.store.records is its one reader)."""
     return read_record(path)
 
 
@@ -268,7 +261,7 @@ def completed_record(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> dict[str
 
 def _complete(spec: RunSpec, results_dir: Path) -> dict[str, Any] | None:
     """The spec's complete record; one whose outputs were edited since scoring is refused with the file and
-    the fix (:func:`bench.record.check_outputs`), never taken as done (``--force`` does not ask)."""
+    the fix (:func:`bench.store.records.check_outputs`), never taken as done (``--force`` does not ask)."""
     path = record_path(spec, results_dir)
     if not path.exists():
         return None
@@ -317,7 +310,9 @@ def describe_changes(changed: Sequence[tuple[str, Any, Any]], shown: int = 6) ->
 def setting_changes(rec: Mapping[str, Any], spec: RunSpec, system: Any = None) -> list[tuple[str, Any, Any]]:
     """(setting, recorded, resolved today) for each setting of ``rec`` that ``spec`` (built as ``system``)
     resolves to otherwise today, sorted; raises what building the system raises."""
-    now = _comparable((system or build_system(spec)).training_settings(spec.task))
+    from bench.data import task_info
+
+    now = _comparable((system or build_system(spec)).training_settings(task_info(spec.task)))
     then = _comparable((rec.get("system") or {}).get("config") or {})
     # None: decided at fit time, nothing to compare yet; a nested setting (the NAR family's per-task
     # ``size``) is compared on the keys both sides have, so a field added since does not flag old records

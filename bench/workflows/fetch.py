@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from bench.data.sources import sha256_file
 
 if TYPE_CHECKING:
-    from bench.hub import RemoteFile
+    from bench.api.checkpoints import RemoteFile
 
 Status = Literal["fetched", "present", "would fetch", "failed", "no hub copy"]
 #: statuses after which the item is usable (or, in a dry run, would be)
@@ -96,7 +96,7 @@ def checkpoint_names(backbone: str, config: Mapping[str, Any]) -> list[str]:
     is ``none…``, one of :data:`RANDOM_MODELS` or ``tiny(…)`` (random models over the offline vocabulary), or a
     ``… shape (…)`` built from a shape alone (timing only). A ``config['weights']`` that is a bare
     ``*.bin``/``*.safetensors`` file name (unilm-v1's ``unilm1-large-cased.bin``) is the checkpoint of that name
-    (see :func:`bench.hub.resolve_weights`).
+    (see :func:`bench.api.checkpoints.resolve_weights`).
     """
     label = backbone.strip()
     match = re.match(r"[^\s(]*", label)
@@ -140,14 +140,14 @@ def plan_table(paper: str, table: str, budget: str) -> Plan:
 
 def plan_checkpoints(names: Iterable[str]) -> Plan:
     """Checkpoints asked for by name or hub id (``bench fetch --checkpoint``)."""
-    from bench.hub import NO_HUB_COPY, hub_id
+    from bench.api.checkpoints import NO_HUB_COPY, hub_id
 
     return Plan(tuple(Need(n, hub_id(n), ("--checkpoint",), NO_HUB_COPY.get(n, "")) for n in dict.fromkeys(names)))
 
 
 def _plan(items: Sequence[tuple[str, str, str, Mapping[str, Any]]], *, strict: bool) -> Plan:
-    from bench.errors import UserError
-    from bench.hub import NO_HUB_COPY, hub_id
+    from bench.api.checkpoints import NO_HUB_COPY, hub_id
+    from bench.api.errors import UserError
     from systems import build
 
     needs: dict[str, list[str]] = {}
@@ -179,7 +179,7 @@ def fetch_plan(plan: Plan, *, dry_run: bool = False, force: bool = False) -> lis
 def fetch_checkpoint(need: Need, *, dry_run: bool = False, force: bool = False) -> Outcome:
     """Have ``need`` on this machine and checked: ``present`` (found where the loader looks, and it checks out),
     ``fetched`` (downloaded and checked), ``would fetch`` (dry run), ``no hub copy`` or ``failed`` (with why)."""
-    from bench import hub
+    from bench.api import checkpoints as hub
 
     out = partial(Outcome, need.name, need.hub_id or "-", wanted_by=need.wanted_by)
     try:
@@ -227,7 +227,7 @@ def fetch_checkpoint(need: Need, *, dry_run: bool = False, force: bool = False) 
 def check_present(path: Path, hub: str | None) -> tuple[list[str], str]:
     """(problems, detail) of a checkpoint found on this machine: its contents, its files against the manifest
     of the fetch that put them there (when there is one), and the project's pins."""
-    from bench.hub import PINNED
+    from bench.api.checkpoints import PINNED
 
     problems = check_contents(path)
     manifest = read_manifest(path)
@@ -259,7 +259,7 @@ def check_present(path: Path, hub: str | None) -> tuple[list[str], str]:
 def check_contents(path: Path) -> list[str]:
     """What keeps the loaders from reading ``path``: ``config.json`` must parse, every weights file must load
     (safetensors; a ``.bin`` only through ``torch.load(weights_only=True)``), a tokenizer vocabulary must exist."""
-    from bench.hub import VOCAB_FILES, VOCAB_SUFFIX, WEIGHT_SUFFIXES, checkpoint_files
+    from bench.api.checkpoints import VOCAB_FILES, VOCAB_SUFFIX, WEIGHT_SUFFIXES, checkpoint_files
 
     problems = []
     cfg = path / "config.json"
@@ -325,9 +325,9 @@ def check_hashes(base: Path, files: Iterable[RemoteFile]) -> tuple[dict[str, dic
 
 
 def check_pins(hub: str | None, commit: str | None, hashes: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Differences from the project's pin of ``hub`` (bench.hub.PINNED): the commit, and the
+    """Differences from the project's pin of ``hub`` (bench.api.checkpoints.PINNED): the commit, and the
     sha256 of each pinned file."""
-    from bench.hub import PINNED
+    from bench.api.checkpoints import PINNED
 
     pin = PINNED.get(hub) if hub else None
     if pin is None:
@@ -348,7 +348,7 @@ def check_pins(hub: str | None, commit: str | None, hashes: Mapping[str, Mapping
 def fetch_xsum(data_dir: Path | str | None = None, *, dry_run: bool = False, force: bool = False) -> Outcome:
     """Have the full XSum corpus where the harness reads it (``$BENCH_XSUM``, else ``<data dir>/xsum/full``),
     downloaded from the hub copy's data files and checked against the pinned split ids."""
-    from bench import hub
+    from bench.api import checkpoints as hub
     from bench.data.errors import DataError
     from bench.data.sources import data_dir as find_data_dir
     from bench.data.xsum import HUB_DATASET, HUB_REVISIONS, full_destination
@@ -394,8 +394,8 @@ def _xsum_data_files() -> tuple[str, str, list[RemoteFile]] | None:
     """(revision, commit, data files) of the first revision of the hub copy that has data files."""
     from huggingface_hub.errors import RevisionNotFoundError
 
+    from bench.api.checkpoints import remote_files
     from bench.data.xsum import DATA_SUFFIXES, HUB_DATASET, HUB_REVISIONS
-    from bench.hub import remote_files
 
     for revision in HUB_REVISIONS:
         try:
@@ -446,8 +446,8 @@ def _corpus_files(dest: Path) -> Iterable[Path]:
 def write_manifest(directory: Path, record: Mapping[str, Any]) -> Path:
     """``fetch-manifest.json`` beside the fetched files (atomic), stamped with the time and the harness version."""
     from bench import __version__
-    from bench.atomic import write_json_atomic
-    from bench.hub import MANIFEST
+    from bench.api.atomic import write_json_atomic
+    from bench.api.checkpoints import MANIFEST
 
     path = directory / MANIFEST
     write_json_atomic(path, {**record, "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -457,7 +457,7 @@ def write_manifest(directory: Path, record: Mapping[str, Any]) -> Path:
 
 def read_manifest(directory: Path) -> dict[str, Any] | None:
     """The fetch manifest in ``directory``, or None when it has none (or an unreadable one)."""
-    from bench.hub import MANIFEST
+    from bench.api.checkpoints import MANIFEST
 
     try:
         data = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))

@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from bench.data.types import Example
+from bench.api.errors import LengthForcedUnsupported
+from bench.api.types import Example, TaskInfo
 
 BUDGETS: tuple[str, ...] = ("smoke", "cpu", "paper")
 Family = Literal["AR", "NAR", "semi-NAR", "reference"]
@@ -33,17 +34,6 @@ class SystemInfo:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class TaskInfo:
-    """The parts of a task a system needs to train: name, train/dev splits, max lengths."""
-
-    name: str
-    train: Sequence[Example]
-    dev: Sequence[Example]
-    max_source_len: int
-    max_target_len: int
 
 
 class System(abc.ABC):
@@ -118,9 +108,10 @@ class System(abc.ABC):
         for module in self.models():
             module.to(self.device)
 
-    def training_settings(self, task: str) -> Mapping[str, Any]:
+    def training_settings(self, task: TaskInfo) -> Mapping[str, Any]:
         """The resolved settings that decide the model this system trains on ``task``: the training key
-        hashes them (minus decode-only and runtime fields) to name the workdir. Default: the config of
+        hashes them (minus decode-only and runtime fields) to name the workdir; ``task`` comes without its
+        splits (``train``/``dev`` are empty). Default: the config of
         :meth:`describe`. A family whose budget sizes a run per task (and so leaves those fields unset
         until ``fit``) resolves them here, so that a calibration point which sets them explicitly and the
         preset run that later adopts the same values share one trained model."""
@@ -129,8 +120,6 @@ class System(abc.ABC):
     def refuse_forced_length(self, forced_length: int | None) -> None:
         """For systems without a length-forced mode: a forced length is an error, not silently ignored."""
         if forced_length is not None:
-            from bench.latency.meter import LengthForcedUnsupported
-
             raise LengthForcedUnsupported(
                 f"{self.describe().name} cannot decode to a forced length (supports_forced_length is False)"
             )
@@ -139,11 +128,11 @@ class System(abc.ABC):
 def check_system(name: str, system: object) -> System:
     """The registry's factories must return a :class:`System`; a plugin that does not is told how to fix it."""
     if not isinstance(system, System):
-        from bench.registry import RegistryError
+        from bench.api.registry import RegistryError
 
         raise RegistryError(
             f"system '{name}': its factory returned {type(system).__module__}.{type(system).__qualname__}, "
-            "which does not subclass systems.base.System; subclass it and implement describe, fit, decode "
+            "which does not subclass bench.api.system.System; subclass it and implement describe, fit, decode "
             "and decode_one."
         )
     return system

@@ -2,7 +2,7 @@
 
 A ``cpu`` preset is a choice (how many updates, which learning rate) that decides whether a
 reduced-budget model learns at all; it must be read off measured learning curves, not
-estimated. Each grid point is an ordinary run (``bench.pipeline.execute``: resumable, recorded with
+estimated. Each grid point is an ordinary run (``bench.runs.pipeline.execute``: resumable, recorded with
 its spec, fingerprint, output statistics and training curve) of the system on the first ``dev``
 examples of the task's dev split, written under ``results/calibration/``. The sweep itself is a
 summary record ``results/calibration/<system>--<task>--<budget>.json`` listing every point
@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.atomic import write_json_atomic
-from bench.pipeline import execute
+from bench.api.atomic import write_json_atomic
 from bench.runs import Reporter, RunSpec, build_system
+from bench.runs.pipeline import execute
 
 CALIBRATION_DIR = "calibration"
 SCHEMA = 1
@@ -122,7 +122,7 @@ def summary_point(
     rec: dict[str, Any], lr: float, updates: int, overrides: dict[str, Any], recipe: str, metric: str
 ) -> dict[str, Any]:
     """One point of a summary from its run record: the score, the health figures and the training cost."""
-    from bench.output_stats import degeneracy
+    from bench.scoring.output_stats import degeneracy
 
     score = rec["scores"].get(recipe, {}).get("metrics", {}).get(metric)
     stats = rec.get("output_stats") or {}

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.errors import UserError
-from bench.record import RunRecord
+from bench.api.errors import UserError
+from bench.store.records import RunRecord
 
 KIND = "external"
 BUDGET = "external"  # never one of the run budgets: no table matches it to a reproduction
@@ -101,11 +101,11 @@ def submit(
     it the record points at ``hyp`` and keeps its sha256 only: third-party releases (the shared
     data's NQG, PTGEN and ConvS2S outputs) are never copied into the repository.
     """
-    from bench.atomic import write_text_atomic
+    from bench.api.atomic import write_text_atomic
     from bench.data import TASKS, load_split
-    from bench.output_stats import output_stats
     from bench.runs import check_recipes, harness_info, load_record, sha256_text
     from bench.scoring import ScoringSession, read_hypotheses, score_split
+    from bench.scoring.output_stats import output_stats
 
     check_name(name)
     paper, row_id = check_paper_row(paper, row)

@@ -4,7 +4,7 @@ Why one place: a speed column is only right when every timed model and every inp
 device. When each family picked its own device (fairseq by ``torch.cuda.is_available()``, the NAR
 family by where ``fit`` built its model, the trainer by accelerate's default), one GPU run timed
 fairseq on ``cuda:0`` and the NAR rows on the CPU and printed 1.27x for a real 8.8x. Now the CLI
-resolves ``--device`` here, the harness calls :meth:`systems.base.System.place`, and nothing else
+resolves ``--device`` here, the harness calls :meth:`bench.api.system.System.place`, and nothing else
 chooses.
 """
 
@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bench.errors import UserError
+from bench.api.errors import UserError
 
 #: what ``--device`` accepts
 DEVICE_HELP = "auto (cuda when torch sees a GPU, else cpu), cpu, cuda or cuda:N"

@@ -60,7 +60,7 @@ def _point_behind(
 ) -> dict[str, Any]:
     """The sweep point that trained the run's model: the same updates and learning rate as the run's config
     (the pick first, then the best-scoring of them); else the pick; else the longest-trained point."""
-    from bench.record import config_value
+    from bench.store.records import config_value
 
     steps, lr = config_value(rec or {}, "steps", "max_update"), config_value(rec or {}, "lr")
     pick = (summary.get("pick") or {}).get("run_id")
@@ -92,7 +92,7 @@ def _score_gain(point: dict[str, Any], longer: dict[str, Any]) -> float:
 
 def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = None) -> str:
     """How the dev loss of the model behind ``rec`` moved over the last quarter of its updates (its sweep
-    point's ``dev_loss_curve``, as attached by ``bench.calibrate.load_summaries``), and what a longer schedule
+    point's ``dev_loss_curve``, as attached by ``bench.workflows.calibrate.load_summaries``), and what a longer schedule
     at the same rate says about a flat end: a dev loss lower by more than the margin (or a dev score higher by
     more than its margin) overrules it, neither confirms it as a plateau, and without one the flat end is
     reported unconfirmed."""
@@ -158,8 +158,8 @@ def floor_line(label: str, rec: dict[str, Any], summaries: Sequence[dict[str, An
     )
     if score >= floor.value:
         return f"{head}: met"
-    from bench.calibrate import find_summary
     from bench.data import TASKS
+    from bench.workflows.calibrate import find_summary
 
     summary = find_summary(summaries, system, task, "cpu")
     base = TASKS.get(task).train_from if task in TASKS else None

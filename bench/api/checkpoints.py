@@ -246,7 +246,7 @@ def _remember_ref(cache: Path, repo: str, revision: str, commit: str) -> None:
     does, so the offline lookup by branch finds a snapshot that was downloaded by commit."""
     from huggingface_hub.file_download import repo_folder_name
 
-    from bench.atomic import write_text_atomic
+    from bench.api.atomic import write_text_atomic
 
     write_text_atomic(cache / repo_folder_name(repo_id=repo, repo_type="model") / "refs" / revision, commit)
 

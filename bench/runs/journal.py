@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.atomic import write_text_atomic
+from bench.api.atomic import write_text_atomic
 
 #: examples per chunk: a multiple of every decode batch size in the presets (16, 32, 64, 128)
 CHUNK = 128

@@ -24,10 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.atomic import write_text_atomic
-from bench.errors import UserError
-from bench.record import RunRecord, config_value
-from bench.run_lookup import RunLookupError, find_record, outputs_text
+from bench.api.atomic import write_text_atomic
+from bench.api.errors import UserError
 from bench.runs import (
     REPO_ROOT,
     RunSpec,
@@ -39,6 +37,8 @@ from bench.runs import (
     record_path,
     setting_changes,
 )
+from bench.runs.lookup import RunLookupError, find_record, outputs_text
+from bench.store.records import RunRecord, config_value
 
 
 class RefileError(UserError, ValueError):

@@ -1,0 +1,31 @@
+"""The contract a system or task author stands on, and the only part of ``bench`` that ``systems/`` and plugins
+import (an import-contract test holds this; see docs/architecture.md).
+
+Cheap to import (no torch): the names below. The services a system may use live in submodules, imported where
+used: ``bench.api.checkpoints`` (where backbone weights come from), ``bench.api.precision`` (bf16/fp16 where the
+hardware is native), ``bench.api.atomic`` (writes that never leave half a file), ``bench.api.paths`` (the
+checkout, results and cache folders), ``bench.api.text`` (output post-processing shared with the scorer).
+"""
+
+from bench.api.errors import EnvironmentProblem, LengthForcedUnsupported, UserError
+from bench.api.registry import Registry, RegistryError, registering_from
+from bench.api.system import BUDGETS, Family, System, SystemInfo, check_budget, check_system
+from bench.api.types import Example, Split, TaskInfo
+
+__all__ = [
+    "BUDGETS",
+    "EnvironmentProblem",
+    "Example",
+    "Family",
+    "LengthForcedUnsupported",
+    "Registry",
+    "RegistryError",
+    "Split",
+    "System",
+    "SystemInfo",
+    "TaskInfo",
+    "UserError",
+    "check_budget",
+    "check_system",
+    "registering_from",
+]

@@ -1,0 +1,1 @@
+"""The machine and process a run happens in: device placement, the hardware fingerprint, loaded plugins."""

@@ -29,10 +29,10 @@ SYSTEMS.register("null", "systems.null:null", family="reference")
 # torch); each entry is the family's ``make(variant, budget, overrides)`` with the variant bound.
 from systems.copybert.presets import VARIANTS as _COPYBERT  # noqa: E402
 from systems.erniegen.presets import VARIANTS as _ERNIEGEN  # noqa: E402
-from systems.fairseq_nat.presets import SYSTEMS as _FAIRSEQ  # noqa: E402
-from systems.hf_seq2seq.config import VARIANTS as _HF_SEQ2SEQ  # noqa: E402
+from systems.fairseq_nat.presets import VARIANTS as _FAIRSEQ  # noqa: E402
+from systems.hf_seq2seq.presets import VARIANTS as _HF_SEQ2SEQ  # noqa: E402
 from systems.nar.presets import VARIANTS as _NAR  # noqa: E402
-from systems.unilm.config import VARIANTS as _UNILM  # noqa: E402
+from systems.unilm.presets import VARIANTS as _UNILM  # noqa: E402
 
 
 def _register_family(names: Iterable[str], factory: str, family: str | Callable[[str], str]) -> None:

@@ -1,23 +1,28 @@
-"""Helpers every adapter's presets share: overrides by field name, seeded subsets, factories.
+"""What every adapter's presets share: the config base, overrides by field name, ranges, budget sizes, seeded subsets.
 
 A named variant is a preset over one config dataclass (fairseq's ``register_model_architecture``
-idea); these helpers keep the three things every family does with its presets identical.
+idea); each family keeps its variant table as ``VARIANTS`` in its ``presets.py``, derives its config from
+:class:`FamilyConfig` (the settings every family has, such as ``threads``, declared here once), and these
+helpers keep what every family does with its presets identical.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import random
 import types
 import typing
-from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import KW_ONLY, MISSING, dataclass, field, fields, replace
 from typing import Any, TypeVar
 
 from bench.api.errors import UserError
+from bench.api.system import MAX_SEED as MAX_SEED  # re-exported: every family's ``seed`` is ranged to it
 
-#: the ``cpu`` budgets' training speed policy, one for every family (bench.api.precision; README "Training
-#: speed"; benchmarks/bench_training.py measures it): bf16 where native, compiled blocks, length buckets
+#: the ``cpu`` budgets' training speed policy, one for every family (bench.api.precision; docs/budgets.md
+#: "Training speed"; benchmarks/bench_training.py measures it): bf16 where native, compiled blocks, length buckets
 CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool": 32, "pad_multiple": 8}
 
 C = TypeVar("C")
@@ -71,8 +76,47 @@ def ranged(default: Any = MISSING, *, ge: float | None = None, gt: float | None 
     return field(default=default, default_factory=default_factory, metadata={"range": rng})
 
 
-#: the largest seed (numpy's generator takes seeds in [0, 2**32 - 1]); every family's ``seed`` is ranged to it
-MAX_SEED = 2**32 - 1
+@dataclass(frozen=True)
+class FamilyConfig:
+    """The settings every family's config has, declared once: each family's config dataclass derives from this.
+    Its fields are keyword-only, so a family's own fields keep their order and their positions."""
+
+    _: KW_ONLY
+    #: torch threads, and the OpenMP/MKL threads of a child process (fairseq-train), while the system fits and
+    #: decodes (applied by :func:`using_threads`); None: the process's own (``bench run --threads``). A runtime
+    #: setting: not part of the training key (bench.runs RUNTIME_FIELDS), so it never moves a workdir.
+    threads: int | None = ranged(None, ge=1)
+
+
+#: the thread pools a child process sizes from its environment
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def using_threads(n: int | None) -> Iterator[None]:
+    """Run the block with ``n`` torch threads and ``n`` OpenMP/MKL threads for any child process it starts, then
+    restore both: the one place a system applies its ``threads`` (:class:`FamilyConfig`). None changes nothing.
+    Why a system sets it at all: tiny models are fastest on one thread (and immune to a busy machine's OpenMP
+    stalls), while the cpu budget uses every core it is given."""
+    if not n:
+        yield
+        return
+    import torch
+
+    old, env = torch.get_num_threads(), {var: os.environ.get(var) for var in THREAD_VARS}
+    if old != n:
+        torch.set_num_threads(n)
+    os.environ.update({var: str(n) for var in THREAD_VARS})
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != old:
+            torch.set_num_threads(old)
+        for var, value in env.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
 
 
 def field_ranges(cls: Any) -> dict[str, Range]:

@@ -74,6 +74,17 @@ def test_parse_overrides_types_and_errors():
         "steps": 100, "decode": "mist_iter", "flag": True, "lr": 3e-5}
     with pytest.raises(ValueError, match="key=value"):
         parse_overrides(["steps"])
+    with pytest.raises(ValueError, match="key=value"):
+        parse_overrides(["=3"])
+
+
+def test_every_set_reader_reads_an_override_the_same_way():
+    """One parser: `bench latency --set` (per system or for all) types a value as `bench run --set` does."""
+    from bench.latency.prepare import parse_system_overrides
+
+    items = ["steps=100", "decode=mist_iter", "flag=true", "lr=3e-5", 'tiny={"hidden": 32}', "name=a=b", "q= 7"]
+    assert parse_system_overrides(items, ["a", "b"]) == {"a": parse_overrides(items), "b": parse_overrides(items)}
+    assert parse_system_overrides([f"b.{item}" for item in items], ["a", "b"]) == {"a": {}, "b": parse_overrides(items)}
 
 
 def test_record_output_paths_are_repo_relative_inside_the_checkout(tmp_path):
@@ -88,7 +99,7 @@ def test_dirty_means_code_not_recorded_results(tmp_path, monkeypatch) -> None:
     """Re-recording a committed record (--force) must not mark the next run in that worktree dirty."""
     import subprocess
 
-    import bench.runs as runs
+    import bench.runs.provenance as provenance
 
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
@@ -100,11 +111,11 @@ def test_dirty_means_code_not_recorded_results(tmp_path, monkeypatch) -> None:
         (tmp_path / name).write_text("a\n")
     git("add", ".")
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "x")
-    monkeypatch.setattr(runs, "REPO_ROOT", tmp_path)
-    assert runs.harness_info()["dirty"] is False
+    monkeypatch.setattr(provenance, "REPO_ROOT", tmp_path)
+    assert provenance.harness_info()["dirty"] is False
     (tmp_path / "results/r.json").write_text("b\n")
     (tmp_path / "reports/t.md").write_text("b\n")
-    assert runs.harness_info()["dirty"] is False
+    assert provenance.harness_info()["dirty"] is False
     (tmp_path / "code.py").write_text("b\n")
-    state = runs.code_state(runs.harness_info())
+    state = provenance.code_state(provenance.harness_info())
     assert state["dirty"] is True and state["diff_sha256"]

@@ -79,7 +79,8 @@ def test_smoke_sweep_records_points_and_draws_the_curve(tmp_path: Path) -> None:
     import torch
 
     from bench.report import render_all
-    from bench.workflows.calibrate import calibrate, load_summaries
+    from bench.store.calibration import load_summaries
+    from bench.workflows.calibrate import calibrate
 
     torch.set_num_threads(1)
     quiet = lambda _m: None  # noqa: E731
@@ -115,7 +116,8 @@ def test_sweeps_with_other_settings_share_the_summary(tmp_path: Path) -> None:
     from bench.workflows.calibrate import _merge, point_setting
 
     base = {"split": "dev", "dev_examples": 500, "seed": 42, "recipe": "nqg", "metric": "bleu4"}
-    old = {**base, "overrides": {"window": 64}, "points": [_point(1e-4, 2400, 11.0, False)]}
+    old = {**base, "schema": 1, "kind": "calibration", "system": "s", "task": "t", "budget": "cpu",
+           "overrides": {"window": 64}, "points": [_point(1e-4, 2400, 11.0, False)]}
     path = tmp_path / "s.json"
     path.write_text(json.dumps(old))
     blocked = {**_point(1e-4, 2400, 12.0, False), "run_id": "r-blocked", "overrides": {"window": 64, "ngram": 3}}
@@ -153,7 +155,8 @@ def test_the_plot_data_carries_each_trained_models_dev_loss_once(tmp_path: Path)
     """A missed floor needs its plateau shown: each point's dev-loss curve comes from its record, and the
     points of a decoding sweep (one model, one curve) draw that curve once, named by what they share."""
     from bench.report.plots import calibration_data
-    from bench.workflows.calibrate import CALIBRATION_DIR, load_summaries
+    from bench.store.calibration import load_summaries
+    from bench.store.paths import CALIBRATION_DIR
 
     root = tmp_path / CALIBRATION_DIR
     root.mkdir()
@@ -165,8 +168,11 @@ def test_the_plot_data_carries_each_trained_models_dev_loss_once(tmp_path: Path)
         {**_point(5e-4, 400, 4.0, False), "run_id": "no-record", "overrides": {}},
     ]
     for run_id, curve in (("a", curves["short"]), ("b", curves["long"]), ("c", curves["long"])):
-        (root / f"{run_id}.json").write_text(json.dumps({"training_curve": {"dev_loss": curve}}))
-    summary = {"kind": "calibration", "system": "s", "task": "t", "budget": "cpu", "split": "dev",
+        record = {"schema": 1, "run_id": run_id, "status": "complete", "scores": {},
+                  "spec": {"system": "s", "task": "t", "split": "dev", "budget": "cpu"},
+                  "training_curve": {"dev_loss": curve}}
+        (root / f"{run_id}.json").write_text(json.dumps(record))
+    summary = {"schema": 1, "kind": "calibration", "system": "s", "task": "t", "budget": "cpu", "split": "dev",
                "dev_examples": 500, "recipe": "nqg", "metric": "bleu4", "overrides": {}, "points": points}
     (root / "s--t--cpu.json").write_text(json.dumps(summary))
     (loaded,) = load_summaries(tmp_path)

@@ -9,12 +9,33 @@ def test_help_does_not_import_heavy_modules():
         "from bench.cli import app\n"
         "r = CliRunner().invoke(app, ['--help'])\n"
         "assert r.exit_code == 0, r.output\n"
-        "heavy = [m for m in ('torch', 'transformers', 'pycocoevalcap', 'matplotlib', 'systems.backbone') "
+        "heavy = [m for m in ('torch', 'transformers', 'pycocoevalcap', 'matplotlib', 'pandas', 'systems', "
+        "'systems.backbone', 'bench.report', 'bench.runs', 'bench.scoring', 'bench.data', 'bench.launch') "
         "if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"bench --help imported: {out.stdout.strip()}"
+
+
+#: what `bench --help` may import of the project: the command modules, the contract and the device help text
+STARTUP = ("bench", "bench.cli", "bench.api", "bench.env", "bench.env.device")
+
+
+def test_help_imports_only_the_command_modules_and_the_contract():
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from bench.cli import app\n"
+        "r = CliRunner().invoke(app, ['--help'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "print('\\n'.join(m for m in sys.modules if m.split('.')[0] in ('bench', 'systems')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = out.stdout.split()
+    assert "bench.cli.common" in loaded and "bench.cli.run" in loaded
+    extra = [m for m in loaded if m not in STARTUP and not m.startswith(("bench.cli.", "bench.api."))]
+    assert extra == [], f"bench --help imported {extra}: import them inside the command that needs them"
 
 
 def test_ls_systems_lists_without_importing_torch():

@@ -7,15 +7,31 @@ import pytest
 import torch
 
 from systems.backbone import WordPieceTokenizer, tiny_backbone, tiny_vocab
-from systems.copybert.beam import beam_search
 from systems.copybert.copy import copy_distribution, copy_distribution_dense
 from systems.copybert.data import StepScorer, collate
 from systems.copybert.features import Feature
 from systems.copybert.layout import answer_types, offset_labels, semi_diagonal_mask
 from systems.copybert.model import COPY_MODES, CopyBERT, masked_nll
+from systems.decoding import Hypothesis, OpenNMTBeams, PrefixSteps, SearchConfig, run_beams
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "ran", "park", "what", "who", "where", "did", "red", "big"]
 PAD, UNK, CLS, SEP, MASK = 0, 1, 2, 3, 4
+
+
+def beam_search(score, sep: int, blocked=(PAD,), beam_size: int = 5, n_best: int = 20, max_length: int = 20,
+                length_penalty: float = 1.0, no_repeat_ngram: int = 0) -> tuple[Hypothesis, list[Hypothesis]]:
+    """The shared search under CopyBERT's reference rule (``opennmt``, as CopyBERTSystem.search_config sets it)
+    over a prefix scorer: (the picked hypothesis, every hypothesis collected)."""
+    cfg = SearchConfig(beam_size=beam_size, max_len=max_length, min_len=0, eos_id=sep, length_penalty=length_penalty,
+                       no_repeat_ngram=no_repeat_ngram, forbidden=frozenset(blocked), rule="opennmt", n_best=n_best)
+    _, beams = run_beams(PrefixSteps(score), [()], 1, cfg)
+    assert isinstance(beams, OpenNMTBeams) and beams.best is not None
+    return beams.best, beams.collected
+
+
+def output_tokens(hyp: Hypothesis, drop: tuple[int, ...]) -> list[int]:
+    """The reference's output of a hypothesis: without its last token, and without ``drop``."""
+    return [t for t in hyp.tokens[:-1] if t not in drop]
 
 
 @pytest.fixture(scope="module")
@@ -356,7 +372,6 @@ TRIPLES = [
 @pytest.mark.slow
 def test_overfit_selfcopy(tok: WordPieceTokenizer) -> None:
     from bench.api.types import Example
-    from systems.copybert.beam import output_tokens
     from systems.copybert.data import CachedStepScorer
     from systems.copybert.features import Layout
 

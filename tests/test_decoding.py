@@ -109,3 +109,24 @@ def test_ngram_blocking() -> None:
         grams = [tuple(out[i : i + 2]) for i in range(len(out) - 1)]
         # every bigram is new; it stops (EOS) once all continuations of the last token are used up
         assert len(grams) == len(set(grams)) and out[:2] == [1, 1] and len(out) == 6, out
+
+
+def test_one_search_with_a_rule_per_reference() -> None:
+    """UniLM, CopyBERT and ERNIE-GEN decode through this one search; only the beam rule of their reference code
+    differs (an unknown rule is refused), and CopyBERT's reference rule searches one input at a time."""
+    from systems.decoding import RULES, PrefixSteps
+
+    assert RULES == ("fairseq", "opennmt", "paddle")
+    with pytest.raises(ValueError, match="rule='beam'"):
+        SearchConfig(rule="beam")
+    model = ToyModel(2)
+    cfg = SearchConfig(beam_size=2, max_len=4, min_len=0, eos_id=EOS, rule="opennmt", n_best=2)
+    with pytest.raises(ValueError, match="one input at a time"):
+        beam_search(model, [(), ()], 2, cfg)
+    prefix = PrefixSteps(lambda prefixes: torch.stack([model.logp(p) for p in prefixes]))
+    assert beam_search(prefix, [()], 1, cfg) == beam_search(model, [()], 1, cfg)
+    # on a beam wide enough to keep everything, a raw-score search finds the exhaustive best (opennmt's output
+    # would drop the last token of a hypothesis the length cut, as its reference does)
+    for seed, rule in itertools.product(range(5), ("fairseq", "paddle")):
+        wide = SearchConfig(beam_size=64, max_len=3, min_len=0, eos_id=EOS, rule=rule)
+        assert beam_search(ToyModel(seed), [()], 1, wide)[0] == exhaustive(ToyModel(seed), 3, 0.0), (seed, rule)

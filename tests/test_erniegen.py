@@ -9,8 +9,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from systems.backbone import WordPieceTokenizer, tiny_backbone, tiny_vocab  # noqa: E402
+from systems.decoding import gnmt_penalty, renormalise  # noqa: E402
 from systems.erniegen.data import Encoder, add_noise, collate, scored  # noqa: E402
-from systems.erniegen.decode import DecodeIds, infilling_decode, length_penalty, renormalise  # noqa: E402
+from systems.erniegen.decode import DecodeIds, infilling_decode  # noqa: E402
 from systems.erniegen.masks import context_mask, query_mask  # noqa: E402
 from systems.erniegen.model import ErnieGen  # noqa: E402
 
@@ -125,7 +126,7 @@ def test_decode_equals_train_padded_batch() -> None:
 def test_greedy_decoder_follows_argmax() -> None:
     model = tiny_model(seed=3)
     b = _batch([2])
-    ids = DecodeIds(bos=2, eos=3, pad=0)
+    ids = DecodeIds(bos=2, eos=3)
     out = infilling_decode(model, b["src_ids"], b["src_types"], b["src_len"], ids, beam_size=1, max_len=6)[0]
     # re-run teacher forcing on the produced prefix: each token must be the argmax of its query
     seq = [2, *out]
@@ -138,7 +139,7 @@ def test_greedy_decoder_follows_argmax() -> None:
 def test_beam_keeps_best_normalised_score() -> None:
     model = tiny_model(seed=4)
     b = _batch([2])
-    ids = DecodeIds(bos=2, eos=3, pad=0)
+    ids = DecodeIds(bos=2, eos=3)
     greedy = infilling_decode(model, b["src_ids"], b["src_types"], b["src_len"], ids, beam_size=1, max_len=5)
     beam = infilling_decode(model, b["src_ids"], b["src_types"], b["src_len"], ids, beam_size=4, max_len=5)
 
@@ -152,7 +153,7 @@ def test_beam_keeps_best_normalised_score() -> None:
         if ended:
             total += float(lp[n + 1, 3])
             n += 1
-        return total / float(length_penalty(n, 1.0))
+        return total / float(gnmt_penalty(n, 1.0))
 
     assert score(beam[0]) >= score(greedy[0]) - 1e-5
 
@@ -167,7 +168,7 @@ def test_no_repeat_ngram_blocks_repeats(beam: int) -> None:
     """An untrained model loops; with blocking no n-gram of an output repeats, and off is the plain search."""
     model = tiny_model(seed=5)
     b = _batch([2])
-    ids = DecodeIds(bos=2, eos=3, pad=0)
+    ids = DecodeIds(bos=2, eos=3)
     args = (model, b["src_ids"], b["src_types"], b["src_len"], ids)
     loose = infilling_decode(*args, beam_size=beam, max_len=16)[0]
     assert _repeats(loose, 2) > 0  # the premise: this model repeats itself
@@ -302,7 +303,7 @@ def test_buffer_decode_equals_concat_decode(beam: int) -> None:
     from systems.backbone import KVBuffer
 
     src, types, src_len = _padded_sources()
-    ids = DecodeIds(bos=2, eos=3, pad=0)
+    ids = DecodeIds(bos=2, eos=3)
     for seed in (6, 7):
         model = tiny_model(seed=seed)
         old = infilling_decode(model, src, types, src_len, ids, beam_size=beam, max_len=9, in_place=False)

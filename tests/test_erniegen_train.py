@@ -66,7 +66,7 @@ def _overfit(noise: float, steps: int, seed: int) -> int:
     model.eval()
     batch = collate(pairs, rng, tok.pad_id, 0.0, len(VOCAB))
     out = infilling_decode(model, batch["src"], batch["src_types"], batch["src_len"],
-                           DecodeIds(tok.cls_id, tok.sep_id, tok.pad_id), beam_size=1, max_len=10)
+                           DecodeIds(tok.cls_id, tok.sep_id), beam_size=1, max_len=10)
     return sum(list(p.tgt[1:-1]) == o for p, o in zip(pairs, out, strict=True))
 
 

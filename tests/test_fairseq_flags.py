@@ -16,7 +16,7 @@ from systems.fairseq_nat.flags import (
     size_args,
     train_command,
 )
-from systems.fairseq_nat.presets import SYSTEMS, apply_overrides, preset
+from systems.fairseq_nat.presets import VARIANTS, apply_overrides, preset
 
 # fairseq examples/nonautoregressive_translation/scripts.md, transcribed; data path and --save-dir removed.
 _NAT_HEAD = """--ddp-backend=legacy_ddp --task translation_lev --criterion nat_loss --arch {arch}
@@ -64,7 +64,7 @@ def test_paper_transformer_matches_glge_script() -> None:
 
 
 def test_generation_flags_per_system() -> None:
-    gen = {s: " ".join(generate_args(preset(s, "paper"))) for s in SYSTEMS}
+    gen = {s: " ".join(generate_args(preset(s, "paper"))) for s in VARIANTS}
     assert gen["fairseq_transformer"] == (
         "--beam 4 --lenpen 1.0 --no-repeat-ngram-size 3 --max-len-a 0.0 --max-len-b 200"
     )
@@ -159,7 +159,7 @@ def test_cpu_decoding_stops_near_the_trained_target_length() -> None:
     assert cfg.max_len_b <= cfg.max_target_len + 8 and preset("fairseq_transformer", "paper").max_len_b == 200
 
 
-@pytest.mark.parametrize("system", sorted(SYSTEMS))
+@pytest.mark.parametrize("system", sorted(VARIANTS))
 def test_decode_only_overrides_keep_the_training_key(system: str) -> None:
     """`bench run --set eos_penalty=1` (or iterations, beam, ...) decodes the plain run's model: the generator
     flags describe() derives from those settings must not enter the training key, or every decoding

@@ -29,7 +29,7 @@ import torch
 from bench.api.system import System
 from bench.api.types import Example, TaskInfo
 from systems.fairseq_nat.checkpoints import Manifest, UntrustedCheckpointError
-from systems.fairseq_nat.presets import SYSTEMS
+from systems.fairseq_nat.presets import VARIANTS
 
 WORDS = "what how why is the a best way to learn make money good india life people time".split()
 
@@ -114,7 +114,7 @@ def trained(toy_task: TaskInfo, tmp_path_factory: pytest.TempPathFactory) -> Any
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(SYSTEMS))
+@pytest.mark.parametrize("name", list(VARIANTS))
 def test_smoke_train_and_decode(name: str, trained: Any, toy_task: TaskInfo) -> None:
     system, work = trained(name)
     assert isinstance(system, System)
@@ -210,7 +210,7 @@ def test_binarise_is_cached_by_content(tmp_path: Path) -> None:
 FORCED_PASSES = {"fairseq_nat": 1, "fairseq_inat": 10, "fairseq_cmlm": 10, "fairseq_levt": 10, "fairseq_inst": 10}
 
 
-@pytest.mark.parametrize("name", list(SYSTEMS))
+@pytest.mark.parametrize("name", list(VARIANTS))
 def test_random_weights_length_forced(name: str, tmp_path: Path) -> None:
     """weights=random builds the recipe's model without fairseq-train; forced_length L gives exactly
     L - 1 target tokens (+ </s>) with the preset's fixed pass count; free decoding is refused."""

@@ -233,7 +233,7 @@ def _wide_cli(monkeypatch: pytest.MonkeyPatch) -> Any:
     """bench.cli's consoles, wide enough that table cells are not wrapped (CliRunner is no terminal)."""
     from rich.console import Console
 
-    from bench import cli
+    from bench.cli import common as cli  # every command module prints through bench.cli.common's consoles
 
     monkeypatch.setattr(cli, "console", Console(width=400))
     monkeypatch.setattr(cli, "err_console", Console(width=400, stderr=True))

@@ -51,7 +51,7 @@ def test_the_tables_judge_the_presets_run_not_an_ablation() -> None:
     decoding variant) is not the preset's and is not judged by its floor; a paper-budget run neither; a run
     that only trains longer (a § row past the cap) is the preset's system and is judged."""
     from bench.papers import get_table
-    from bench.report.matching import _Match
+    from bench.papers.matching import Match
     from bench.report.views import _floor_notes
 
     table = get_table("copybert", "1")
@@ -59,7 +59,7 @@ def test_the_tables_judge_the_presets_run_not_an_ablation() -> None:
     row = next(r for r in table.rows if r.system_for("cpu") == "unilm")
 
     def notes(rec: dict, budget: str = "cpu") -> list[str]:
-        return _floor_notes(table, {group.id: {row.id: _Match(rec, budget, 1)}}, [_summary(group.task, FLAT)])
+        return _floor_notes(table, {group.id: {row.id: Match(rec, budget, 1)}}, [_summary(group.task, FLAT)])
 
     (line,) = notes(_rec("unilm", group.task, 8.06))
     assert line.startswith(f"cpu floor — {row.label} (`unilm` on `squad_qg`)") and "MISSED" in line

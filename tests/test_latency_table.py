@@ -16,17 +16,12 @@ from fake_systems import DecodeOnly
 from bench.api.types import Example
 from bench.latency import measure
 from bench.latency.prepare import parse_stand_ins, parse_system_overrides, prepare
-from bench.latency.record import (
-    LatencyRecordError,
-    LatencySpec,
-    build_record,
-    load_latency_records,
-    validate_latency_record,
-    write_record,
-)
+from bench.latency.record import LatencySpec, build_record
 from bench.papers import get_table
 from bench.report import render_all, render_table
 from bench.report.speed import baseline_system
+from bench.store.latency import LatencyRecordError, load_latency_records, validate_latency_record
+from bench.store.latency import write_latency_record as write_record
 
 EXAMPLES = [Example(f"e{i}", f"source text number {i} " * 3, "what is it ?") for i in range(12)]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.latency.record import load_latency_records
 from bench.report.leaderboard import task_page
+from bench.store.latency import load_latency_records
 
 REPO = Path(__file__).resolve().parents[1]
 HEALTHY = {"n": 100, "distinct_ratio": 0.9, "reference_distinct_ratio": 0.95, "most_frequent": "x",

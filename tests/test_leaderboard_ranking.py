@@ -15,7 +15,8 @@ import pytest
 from bench.api.types import Example, Split
 from bench.report.board import build_board
 from bench.report.ranking import ExampleSet, Headline, group_records, rank_group
-from bench.report.significance import PairedBootstrap, PValues
+from bench.report.significance import PairedBootstrap
+from bench.store.pvalues import PValues
 
 HEAD = Headline("sacrebleu", "bleu4")  # no Java: the same paired bootstrap, fast
 HEALTHY = {"n": 200, "distinct_ratio": 0.99, "reference_distinct_ratio": 1.0, "most_frequent": "x",
@@ -170,7 +171,7 @@ def test_a_group_without_its_outputs_is_ranked_by_score_and_says_why(runs, tmp_p
 def test_stored_pvalues_keep_exactly_the_entries_a_build_uses(tmp_path) -> None:
     """The leaderboards' p-values live beside the records (committed), so a machine without the data renders
     the same pages; a build keeps only what it used, and --check notices a file that is not that."""
-    from bench.report.significance import PValues, pvalues_file
+    from bench.store.pvalues import PValues, pvalues_file
 
     path = pvalues_file(tmp_path)
     first = PValues(path)

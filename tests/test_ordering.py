@@ -75,7 +75,8 @@ def test_committed_mist_ordering_is_reproduced_exactly() -> None:
     the order, the adjacent-pair tests, the rows left out, and each row against copy_source."""
     if not DATA.is_dir():
         pytest.skip(f"data dir {DATA} not found")
-    from bench.workflows.ordering import compute, ordering_path
+    from bench.store.paths import ordering_file as ordering_path
+    from bench.workflows.ordering import compute
 
     committed = json.loads(ordering_path(REPO / "results", "mist", "3", "quora", "cpu").read_text())
     [fresh] = compute("mist", "3", "cpu", REPO / "results", say=lambda _m: None, write=False)
@@ -203,8 +204,9 @@ def test_an_ordering_stops_standing_for_a_run_re_run_under_its_id() -> None:
 
     from bench.papers import get_table
     from bench.report.views import build_table_view
+    from bench.store.orderings import load_orderings
     from bench.store.records import load_records
-    from bench.workflows.ordering import load_orderings, stale_orderings
+    from bench.workflows.ordering import stale_orderings
 
     table = get_table("copybert", "1")
     records = [copy.deepcopy(r) for r in load_records(REPO / "results")]

@@ -75,7 +75,7 @@ def test_training_curve_from_a_fairseq_log(tmp_path: Path) -> None:
 
 
 def test_table_flags_a_degenerate_run() -> None:
-    from bench.report.cells import DEGENERATE_MARK, _distinct_cell, _quality_cell
+    from bench.report.cells import DEGENERATE_MARK, distinct_cell, quality_cell
 
     class M:  # the view's match: a record and its budget
         budget = "cpu"
@@ -85,7 +85,7 @@ def test_table_flags_a_degenerate_run() -> None:
             "output_stats": output_stats(["what is the to in"] * 5 + ["a", "b"], [f"r{i}" for i in range(7)]),
         }
 
-    assert DEGENERATE_MARK in _quality_cell("30.14", M, "mist-quora", "bleu4")  # type: ignore[arg-type]
-    assert DEGENERATE_MARK in _distinct_cell(M.record)
+    assert DEGENERATE_MARK in quality_cell("30.14", M, "mist-quora", "bleu4")  # type: ignore[arg-type]
+    assert DEGENERATE_MARK in distinct_cell(M.record)
     M.record = {**M.record, "output_stats": output_stats([f"o{i}" for i in range(100)], [f"r{i}" for i in range(100)])}
-    assert DEGENERATE_MARK not in _quality_cell("30.14", M, "mist-quora", "bleu4")  # type: ignore[arg-type]
+    assert DEGENERATE_MARK not in quality_cell("30.14", M, "mist-quora", "bleu4")  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ def record_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_rescore_restores_a_missing_recipe_exactly(record_path: Path) -> None:
-    from bench.workflows.rescore import missing_recipes, rescore
+    from bench.runs.rescore import missing_recipes, rescore
 
     full = json.loads(record_path.read_text())
     assert missing_recipes(full) == []
@@ -40,7 +40,7 @@ def test_rescore_restores_a_missing_recipe_exactly(record_path: Path) -> None:
 
 def test_rescore_refuses_edited_outputs(record_path: Path) -> None:
     from bench.runs import REPO_ROOT
-    from bench.workflows.rescore import RescoreError, rescore
+    from bench.runs.rescore import RescoreError, rescore
 
     rec = json.loads(record_path.read_text())
     record_path.write_text(json.dumps(dict(rec, scores={})))
@@ -55,7 +55,7 @@ def test_rescore_refuses_edited_outputs(record_path: Path) -> None:
 
 
 def test_rescore_adds_output_statistics_equal_to_a_fresh_run_s(record_path: Path) -> None:
-    from bench.workflows.rescore import rescore
+    from bench.runs.rescore import rescore
 
     full = json.loads(record_path.read_text())
     stats = full["output_stats"]  # written by execute: copy_source on Quora copies the question

@@ -44,8 +44,8 @@ def test_one_row_per_record_and_recipe(frame) -> None:
 def test_bleu4_values_equal_the_tables(frame) -> None:
     """Every table cell that shows a run shows the DataFrame's value (two readers, one number)."""
     from bench.papers import all_tables
+    from bench.papers.matching import group_matches
     from bench.report.cells import fmt_num
-    from bench.report.matching import group_matches
     from bench.store.records import load_records
 
     records = load_records(RESULTS)

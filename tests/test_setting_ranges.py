@@ -140,7 +140,7 @@ def _is_number(tp: object) -> bool:
 def _built(name: str, budget: str) -> object | None:
     """``name`` at ``budget`` (a generic preset given a model), or None where the budget is refused."""
     from systems import build
-    from systems.hf_seq2seq.config import PresetUnavailable
+    from systems.hf_seq2seq.presets import PresetUnavailable
 
     try:
         return build(name, budget)

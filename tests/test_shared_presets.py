@@ -83,12 +83,12 @@ def test_sized_sets_the_budget_fields_by_name_and_none_keeps_the_familys_own() -
 @pytest.mark.parametrize(
     ("system", "module", "cpu_size", "names"),
     [
-        ("unilm", "systems.unilm.config", "CPU_SIZE_V1", {}),
+        ("unilm", "systems.unilm.presets", "CPU_SIZE_V1", {}),
         ("copybert_selfcopy", "systems.copybert.presets", "CPU_SIZE",
          {"max_source_len": "max_seq_length", "max_target_len": "max_query_length"}),
         ("erniegen_base", "systems.erniegen.presets", "CPU_SIZE", {}),
         ("fairseq_nat", "systems.fairseq_nat.presets", "CPU_SIZE", {"steps": "max_update"}),
-        ("bert2bert_minilm_l6", "systems.hf_seq2seq.config", "CPU_SIZE", {}),
+        ("bert2bert_minilm_l6", "systems.hf_seq2seq.presets", "CPU_SIZE", {}),
     ],
 )
 def test_every_familys_smoke_and_cpu_presets_are_a_declared_budget_size(
@@ -117,3 +117,49 @@ def test_every_familys_smoke_and_cpu_presets_are_a_declared_budget_size(
     from systems.nar.presets import CPU_SIZES, SMOKE_SIZE
 
     assert isinstance(SMOKE_SIZE, BudgetSize) and all(isinstance(s, BudgetSize) for s in CPU_SIZES.values())
+
+
+#: every model family under systems/ (a package with a system.py), by its registry factory module
+FAMILIES = ("copybert", "erniegen", "fairseq_nat", "hf_seq2seq", "nar", "unilm")
+
+
+def test_every_family_keeps_one_convention() -> None:
+    """#41: presets live in ``<family>/presets.py``, the variant table is ``VARIANTS``, and the config derives from
+    the shared :class:`FamilyConfig` (so ``threads`` is declared once, in systems/presets.py)."""
+    import importlib
+    from pathlib import Path
+
+    import systems
+    from systems import SYSTEMS
+    from systems.presets import MAX_SEED, FamilyConfig, field_ranges
+
+    root = Path(systems.__file__).parent
+    assert sorted(p.parent.name for p in root.glob("*/system.py")) == sorted(FAMILIES)
+    for family in FAMILIES:
+        assert not (root / family / "config.py").exists(), family
+        mod = importlib.import_module(f"systems.{family}.presets")
+        assert isinstance(mod.VARIANTS, dict) and mod.VARIANTS and not hasattr(mod, "SYSTEMS"), family
+        configs = [v for v in vars(mod).values() if isinstance(v, type) and issubclass(v, FamilyConfig)
+                   and v is not FamilyConfig]
+        assert len(configs) == 1, (family, configs)
+        assert field_ranges(configs[0])["seed"].high == MAX_SEED, family
+        for name in mod.VARIANTS:
+            assert name in SYSTEMS, (family, name)
+
+
+def test_threads_are_applied_in_one_place_and_restored() -> None:
+    """`using_threads` sets torch's threads and the OpenMP/MKL variables a child process (fairseq-train) reads,
+    then restores both; None leaves everything as it is."""
+    import os
+
+    import torch
+
+    from systems.presets import THREAD_VARS, using_threads
+
+    before, env = torch.get_num_threads(), {v: os.environ.get(v) for v in THREAD_VARS}
+    n = 1 if before != 1 else 2
+    with using_threads(n):
+        assert torch.get_num_threads() == n and all(os.environ[v] == str(n) for v in THREAD_VARS)
+    assert torch.get_num_threads() == before and {v: os.environ.get(v) for v in THREAD_VARS} == env
+    with using_threads(None):
+        assert torch.get_num_threads() == before and {v: os.environ.get(v) for v in THREAD_VARS} == env

@@ -16,11 +16,11 @@ from bench.api.types import (  # noqa: E402
 from systems import build  # noqa: E402
 from systems.backbone import tiny_backbone, unilm_mask  # noqa: E402
 from systems.unilm import (  # noqa: E402
+    LazyParts,
     S2SFTCollator,
     UniLMConfig,
     UniLMDecoder,
     V1Collator,
-    _Parts,
     make_config,
     s2sft_mask,
 )
@@ -74,7 +74,7 @@ def test_s2sft_mask_and_layout() -> None:
 
 def _model(seed: int = 0) -> torch.nn.Module:
     bb = tiny_backbone(vocab_size=40, hidden=32, layers=2, heads=4, seed=seed)
-    return _Parts.model_class()(bb, 0.1).eval()
+    return LazyParts.model_class()(bb, 0.1).eval()
 
 
 @pytest.mark.parametrize(("types", "room"), [((0, 1), 64), ((1, 1), 1)])  # room 1: the K/V buffer must grow

@@ -9,7 +9,7 @@ checkout, results and cache folders), ``bench.api.text`` (output post-processing
 
 from bench.api.errors import EnvironmentProblem, LengthForcedUnsupported, UserError
 from bench.api.registry import Registry, RegistryError, registering_from
-from bench.api.system import BUDGETS, Family, System, SystemInfo, check_budget, check_system
+from bench.api.system import BUDGETS, MAX_SEED, Family, System, SystemInfo, check_budget, check_system
 from bench.api.types import Example, Split, TaskInfo
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "Example",
     "Family",
     "LengthForcedUnsupported",
+    "MAX_SEED",
     "Registry",
     "RegistryError",
     "Split",

@@ -17,6 +17,9 @@ from bench.api.errors import LengthForcedUnsupported
 from bench.api.types import Example, TaskInfo
 
 BUDGETS: tuple[str, ...] = ("smoke", "cpu", "paper")
+#: the largest seed a run takes (numpy seeds its generator with [0, 2**32 - 1]): ``bench run --seed`` and every
+#: family's ``seed`` field are held to [0, MAX_SEED]
+MAX_SEED = 2**32 - 1
 Family = Literal["AR", "NAR", "semi-NAR", "reference"]
 
 

@@ -9,18 +9,20 @@ command trains nothing. Stand-ins let one timed system speak for another row, ex
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.api.overrides import parse_override
+
 RANDOM = "random"
 
 
 @dataclass
-class Prepared:
-    """Built systems, their ``describe()``, and the checked stand-ins (row system -> timed system)."""
+class PreparedLatency:
+    """The systems a ``bench latency`` call times, built and fitted or loaded: their ``describe()``, their
+    overrides, and the checked stand-ins (row system -> timed system)."""
 
     systems: dict[str, Any]
     infos: dict[str, Any]
@@ -29,33 +31,24 @@ class Prepared:
     stand_in_basis: dict[str, str] = field(default_factory=dict)
 
 
-def _value(raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
-
-
 def parse_system_overrides(items: Sequence[str], names: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``["weights=random", "fairseq_cmlm.iterations=4"]`` -> per-system overrides.
 
-    ``key=value`` applies to every system; ``system.key=value`` to that one (it must be timed).
-    Values are JSON literals where they parse (``4``, ``true``, ``{"hidden": 32}``), else strings.
+    ``key=value`` applies to every system; ``system.key=value`` to that one (it must be timed). Each item
+    is read as every ``--set`` is (:func:`bench.api.overrides.parse_override`: JSON literals where they
+    parse, ``4``, ``true``, ``{"hidden": 32}``, else strings); a later item wins.
     """
     out: dict[str, dict[str, Any]] = {n: {} for n in names}
     for item in items:
-        if "=" not in item:
-            raise ValueError(f"--set '{item}' must look like key=value or system.key=value (e.g. weights=random).")
-        key, raw = item.split("=", 1)
-        key = key.strip()
+        key, value = parse_override(item, "key=value or system.key=value (e.g. weights=random)")
         if "." in key:
             system, name = key.split(".", 1)
             if system not in out:
                 raise ValueError(f"--set '{item}': '{system}' is not among the timed systems ({', '.join(names)}).")
-            out[system][name] = _value(raw)
+            out[system][name] = value
         else:
             for n in names:
-                out[n][key] = _value(raw)
+                out[n][key] = value
     return out
 
 
@@ -86,7 +79,7 @@ def prepare(
     data_dir: Path | None = None,
     say: Callable[[str], None] = print,
     device: str = "cpu",
-) -> Prepared:
+) -> PreparedLatency:
     """Build every system in ``names`` on ``device`` (resolved by the caller: every timed model and
     input must sit there); see the module docstring for which get a model and how."""
     from bench.data import TASKS, load_split, task_info
@@ -125,7 +118,7 @@ def prepare(
             )
     infos = {n: built[n].describe() for n in names}
     checked, basis = _check_stand_ins(stand_ins or {}, budget, overrides, infos)
-    return Prepared(built, infos, {n: dict(overrides.get(n, {})) for n in names}, checked, basis)
+    return PreparedLatency(built, infos, {n: dict(overrides.get(n, {})) for n in names}, checked, basis)
 
 
 def _needs_training(system: Any) -> bool:

@@ -122,12 +122,6 @@ class LatencyReport:
             "notes": list(self.notes),
         }
 
-    def render(self) -> Any:
-        """A rich renderable of this report (``console.print(report.render())``)."""
-        from bench.latency.render import report_renderable
-
-        return report_renderable(self)
-
     def to_json(self) -> dict[str, Any]:
         """The whole measurement, for ``bench latency --out`` and debugging."""
         return {

@@ -71,7 +71,7 @@ def training_edges(specs: Sequence[RunSpec]) -> dict[str, tuple[str, ...]]:
     every spec waits for the group's trainer (its first spec without decode-only overrides, of the system
     that owns the model where the group has one (:func:`bench.runs.model_owner`), else its first spec).
     Systems that train nothing share nothing and wait for nothing."""
-    from bench.runs import _workdir, build_system, model_spec
+    from bench.runs import build_system, model_spec, model_workdir
 
     groups: dict[Path, list[tuple[RunSpec, int]]] = {}
     for spec in specs:
@@ -81,7 +81,7 @@ def training_edges(specs: Sequence[RunSpec]) -> dict[str, tuple[str, ...]]:
         decode_only = bool(set(spec.overrides) & set(system.decode_only_overrides))
         trained, key = model_spec(spec, system)
         rank = 2 * decode_only + (trained.system != spec.system)  # 0: a plain run of the model's owner
-        groups.setdefault(_workdir(trained, key), []).append((spec, rank))
+        groups.setdefault(model_workdir(trained, key), []).append((spec, rank))
     edges: dict[str, tuple[str, ...]] = {}
     for members in groups.values():
         trainer = min(members, key=lambda member: member[1])[0]  # min keeps the first of equal ranks

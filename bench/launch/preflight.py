@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bench.env.counts import at_least
 from bench.launch.local import LaunchError, check_threads, resolve_pool
 
 
@@ -32,10 +33,12 @@ def preflight(launcher: str, jobs: int | None, threads: int | None, device: str 
     if launcher == "inline":
         if jobs is not None:
             raise LaunchError("--jobs needs --launcher local or --launcher slurm (inline runs one run at a time).")
-        _at_least("--threads-per-job", threads, 1)
+        at_least("--threads-per-job", threads, 1, error=LaunchError)
         resolve_device(device)
         return Pool(1, threads, "inline: one run after another in this process")
     if launcher == "local":
+        for option, value in (("--jobs", jobs), ("--threads-per-job", threads)):
+            at_least(option, value, 1, error=LaunchError)
         n, t = resolve_pool(jobs, threads, cpus)
         check_threads(n, t, cpus)
         resolve_device(device)  # here, once, not in every child
@@ -44,7 +47,7 @@ def preflight(launcher: str, jobs: int | None, threads: int | None, device: str 
         raise LaunchError(f"--launcher {launcher}: choose inline, local or slurm.")
     for option, value, low in (("--jobs", jobs, 1), ("--threads-per-job", threads, 1), ("--time-min", time_min, 1),
                                ("--gpus", gpus, 0), ("--cpus-per-task", cpus_per_task, 1)):
-        _at_least(option, value, low)
+        at_least(option, value, low, error=LaunchError)
     try:
         import submitit  # noqa: F401  (the SLURM device is resolved on each job's node, not here)
     except ImportError as exc:
@@ -53,8 +56,3 @@ def preflight(launcher: str, jobs: int | None, threads: int | None, device: str 
     cpus_each = cpus_per_task or threads or 1
     return Pool(jobs, threads, f"slurm: one job per run, {cpus_each} CPU(s) and {gpus} GPU(s) each, "
                 f"{time_min} min at most" + (f", {jobs} at once" if jobs else ""))
-
-
-def _at_least(option: str, value: int | None, low: int) -> None:
-    if value is not None and value < low:
-        raise LaunchError(f"{option} {value}: must be at least {low}.")

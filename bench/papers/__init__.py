@@ -11,12 +11,14 @@ YAML schema (per paper)::
     defaults.reasons: {name: text}                # reused as "@name" in any `unavailable` map
     tables:
       - id: "1"; title; role: reproduce | reported-only; notes: [..]
+        plot: iterations                          # also drawn as metric per decoding iterations
         unavailable: {"*"|paper|cpu|smoke: reason}  # applies to every row
         groups:                                   # column groups, in print order
           - id; label; kind: quality (default) | latency | info
             task; split; recipe                   # quality groups: how our runs are matched/scored
             unavailable: {...}                    # applies to this group's cells
             columns: [{id, label, metric}]        # metric: docs/run-record.md key, `speedup`, `iterations`, or absent
+            pareto: metric                        # overlay this group's published points on its task's Pareto plot
         rows:
           - id; label (as printed); anchor (text to find it in the paper, default label); mark ("†")
             section; system (our registry name or null); cpu_system (absent = same as system; null = none)
@@ -49,6 +51,8 @@ PAPER_FILES: dict[str, str] = {"mist": "mist.yaml", "copybert": "copybert.yaml",
 BUDGETS: tuple[str, ...] = ("smoke", "cpu", "paper")
 GroupKind = Literal["quality", "latency", "info"]
 LATENCY_METRICS = ("speedup", "iterations")
+#: figures a table may ask for besides the Pareto plots (``plot:``)
+PLOTS = ("iterations",)
 _ABSENT: Any = object()
 
 
@@ -77,6 +81,8 @@ class Group:
     split: str | None = None
     recipe: str | None = None
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    #: the metric whose published points this group overlays on its task's speed-quality plot (one group per task)
+    pareto: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,8 @@ class Table:
     rows: tuple[Row, ...]
     notes: tuple[str, ...] = ()
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    #: a figure drawn from this table beside the Pareto plots: ``iterations`` (metric per decoding iterations)
+    plot: str | None = None
 
     @property
     def ref(self) -> str:
@@ -352,6 +360,17 @@ def _reasons(raw: Any, reasons: Mapping[str, str], where: str) -> dict[str, str]
     return out
 
 
+def _pareto(raw: dict, columns: tuple[Column, ...], where: str) -> str | None:
+    """A group's ``pareto`` metric, checked to be one of its columns' metrics and to need a task."""
+    metric = raw.get("pareto")
+    if metric is None:
+        return None
+    if metric not in {c.metric for c in columns} or not raw.get("task"):
+        raise PaperDataError(f"{where}: group '{raw.get('id')}' has pareto: {metric!r}, which needs a task and one of "
+                             f"its columns' metrics ({', '.join(str(c.metric) for c in columns if c.metric)})")
+    return str(metric)
+
+
 def _parse_table(raw: dict, paper: str, reasons: Mapping[str, str], file: str) -> Table:
     tid = str(raw.get("id", ""))
     where = f"{file}: table {tid or '?'}"
@@ -378,6 +397,7 @@ def _parse_table(raw: dict, paper: str, reasons: Mapping[str, str], file: str) -
                 split=g.get("split"),
                 recipe=g.get("recipe"),
                 unavailable=_reasons(g.get("unavailable"), reasons, f"{where}, group {g['id']}"),
+                pareto=_pareto(g, cols, where),
             )
         )
     col_ids = [c.id for g in groups for c in g.columns]
@@ -437,4 +457,11 @@ def _parse_table(raw: dict, paper: str, reasons: Mapping[str, str], file: str) -
         rows=tuple(rows),
         notes=tuple(raw.get("notes") or ()),
         unavailable=_reasons(raw.get("unavailable"), reasons, where),
+        plot=_plot(raw.get("plot"), where),
     )
+
+
+def _plot(value: Any, where: str) -> str | None:
+    if value not in (None, *PLOTS):
+        raise PaperDataError(f"{where}: plot: {value!r} is not one of {', '.join(PLOTS)}")
+    return value

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from bench.report.ranking import Headline, RankedGroup, group_records, headline, rank_group
 from bench.report.reproduces import PaperRow, RunSpeed, paper_row_links, run_speed
-from bench.report.significance import PairedBootstrap, PValues, Untestable
+from bench.report.significance import PairedBootstrap, Untestable
+from bench.store.pvalues import PValues
 
 
 @dataclass

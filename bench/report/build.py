@@ -15,13 +15,17 @@ from typing import Any
 
 from bench.api.atomic import atomic_path, write_text_atomic
 from bench.api.errors import UserError
-from bench.latency.record import load_latency_records
-from bench.papers import all_tables, get_table, normalize_paper
+from bench.api.paths import RESULTS_DIR
+from bench.papers import all_tables, get_table, load_paper, normalize_paper
 from bench.report import html as html_mod
 from bench.report import markdown as md
 from bench.report import plots
 from bench.report.run_views import build_protocol_view, build_runs_view
 from bench.report.views import TableView, build_table_view, table_key
+from bench.store.calibration import load_summaries
+from bench.store.latency import load_latency_records
+from bench.store.orderings import load_orderings
+from bench.store.pvalues import PValues, pvalues_file
 from bench.store.records import load_records, require_dir
 
 #: Names render_all owns in reports/; anything else there is left alone (and never flagged).
@@ -77,7 +81,7 @@ def _plan(
     pvalues: Any = None,
 ) -> tuple[dict[str, str], dict[str, tuple[Callable, dict]]]:
     """Every text file (name -> content) and every PNG (name -> (drawer, data)) to produce; ``pvalues``: the
-    leaderboards' stored p-values (:class:`bench.report.significance.PValues`)."""
+    leaderboards' stored p-values (:class:`bench.store.pvalues.PValues`)."""
     texts: dict[str, str] = {}
     pngs: dict[str, tuple[Callable, dict]] = {}
     views: list[TableView] = []
@@ -94,10 +98,13 @@ def _plan(
         texts[f"pareto-{task}.json"] = _sidecar(data)
         pngs[f"pareto-{task}.png"] = (plots.draw_pareto, data)
         images.append((f"pareto-{task}.png", f"Speed–quality Pareto plot for {task}"))
-    it = plots.iterations_data(records, budget)
-    texts["mist-table6-iterations.json"] = _sidecar(it)
-    pngs["mist-table6-iterations.png"] = (plots.draw_iterations, it)
-    images.append(("mist-table6-iterations.png", "MIST Table 6: iterative decoding"))
+    iterations = plots.iterations_table()
+    if iterations is not None:
+        it, stem = plots.iterations_data(records, budget, iterations), plots.iterations_name(iterations)
+        texts[f"{stem}.json"] = _sidecar(it)
+        pngs[f"{stem}.png"] = (plots.draw_iterations, it)
+        short = load_paper(iterations.paper).short
+        images.append((f"{stem}.png", f"{short} Table {iterations.id}: iterative decoding"))
     for cal in calibrations:
         name = f"calibration-{cal['system']}--{cal['task']}--{cal['budget']}"
         data = plots.calibration_data(cal)
@@ -162,12 +169,7 @@ def render_all(
     """
     records = load_records(require_dir(results_dir))
     out = Path(reports_dir)
-    from bench.workflows.calibrate import load_summaries
-    from bench.workflows.ordering import load_orderings
-
     orderings = load_orderings(results_dir)
-    from bench.report.significance import PValues, pvalues_file
-
     pvalues = PValues(pvalues_file(results_dir))
     texts, pngs = _plan(records, budget, load_latency_records(results_dir), load_summaries(results_dir), orderings,
                         pvalues)
@@ -232,7 +234,7 @@ def table_command(
     table: str | None = None,
     budget: str | None = None,
     check: bool = False,
-    results_dir: Path | str = "results",
+    results_dir: Path | str = RESULTS_DIR,
     reports_dir: Path | str = "reports",
     prune: bool = False,
 ) -> str:
@@ -244,9 +246,6 @@ def table_command(
     if not check and table is not None and paper is None:
         raise ValueError("--table needs --paper (e.g. --paper mist --table 1).")
     if not check and paper is not None:
-        from bench.workflows.calibrate import load_summaries
-        from bench.workflows.ordering import load_orderings
-
         require_dir(results_dir)
         recs, lat, orders = load_records(results_dir), load_latency_records(results_dir), load_orderings(results_dir)
         cals = load_summaries(results_dir)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.papers import leading_number
-from bench.report.matching import _is_partial, _Match
+from bench.papers.matching import Match, is_partial
 from bench.scoring.output_stats import degeneracy
 
 RECIPE_MARK = "‡"
@@ -31,29 +31,29 @@ def fmt_iterations(x: Any) -> str:
 
 
 # --- cells --------------------------------------------------------------------------------------
-def _budget_label(m: _Match) -> str:
-    return f"({m.budget}, partial)" if _is_partial(m.record) else f"({m.budget})"
+def _budget_label(m: Match) -> str:
+    return f"({m.budget}, partial)" if is_partial(m.record) else f"({m.budget})"
 
 
 DEGENERATE_MARK = "⚠ degenerate"
 
 
-def _degenerate_flag(rec: dict) -> str:
+def degenerate_flag(rec: dict) -> str:
     """A visible flag after a run's number when its outputs are degenerate (bench.scoring.output_stats)."""
     return f" {DEGENERATE_MARK}" if degeneracy(rec.get("output_stats")) else ""
 
 
-def _quality_cell(reported: str, m: _Match, recipe: str, metric: str) -> str:
+def quality_cell(reported: str, m: Match, recipe: str, metric: str) -> str:
     value = m.record["scores"][recipe]["metrics"].get(metric)
     rep = reported or "–"
     if value is None:
         return f"{rep} / no {metric} {_budget_label(m)}"
     ref = leading_number(reported)
     delta = fmt_delta(value - ref) if ref is not None else "n/a"
-    return f"{rep} / {fmt_num(value)} {_budget_label(m)}{_degenerate_flag(m.record)} / {delta}"
+    return f"{rep} / {fmt_num(value)} {_budget_label(m)}{degenerate_flag(m.record)} / {delta}"
 
 
-def _latency_cell(reported: str, m: _Match, metric: str) -> str:
+def latency_cell(reported: str, m: Match, metric: str) -> str:
     rep = reported or "–"
     lat = m.record.get("latency")
     if not lat:
@@ -80,8 +80,8 @@ def _latency_cell(reported: str, m: _Match, metric: str) -> str:
     return f"{rep} / {shown} {_budget_label(m)}{invalid} / {delta}"
 
 
-def _distinct_cell(rec: dict) -> str:
+def distinct_cell(rec: dict) -> str:
     stats = rec.get("output_stats")
     if not stats or not stats.get("n"):
         return ""
-    return f"{stats['distinct_ratio']:.1%} (refs {stats['reference_distinct_ratio']:.1%}){_degenerate_flag(rec)}"
+    return f"{stats['distinct_ratio']:.1%} (refs {stats['reference_distinct_ratio']:.1%}){degenerate_flag(rec)}"

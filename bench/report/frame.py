@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
+from bench.api.paths import RESULTS_DIR
 
 ID_COLUMNS = ["run_id", "system", "task", "split", "budget", "seed", "limit", "overrides"]
 
@@ -67,7 +68,7 @@ def _rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
     return rows or [{**base, "recipe": None, "signature": None, "n_items": None}]
 
 
-def load(results_dir: Path | str = "results") -> Any:
+def load(results_dir: Path | str = RESULTS_DIR) -> Any:
     """One row per (record, recipe) of the complete records under ``results_dir`` (which must exist: a
     typo'd folder is an error, not an empty table)."""
     import pandas as pd

@@ -24,13 +24,14 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.papers.matching import CONTEXT_SYSTEMS
 from bench.report.board import Board, build_board, display_name, settings
 from bench.report.cells import DEGENERATE_MARK, fmt_num
-from bench.report.matching import CONTEXT_SYSTEMS
 from bench.report.ranking import ALPHA, Ranked, RankedGroup, metric_label
-from bench.report.significance import SAMPLES, SEED, PairedBootstrap, PValues
+from bench.report.significance import SAMPLES, SEED, PairedBootstrap
 from bench.report.svg_plot import SVG_CSS, Point, quality_speed_svg
 from bench.scoring.output_stats import summary as output_summary
+from bench.store.pvalues import PValues
 
 #: metrics of the details table, in this order (others follow, sorted)
 DETAIL_METRICS = ("bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rougeL", "rouge1", "rouge2", "exact_match")

@@ -1,4 +1,4 @@
-"""Speed–quality Pareto plots per task and the MIST Table 6 iterations curve.
+"""Speed–quality Pareto plots per task and the iterations curve of the table the papers mark (MIST Table 6).
 
 Each plot is made from a plain-data dict that is also written as a JSON sidecar next to the PNG;
 ``bench table --check`` compares the sidecars (PNG bytes depend on the matplotlib/freetype build).
@@ -11,15 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.papers import get_table, leading_number
-from bench.report.matching import DEFAULT_BUDGETS, matched_values, reported_points
+from bench.papers import Table, all_tables, get_table, leading_number, load_paper, parse_table_ref
+from bench.papers.matching import DEFAULT_BUDGETS, matched_values, reported_points
 
-#: task -> (paper, table, quality group, metric) whose published points are overlaid.
-PARETO_TASKS: dict[str, tuple[str, str, str, str]] = {
-    "squad_qg": ("mist", "1", "squad", "bleu4"),
-    "xsum": ("mist", "2", "xsum", "rouge2"),
-    "quora": ("mist", "3", "quora", "bleu4"),
-}
 FALLBACK_METRICS = ("bleu4", "rouge2", "rougeL")
 RC = {
     "figure.dpi": 100,
@@ -50,20 +44,34 @@ def frontier(points: Sequence[dict]) -> list[str]:
     return best
 
 
+def published_pareto() -> dict[str, tuple[Table, str, str]]:
+    """task -> (table, quality group, metric) whose published points its plot overlays: the groups the papers'
+    YAML marks ``pareto:`` (one per task)."""
+    found: dict[str, tuple[Table, str, str]] = {}
+    for table in all_tables():
+        for group in table.quality_groups():
+            if group.pareto and group.task:
+                if group.task in found:
+                    raise ValueError(f"{table.ref} and {found[group.task][0].ref} both mark a pareto group for "
+                                     f"{group.task}; mark one")
+                found[group.task] = (table, group.id, group.pareto)
+    return found
+
+
 def pareto_tasks(records: Sequence[dict]) -> list[str]:
     timed = {r["spec"]["task"] for r in records if (r.get("latency") or {}).get("speedup_mean") is not None}
-    return sorted(set(PARETO_TASKS) | timed)
+    return sorted(set(published_pareto()) | timed)
 
 
 def pareto_data(task: str, records: Sequence[dict]) -> dict[str, Any]:
-    """Published points (if a MIST table covers the task) and our timed runs for one task."""
+    """Published points (if a paper table marks a group of the task ``pareto:``) and our timed runs for one task."""
     paper_pts: list[dict] = []
     source = None
-    if task in PARETO_TASKS:
-        paper, tid, gid, metric = PARETO_TASKS[task]
-        table = get_table(paper, tid)
+    published = published_pareto()
+    if task in published:
+        table, gid, metric = published[task]
         recipe = table.group(gid).recipe
-        source = f"{paper}:{tid}"
+        source = table.ref
         paper_pts = [
             {"label": lab, "x": _r(x), "y": _r(y)} for lab, x, y in reported_points(table, gid, metric)
         ]
@@ -108,9 +116,22 @@ def pareto_data(task: str, records: Sequence[dict]) -> dict[str, Any]:
     }
 
 
-def iterations_data(records: Sequence[dict], budget: str | None) -> dict[str, Any]:
-    """MIST Table 6: metric per number of decoding iterations, published and reproduced."""
-    table = get_table("mist", "6")
+def iterations_table() -> Table | None:
+    """The table the papers' YAML marks ``plot: iterations`` (MIST Table 6), if any."""
+    return next((t for t in all_tables() if t.plot == "iterations"), None)
+
+
+def iterations_name(table: Table) -> str:
+    """The file stem of ``table``'s iterations plot (``mist-table6-iterations``)."""
+    return f"{table.paper}-table{table.id}-iterations"
+
+
+def iterations_caption(table: Table) -> str:
+    return f"{load_paper(table.paper).short} Table {table.id}: {table.title}"
+
+
+def iterations_data(records: Sequence[dict], budget: str | None, table: Table) -> dict[str, Any]:
+    """Metric per number of decoding iterations, published and reproduced, for ``table``."""
     budgets = (budget,) if budget else DEFAULT_BUDGETS
     panels: list[dict[str, Any]] = []
     for g in table.quality_groups():
@@ -136,7 +157,7 @@ def iterations_data(records: Sequence[dict], budget: str | None) -> dict[str, An
                 ],
             }
         )
-    return {"kind": "iterations", "source": "mist:6", "x_label": "decoding iterations", "panels": panels}
+    return {"kind": "iterations", "source": table.ref, "x_label": "decoding iterations", "panels": panels}
 
 
 def _pyplot():
@@ -204,9 +225,9 @@ def draw_iterations(data: dict[str, Any], path: Path) -> None:
                 )
             ax.set_title(panel["title"])
             ax.set_xlabel(data["x_label"])
-            ax.set_xticks([1, 3, 6])
+            ax.set_xticks(sorted({p["x"] for s in panel["series"] for p in s["points"]}))
             ax.legend(fontsize=6)
-        fig.suptitle("MIST Table 6: MIST vs Mask-Predict iterative decoding")
+        fig.suptitle(iterations_caption(get_table(*parse_table_ref(data["source"]))))
         fig.tight_layout()
         fig.savefig(path, format="png", metadata={"Software": None})
         plt.close(fig)

@@ -2,7 +2,7 @@
 
 A run reproduces a paper row when the paper table would match it to that row (same system — the
 row's cpu substitute at the cpu budget —, task, split, budget, overrides and recipe;
-:func:`bench.report.matching.find_matches`). A submission reproduces the row it was submitted for.
+:func:`bench.papers.matching.find_matches`). A submission reproduces the row it was submitted for.
 
 A speed-up is never copied: it is the run's own measurement (``bench run`` with latency), else the
 one ``bench latency --record`` measured for the architecture of the row the run reproduces (at the
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench.papers import Row, Table, all_tables, load_paper
+from bench.papers.matching import find_matches
 from bench.report import speed
-from bench.report.matching import find_matches
 from bench.report.views import table_key
 
 

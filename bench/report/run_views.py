@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bench.report.cells import _distinct_cell, fmt_num
+from bench.report.cells import distinct_cell, fmt_num
 from bench.report.views import METRIC_ORDER, TableView
 
 
@@ -90,7 +90,7 @@ def build_runs_view(records: Sequence[dict]) -> TableView:
                 f"{s['task']}/{s['split']}",
                 s["budget"],
                 ("" if n is None else str(n)) + (" (partial)" if data.get("partial") else ""),
-                _distinct_cell(rec),
+                distinct_cell(rec),
                 f"{fmt_num(lat['speedup_mean'])}×" if lat.get("speedup_mean") is not None else "",
                 fmt_num(stats["p50_ms"]) if isinstance(stats.get("p50_ms"), (int, float)) else "",
                 str(lat.get("device", "")),

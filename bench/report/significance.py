@@ -8,19 +8,19 @@ when a run's outputs or the data are not here, the group is left untested and sa
 
 Re-scoring every run of every task takes tens of seconds on two cores and needs the data and every
 run's outputs (a submission's live in the shared data folder), so the p-values are kept beside the
-records, in ``results/significance/pvalues.json`` (:class:`PValues`), and committed with them: a
-table is then checked, and rendered the same, on a machine without the data. Each key names both
+records, in ``results/significance/pvalues.json`` (:class:`bench.store.pvalues.PValues`), and committed
+with them: a table is then checked, and rendered the same, on a machine without the data. Each key names both
 outputs' sha256, the split's sha256, the recipe signature, the metric and the resampling, so an
 entry can never stand for other outputs; ``bench table`` keeps exactly the entries its pages use.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from bench.report.ranking import Headline, metric_label
+from bench.store.pvalues import PValues
 
 #: the resamples and seed of `bench compare` (bench.scoring.api.compare)
 SAMPLES = 1000
@@ -29,63 +29,6 @@ SEED = 12345
 
 class Untestable(Exception):
     """Why a group's runs cannot be tested against each other here (one line)."""
-
-
-def pvalues_file(results_dir: Path | str) -> Path:
-    """Where the p-values of the records in ``results_dir`` are kept (committed beside them)."""
-    return Path(results_dir) / "significance" / "pvalues.json"
-
-
-class PValues:
-    """The stored p-values of one results folder: read once, shared by every task's board, written once
-    with only the entries this build used (so the file never collects stale pairs)."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path
-        self.known: dict[str, float] = {}
-        if path is not None and path.is_file():
-            try:
-                self.known = {k: float(v) for k, v in json.loads(path.read_text()).items()}
-            except (OSError, ValueError, AttributeError):
-                self.known = {}
-        self.used: dict[str, float] = {}
-
-    def get(self, key: str) -> float | None:
-        value = self.known.get(key)
-        if value is not None:
-            self.used[key] = value
-        return value
-
-    def put(self, key: str, value: float) -> None:
-        self.known[key] = self.used[key] = value
-
-    def stale(self) -> bool:
-        """True when the file does not hold exactly the entries this build used (no file: none used)."""
-        if self.path is None:
-            return False
-        if not self.path.is_file():
-            return bool(self.used)
-        try:
-            return json.loads(self.path.read_text()) != dict(sorted(self.used.items()))
-        except (OSError, ValueError):
-            return bool(self.used)
-
-    def save(self) -> None:
-        """Write the entries this build used, when they differ from the file (a folder that cannot be
-        written is skipped: the pages are the same, only the next build is slower)."""
-        if self.path is None or not self.stale():
-            return
-        wanted = dict(sorted(self.used.items()))
-        if not wanted:  # nothing tested: no file (a results folder without rankable pairs stays untouched)
-            self.path.unlink(missing_ok=True)
-            return
-        from bench.api.atomic import write_json_atomic
-
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(self.path, wanted)
-        except OSError:
-            return
 
 
 class PairedBootstrap:

@@ -3,7 +3,7 @@
 Why one model: the markdown files, the HTML page and the ``--check`` gate must show the very same
 numbers, so both renderers only format a :class:`TableView` built here.
 
-Which record a cell shows is :mod:`bench.report.matching`; how a number is written is
+Which record a cell shows is :mod:`bench.papers.matching`; how a number is written is
 :mod:`bench.report.cells`; this module lays rows, columns, notes and reference rows out.
 """
 
@@ -14,24 +14,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bench.papers import Group, Row, Table, leading_number, load_paper
+from bench.papers.matching import (
+    CONTEXT_MARK,
+    CONTEXT_SYSTEMS,
+    DEFAULT_BUDGETS,
+    Match,
+    context_match,
+    group_matches,
+    shows_in,
+)
 from bench.report import speed
 from bench.report.cells import (
     DEGENERATE_MARK,
     RECIPE_MARK,
-    _degenerate_flag,
-    _latency_cell,
-    _quality_cell,
+    degenerate_flag,
     fmt_delta,
     fmt_num,
-)
-from bench.report.matching import (
-    CONTEXT_MARK,
-    CONTEXT_SYSTEMS,
-    DEFAULT_BUDGETS,
-    _context_match,
-    _Match,
-    group_matches,
-    shows_in,
+    latency_cell,
+    quality_cell,
 )
 from bench.scoring.output_stats import degeneracy
 from bench.scoring.output_stats import summary as output_summary
@@ -64,7 +64,7 @@ class TableView:
     notes: list[str] = field(default_factory=list)
 
 
-def _run_note(m: _Match, table: Table, row: Row, group: Group) -> str:
+def _run_note(m: Match, table: Table, row: Row, group: Group) -> str:
     rec = m.record
     spec = rec["spec"]
     recipe = table.reported_recipe(row, group)
@@ -192,7 +192,7 @@ def _status(
     return "not run" + (f" ({'; '.join(blocked)})" if blocked else "")
 
 
-def _floor_notes(table: Table, by_group: dict[str, dict[str, _Match]], calibrations: Sequence[dict]) -> list[str]:
+def _floor_notes(table: Table, by_group: dict[str, dict[str, Match]], calibrations: Sequence[dict]) -> list[str]:
     """One line per cpu run shown here that has a quality floor (bench.workflows.floors): met, or MISSED with the
     calibration's plateau evidence. Runs with other overrides (a stated ablation, a decoding variant) are not
     the preset's system, so the preset's floor does not judge them; a run that only trains longer (a § row
@@ -257,7 +257,7 @@ def _system_cell(row: Row, budget: str | None) -> str:
 def _context_rows(
     table: Table,
     records: Sequence[dict],
-    by_group: dict[str, dict[str, _Match]],
+    by_group: dict[str, dict[str, Match]],
     has_section: bool,
     run_notes: list[str],
 ) -> list[list[str]]:
@@ -270,7 +270,7 @@ def _context_rows(
         for g, c in table.columns():
             rec = None
             if g.kind == "quality" and g.task in CONTEXT_SYSTEMS and CONTEXT_SYSTEMS[g.task][0] == system:
-                rec = _context_match(records, system, g, list(by_group.get(g.id, {}).values()))
+                rec = context_match(records, system, g, list(by_group.get(g.id, {}).values()))
             value = rec["scores"][g.recipe]["metrics"].get(c.metric) if rec and c.metric else None
             if rec is None or value is None:
                 cells.append("")
@@ -303,7 +303,7 @@ def _submitted_rows(
     row's published number with Δ; one that names no table is shown under every table with a column
     on its task and split, like the reference baselines. Never in a reproduction cell.
     """
-    from bench.workflows.submit import is_submission
+    from bench.store.submissions import is_submission
 
     out = []
     rows = {r.id: r for r in table.rows}
@@ -327,7 +327,7 @@ def _submitted_rows(
             reported = paper_row.reported.get(c.id, "") if paper_row is not None else ""
             ref = leading_number(reported)
             delta = f" / {fmt_delta(value - ref)}" if ref is not None else ""
-            cells.append(f"{reported or '–'} / {fmt_num(value)} (submitted){_degenerate_flag(rec)}{delta}")
+            cells.append(f"{reported or '–'} / {fmt_num(value)} (submitted){degenerate_flag(rec)}{delta}")
         if not shown:
             continue
         meta = ", ".join(f"{k}: {v}" for k, v in sorted((sub.get("meta") or {}).items()))
@@ -350,11 +350,11 @@ def _where(rec: dict) -> str:
 
 
 def _ordering_notes(
-    table: Table, records: Sequence[dict], by_group: dict[str, dict[str, _Match]], orderings: Sequence[dict]
+    table: Table, records: Sequence[dict], by_group: dict[str, dict[str, Match]], orderings: Sequence[dict]
 ) -> list[str]:
     """The ordering line of each column with three or more reproduced rows, and the line comparing its
     evidence rows with the harness reference baseline (bench.workflows.ordering)."""
-    from bench.report.matching import CONTEXT_SYSTEMS
+    from bench.papers.matching import CONTEXT_SYSTEMS
     from bench.workflows.ordering import (
         MIN_ROWS,
         column_blocks,
@@ -451,7 +451,7 @@ def build_table_view(
     rows_out: list[list[str]] = []
     by_group = {g.id: group_matches(records, table, g, budgets) for g in table.quality_groups()}
     for row in table.rows:
-        matches: dict[str, _Match] = {}
+        matches: dict[str, Match] = {}
         statuses: list[tuple[str, str]] = []
         marked = False
         for g in table.quality_groups():
@@ -484,10 +484,10 @@ def build_table_view(
                 cells.append(speed.speed_cell(reported, row, source))
             elif g.kind == "quality" and g.id in matches and c.metric:
                 cells.append(
-                    _quality_cell(reported, matches[g.id], table.reported_recipe(row, g) or "", c.metric)
+                    quality_cell(reported, matches[g.id], table.reported_recipe(row, g) or "", c.metric)
                 )
             elif g.kind == "latency" and first is not None and c.metric:
-                cells.append(_latency_cell(reported, first, c.metric))
+                cells.append(latency_cell(reported, first, c.metric))
             else:
                 cells.append(reported)
         if len({s for _, s in statuses}) <= 1:

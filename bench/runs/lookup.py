@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
-from bench.runs import first_examples, load_record
+from bench.runs.evaluation import first_examples
+from bench.runs.staleness import load_record
 from bench.store.records import OutputsChangedError, check_outputs, outputs_file, require_dir
 
 

@@ -1,9 +1,11 @@
-"""One run, stage by stage: prepare -> train -> decode -> score -> (time) -> record.
+"""One run, stage by stage: build -> prepare -> train -> decode -> score -> (time) -> record.
 
 Each stage is a function that takes the typed values the stages before it produced and returns its
 own, so a stage can be read, tested and reused alone (the launchers plan with the same pieces), and
-the record is assembled in one place from values whose fields say what they are. Identity,
-workdirs and staleness live in :mod:`bench.runs`; the record's schema in :mod:`bench.store.records`.
+the record is assembled in one place from values whose fields say what they are. The system is built
+once (:func:`build`) and that one object is checked against an existing record, placed, fitted, decoded,
+timed and described in the record. Identity and workdirs live in :mod:`bench.runs.identity`, staleness in
+:mod:`bench.runs.staleness`; the record's schema in :mod:`bench.store.records`.
 """
 
 from __future__ import annotations
@@ -15,34 +17,23 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.atomic import write_text_atomic
-from bench.runs import (
-    RESULTS_DIR,
-    Reporter,
-    RunSpec,
-    _complete,
-    _workdir,
-    build_system,
-    check_recipes,
-    code_state,
-    display_path,
-    eval_limit,
-    first_examples,
-    harness_info,
-    model_spec,
-    outputs_path,
-    outputs_to_text,
-    record_path,
-    seed_everything,
-    sha256_text,
-    stale_reason,
-)
+from bench.api.paths import RESULTS_DIR
+from bench.runs.evaluation import check_recipes, eval_limit, first_examples
+from bench.runs.identity import build_system, model_spec, model_workdir
 from bench.runs.journal import decode_in_chunks
+from bench.runs.outputs import outputs_to_text, sha256_text
+from bench.runs.paths import display_path, outputs_path, record_path
+from bench.runs.provenance import code_state, harness_info
+from bench.runs.reporter import Reporter
+from bench.runs.seeding import seed_everything
+from bench.runs.spec import RunSpec
+from bench.runs.staleness import complete_record_maybe_stale, stale_reason
 from bench.store.records import RunRecord
 
 
 @dataclass(frozen=True)
-class Prepared:
-    """A checked spec with its system built and its evaluation examples loaded; nothing trained yet."""
+class PreparedRun:
+    """A checked spec with its system built and placed and its evaluation examples loaded; nothing trained yet."""
 
     spec: RunSpec
     task: Any  # bench.data.Task
@@ -59,7 +50,7 @@ class Trained:
     """Where the model lives and which run's settings trained it."""
 
     workdir: Path
-    key: str  # bench.runs.training_key: equal exactly when two runs train the same model
+    key: str  # bench.runs.identity.training_key: equal exactly when two runs train the same model
     run_id: str  # the training spec's run id
     seconds: float
 
@@ -117,10 +108,11 @@ def execute(
 
 def _execute(spec: RunSpec, results_dir: Path, data_dir: Path | None, force: bool, latency_items: int,
              say: Reporter, progress: Any, device: str, score_outputs: bool, wait: bool) -> dict[str, Any]:
-    existing = reusable_record(spec, results_dir, force, say, score_outputs)
+    system = build(spec)
+    existing = reusable_record(spec, results_dir, force, say, score_outputs, system=system)
     if existing is not None:
         return existing
-    prep = prepare(spec, data_dir, device)
+    prep = prepare(spec, system, data_dir, device)
     trained = train(prep, data_dir, say, wait)
     outputs = decode(prep, trained, results_dir, progress, say)
     if score_outputs:
@@ -141,18 +133,20 @@ def _execute(spec: RunSpec, results_dir: Path, data_dir: Path | None, force: boo
 
 
 def reusable_record(spec: RunSpec, results_dir: Path, force: bool, say: Reporter,
-                    score_outputs: bool = True) -> dict[str, Any] | None:
+                    score_outputs: bool = True, system: Any = None) -> dict[str, Any] | None:
     """The spec's complete, up-to-date record (nothing to do), else None; a stale one is said and re-run.
-    An ``unscored`` one (``--no-score``) is scored from its stored outputs when scoring is asked for."""
+    An ``unscored`` one (``--no-score``) is scored from its stored outputs when scoring is asked for.
+    ``system``: the run's system (:func:`build`), checked against the record (None: built for the check)."""
     if not force and score_outputs and _unscored(spec, results_dir):
-        from bench.workflows.rescore import rescore
+        from bench.runs.rescore import rescore
 
         say(f"[score] {spec.run_id} was recorded with --no-score: scoring its stored outputs (bench rescore)")
         rescore(record_path(spec, results_dir), say=say)
-    existing = None if force else _complete(spec, results_dir)  # --force is the fix for edited outputs
+    # --force is the fix for edited outputs
+    existing = None if force else complete_record_maybe_stale(spec, results_dir)
     if existing is None:
         return None
-    stale = stale_reason(existing, spec)
+    stale = stale_reason(existing, spec, system)
     if stale is None:
         say(f"[skip] {spec.run_id} is complete ({record_path(spec, results_dir)}); use --force to re-run.")
         return existing
@@ -167,17 +161,26 @@ def _unscored(spec: RunSpec, results_dir: Path) -> bool:
     return path.is_file() and read_record(path).get("status") == "unscored"
 
 
-def prepare(spec: RunSpec, data_dir: Path | None, device: str = "auto") -> Prepared:
-    """Every check that can fail before work (budget, system, task, split, recipes, device), then the
-    system, placed on the run's device, and the evaluated examples."""
+def build(spec: RunSpec) -> Any:
+    """The run's system, built once, seeded: the stale check, ``fit``, ``decode``, the meter and the record
+    all use this object. An unknown budget or system name fails here with its own message, before any work;
+    building loads no weights."""
     from bench.api.system import check_budget
-    from bench.data import TASKS, load_split
-    from bench.env.device import activate, resolve_device
-    from bench.env.fingerprint import environment_fingerprint
     from systems import SYSTEMS
 
     check_budget(spec.budget)
     SYSTEMS.get(spec.system)  # an unknown name fails here, before any work
+    seed_everything(spec.seed)
+    return build_system(spec)
+
+
+def prepare(spec: RunSpec, system: Any, data_dir: Path | None, device: str = "auto") -> PreparedRun:
+    """Every check that can fail before work (task, split, recipes, device), then ``system`` (the run's one
+    :func:`build`), placed on the run's device, and the evaluated examples."""
+    from bench.data import TASKS, load_split
+    from bench.env.device import activate, resolve_device
+    from bench.env.fingerprint import environment_fingerprint
+
     task = TASKS.get(spec.task)
     task.split(spec.split)  # unknown split names fail here, before any work
     check_recipes(task)
@@ -186,14 +189,13 @@ def prepare(spec: RunSpec, data_dir: Path | None, device: str = "auto") -> Prepa
     started = time.perf_counter()
     environment = environment_fingerprint()
     harness = harness_info()
-    seed_everything(spec.seed)
-    system = build_system(spec)
+    seed_everything(spec.seed)  # again, where it was before fit: the device check may have imported torch since
     system.place(placed)
     examples = first_examples(load_split(spec.task, spec.split, data_dir=data_dir), eval_limit(spec))
-    return Prepared(spec, task, system, examples, harness, environment, started, placed)
+    return PreparedRun(spec, task, system, examples, harness, environment, started, placed)
 
 
-def train(prep: Prepared, data_dir: Path | None, say: Reporter, wait: bool = True) -> Trained:
+def train(prep: PreparedRun, data_dir: Path | None, say: Reporter, wait: bool = True) -> Trained:
     """Fit (or resume, or find finished) the model in the workdir its resolved training config names,
     holding the workdir's lock: another run id may train the same model (``wait``: as :func:`execute`)."""
     from bench.data import load_split, task_info
@@ -211,7 +213,7 @@ def train(prep: Prepared, data_dir: Path | None, say: Reporter, wait: bool = Tru
         info = task_info(trained.task, train_split.examples, dev.examples)
     else:
         info = task_info(trained.task)
-    workdir = _workdir(trained, key)
+    workdir = model_workdir(trained, key)
     shared = [f"the {trained.task} model: same training split"] if trained.task != spec.task else []
     if trained.system != spec.system:
         shared.append(f"{trained.system}'s model: the same training settings")
@@ -225,7 +227,7 @@ def train(prep: Prepared, data_dir: Path | None, say: Reporter, wait: bool = Tru
     return Trained(workdir, key, trained.run_id, time.perf_counter() - t0)
 
 
-def decode(prep: Prepared, trained: Trained, results_dir: Path, progress: Any, say: Reporter) -> Outputs:
+def decode(prep: PreparedRun, trained: Trained, results_dir: Path, progress: Any, say: Reporter) -> Outputs:
     """Decode the evaluated examples through a resumable journal; write the outputs file atomically."""
     spec, examples = prep.spec, prep.examples
     say(f"[decode] {len(examples)} examples of {spec.task}/{spec.split}")
@@ -241,7 +243,7 @@ def decode(prep: Prepared, trained: Trained, results_dir: Path, progress: Any, s
     return Outputs(decoded.outputs, path, sha256_text(text), decoded.seconds, decoded.resumed, journal)
 
 
-def score(prep: Prepared, outputs: Outputs, say: Reporter) -> Scored:
+def score(prep: PreparedRun, outputs: Outputs, say: Reporter) -> Scored:
     """Every default recipe of the task, in one scoring session (one Java/Perl start-up)."""
     from bench.scoring import ScoringSession, score_split
 
@@ -254,7 +256,7 @@ def score(prep: Prepared, outputs: Outputs, say: Reporter) -> Scored:
     return Scored(scores, time.perf_counter() - t0)
 
 
-def time_latency(prep: Prepared, outputs: Outputs, items: int) -> tuple[dict[str, Any] | None, float | None]:
+def time_latency(prep: PreparedRun, outputs: Outputs, items: int) -> tuple[dict[str, Any] | None, float | None]:
     """A single-stream latency measurement on the first ``items`` examples (``--latency-n``), else None."""
     if items <= 0:
         return None, None
@@ -268,7 +270,7 @@ def time_latency(prep: Prepared, outputs: Outputs, items: int) -> tuple[dict[str
     return report.record(name), time.perf_counter() - t0
 
 
-def assemble(prep: Prepared, trained: Trained, outputs: Outputs, scored: Scored,
+def assemble(prep: PreparedRun, trained: Trained, outputs: Outputs, scored: Scored,
              latency: dict[str, Any] | None, latency_s: float | None) -> RunRecord:
     """The run record, from the stages' values (its fields are documented in docs/run-record.md)."""
     from bench.data import TASKS

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.types import Split
+from bench.scoring.catalog import RECIPES
 from bench.scoring.errors import ScoringInputError
 from bench.scoring.inputs import read_lines
 from bench.scoring.recipe import Recipe
@@ -16,8 +17,6 @@ from bench.scoring.types import Items, Scores
 
 
 def _recipe(name: str) -> Recipe:
-    from bench.scoring import RECIPES
-
     return RECIPES.get(name)
 
 

@@ -14,16 +14,18 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from bench.api.atomic import write_json_atomic
 from bench.api.errors import UserError
 from bench.api.paths import REPO_ROOT  # a record names its outputs relative to it, or absolutely
+from bench.store.files import StoreError, is_number, json_files, read_json, write_json
+from bench.store.paths import run_record_file
 
 SCHEMA_VERSION = 1
+#: what a record's ``kind`` may be: a harness run, or outputs submitted with ``bench submit``
+KINDS = ("run", "external")
 
 
 @dataclass(frozen=True)
@@ -83,12 +85,11 @@ class RunRecord:
 
     def write(self, results_dir: Path | str) -> Path:
         """Atomically, as ``<results_dir>/<run_id>.json``."""
-        return self.save(Path(results_dir) / f"{self.run_id}.json")
+        return self.save(run_record_file(results_dir, self.run_id))
 
     def save(self, path: Path | str) -> Path:
         """Atomically at ``path`` (a crash leaves the old file or the new one, never half of one)."""
-        write_json_atomic(Path(path), self.to_json())
-        return Path(path)
+        return write_json(path, self.to_json())
 
 
 def config_value(rec: dict[str, Any], *names: str) -> Any:
@@ -105,22 +106,15 @@ def read_record(path: Path | str) -> dict[str, Any]:
 
 
 def _read_json(path: Path | str) -> Any:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise _fail(path, f"not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    return read_json(path, _fail)
 
 
-class RecordError(UserError, ValueError):
+class RecordError(StoreError):
     """A run record does not follow the schema; the message names the file and the field."""
 
 
 def _fail(path: Path | str, msg: str) -> RecordError:
     return RecordError(f"{path}: {msg}. Records are written by bench/runs/pipeline.py; fix or delete this file.")
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
@@ -134,6 +128,9 @@ def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
             raise _fail(path, f"'{key}' must be a non-empty string")
     if rec["status"] != "complete":
         return rec
+    kind = rec.get("kind", "run")
+    if kind not in KINDS:
+        raise _fail(path, f"'kind' must be one of {', '.join(KINDS)} (or absent: 'run'), got {kind!r}")
     spec = rec.get("spec")
     if not isinstance(spec, dict):
         raise _fail(path, "'spec' must be an object")
@@ -156,7 +153,7 @@ def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
         if not isinstance(metrics, dict):
             raise _fail(path, f"'scores.{recipe}.metrics' must be an object")
         for name, value in metrics.items():
-            if not _is_number(value):
+            if not is_number(value):
                 raise _fail(path, f"'scores.{recipe}.metrics.{name}' must be a finite number, got {value!r}")
     lat = rec.get("latency")
     if lat is not None:
@@ -165,11 +162,30 @@ def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
         if not isinstance(lat.get("signature"), str):
             raise _fail(path, "'latency.signature' must be a string")
         for key in ("speedup_mean", "speedup_median"):
-            if lat.get(key) is not None and not _is_number(lat[key]):
+            if lat.get(key) is not None and not is_number(lat[key]):
                 raise _fail(path, f"'latency.{key}' must be a number or null, got {lat[key]!r}")
         if not isinstance(lat.get("stats", {}), dict):
             raise _fail(path, "'latency.stats' must be an object")
+    if kind == "external":
+        _check_submission(rec.get("submission"), path)
+    elif rec.get("submission") is not None:
+        raise _fail(path, "'submission' is only for records of kind 'external' (outputs given to `bench submit`)")
     return rec
+
+
+def _check_submission(sub: Any, path: Path | str) -> None:
+    """The ``submission`` block the tables read of an external record: who, and which paper row it stands by."""
+    if not isinstance(sub, dict):
+        raise _fail(path, "'submission' must be an object (name, paper, row, meta) in a record of kind 'external'")
+    if not isinstance(sub.get("name"), str) or not sub["name"]:
+        raise _fail(path, "'submission.name' must be a non-empty string")
+    for key in ("paper", "row"):
+        if sub.get(key) is not None and not isinstance(sub[key], str):
+            raise _fail(path, f"'submission.{key}' must be a string or null")
+    if sub.get("row") is not None and sub.get("paper") is None:
+        raise _fail(path, "'submission.row' needs 'submission.paper' (the table the row is in)")
+    if not isinstance(sub.get("meta", {}), dict):
+        raise _fail(path, "'submission.meta' must be an object of key -> text")
 
 
 def load_records(results_dir: Path | str) -> list[dict]:
@@ -179,12 +195,9 @@ def load_records(results_dir: Path | str) -> list[dict]:
     whose outputs were edited since they were scored (:func:`check_outputs`); a missing directory gives an
     empty list (nothing has been run yet: commands that only read records call :func:`require_dir` first).
     """
-    root = Path(results_dir)
-    if not root.is_dir():
-        return []
     out: dict[str, dict] = {}
     seen: dict[str, Path] = {}
-    for path in sorted(root.glob("*.json")):
+    for path in json_files(results_dir):
         data = _read_json(path)
         if isinstance(data, dict) and data.get("kind") == "calibration":
             continue  # results/calibration/ keeps each sweep's summary beside its points' run records

@@ -23,17 +23,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import itertools
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.api.atomic import write_json_atomic
+from bench.api.paths import RESULTS_DIR
 from bench.runs import Reporter, RunSpec, build_system
 from bench.runs.pipeline import execute
-
-CALIBRATION_DIR = "calibration"
-SCHEMA = 1
+from bench.store.calibration import KIND, SCHEMA, read_summary, write_summary
+from bench.store.paths import calibration_dir, calibration_summary_file
 
 
 def steps_key(system: str) -> str:
@@ -51,10 +49,6 @@ def dev_split(task: str) -> str:
     raise ValueError(f"task {task!r} has no dev split to calibrate on (splits: {', '.join(splits)})")
 
 
-def summary_path(results_dir: Path, system: str, task: str, budget: str) -> Path:
-    return Path(results_dir) / CALIBRATION_DIR / f"{system}--{task}--{budget}.json"
-
-
 def calibrate(
     system: str,
     task: str,
@@ -67,7 +61,7 @@ def calibrate(
     metric: str = "bleu4",
     overrides: dict[str, Any] | None = None,
     seed: int = 42,
-    results_dir: Path = Path("results"),
+    results_dir: Path = RESULTS_DIR,
     data_dir: Path | None = None,
     say: Reporter = print,
     progress: Any = None,
@@ -81,7 +75,7 @@ def calibrate(
     task_info = TASKS.get(task)
     recipe = recipe or task_info.default_recipes[0]
     split = dev_split(task)
-    out_dir = Path(results_dir) / CALIBRATION_DIR
+    out_dir = calibration_dir(results_dir)
     key = steps_key(system)
     grid = [(lr, n, RunSpec(system=system, task=task, split=split, budget=budget,
                             overrides={**(overrides or {}), "lr": lr, key: n}, seed=seed, limit=dev))
@@ -95,7 +89,7 @@ def calibrate(
         points.append(summary_point(rec, lr, n, overrides or {}, recipe, metric))
     summary = {
         "schema": SCHEMA,
-        "kind": "calibration",
+        "kind": KIND,
         "system": system,
         "task": task,
         "split": split,
@@ -109,9 +103,8 @@ def calibrate(
         "points": sorted(points, key=lambda p: (p["lr"], p["updates"])),
     }
     summary["pick"] = _pick(points)
-    path = summary_path(Path(results_dir), system, task, budget)
-    merged = _merge(path, summary)
-    write_json_atomic(path, merged)
+    merged = _merge(calibration_summary_file(results_dir, system, task, budget), summary)
+    path = write_summary(results_dir, merged)
     best = merged["pick"]
     chosen = f"pick lr {best['lr']:g}, {best['updates']} updates" if best else "no healthy point"
     say(f"[calibrate] {path}: {chosen}")
@@ -145,9 +138,9 @@ def summary_point(
 def _merge(path: Path, new: dict[str, Any]) -> dict[str, Any]:
     """Points from earlier sweeps of the same system/task/budget on the same dev items are kept (a grid
     grows; a decoding or sizing sweep joins the sweep it builds on), each with its own ``overrides``."""
-    if not path.is_file():
+    old = read_summary(path)
+    if old is None:
         return new
-    old = json.loads(path.read_text(encoding="utf-8"))
     same = all(old.get(k) == new[k] for k in ("split", "dev_examples", "seed", "recipe", "metric"))
     if not same:
         return new
@@ -197,30 +190,3 @@ def _pick(points: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     best = max(healthy, key=lambda p: (p["score"], -p["updates"]))
     return {"lr": best["lr"], "updates": best["updates"], "run_id": best["run_id"], "score": best["score"]}
-
-
-def load_summaries(results_dir: Path | str) -> list[dict[str, Any]]:
-    """Every sweep summary under ``results/calibration/`` (grid-point records are not summaries).
-
-    Each point gets ``dev_loss_curve`` from its own record when that record is there: a floor missed
-    must show the plateau, and a plateau is read off the dev loss, not off a handful of dev scores.
-    The curve is attached at load time, so summaries written before it existed draw it too."""
-    root = Path(results_dir) / CALIBRATION_DIR
-    out = []
-    for path in sorted(root.glob("*.json")) if root.is_dir() else []:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("kind") == "calibration":
-            for point in data.get("points", []):
-                curve = _dev_loss_curve(root / f"{point['run_id']}.json")
-                if curve:
-                    point["dev_loss_curve"] = curve
-            out.append(data)
-    return out
-
-
-def _dev_loss_curve(record_path: Path) -> list[list[float]]:
-    """``[[update, dev loss], ...]`` of a grid point's record ([] when the record or its curve is missing)."""
-    if not record_path.is_file():
-        return []
-    rec = json.loads(record_path.read_text(encoding="utf-8"))
-    return [list(p) for p in (rec.get("training_curve") or {}).get("dev_loss") or []]

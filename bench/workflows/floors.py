@@ -92,7 +92,7 @@ def _score_gain(point: dict[str, Any], longer: dict[str, Any]) -> float:
 
 def plateau_text(summary: dict[str, Any] | None, rec: dict[str, Any] | None = None) -> str:
     """How the dev loss of the model behind ``rec`` moved over the last quarter of its updates (its sweep
-    point's ``dev_loss_curve``, as attached by ``bench.workflows.calibrate.load_summaries``), and what a longer schedule
+    point's ``dev_loss_curve``, as attached by ``bench.store.calibration.load_summaries``), and what a longer schedule
     at the same rate says about a flat end: a dev loss lower by more than the margin (or a dev score higher by
     more than its margin) overrules it, neither confirms it as a plateau, and without one the flat end is
     reported unconfirmed."""

@@ -19,7 +19,6 @@ under the same spec keeps its run id but not its outputs).
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
@@ -27,7 +26,10 @@ from typing import Any
 
 import numpy as np
 
-ORDERING_DIR = "ordering"
+from bench.api.paths import RESULTS_DIR
+from bench.store.orderings import KIND, remove_ordering, write_ordering
+from bench.store.paths import ordering_file
+
 MIN_ROWS = 3
 SAMPLES = 1000
 SEED = 12345
@@ -47,10 +49,6 @@ def kendall_tau_b(x: Sequence[float], y: np.ndarray) -> np.ndarray:
     return tau if np.ndim(y) > 1 else tau[:1]
 
 
-def ordering_path(results_dir: Path | str, paper: str, table: str, group: str, budget: str) -> Path:
-    return Path(results_dir) / ORDERING_DIR / f"{paper}-table{table}--{group}--{budget}.json"
-
-
 def column_metric(group: Any) -> tuple[str, str] | None:
     """(column id, metric) the ordering is computed on: BLEU-4 where the group has it, else its first metric."""
     cols = [c for c in group.columns if c.metric]
@@ -64,7 +62,7 @@ def compute(
     paper: str,
     table_id: str,
     budget: str,
-    results_dir: Path | str = "results",
+    results_dir: Path | str = RESULTS_DIR,
     data_dir: Path | None = None,
     samples: int = SAMPLES,
     seed: int = SEED,
@@ -74,7 +72,8 @@ def compute(
     """Write one record per column with three or more evidence rows, or with a reference baseline run over
     its evidence rows' examples; returns them."""
     from bench.papers import get_table, leading_number
-    from bench.report.matching import CONTEXT_SYSTEMS, _examples, group_matches
+    from bench.papers.matching import CONTEXT_SYSTEMS, group_matches, scored_examples
+    from bench.runs.lookup import outputs_of, split_of
     from bench.scoring import ScoringSession, score_split
     from bench.store.records import load_records
 
@@ -91,15 +90,16 @@ def compute(
             for r, why in excluded.items():
                 say(f"[order] {table.ref} {group.id}: {matches[r].record['run_id']} left out ({why})")
                 del matches[r]
-            path = ordering_path(results_dir, paper, table_id, block_id(whole, group), budget)
+            block = block_id(whole, group)
+            path = ordering_file(results_dir, paper, table_id, block, budget)
             context = CONTEXT_SYSTEMS.get(group.task or "")
             reference = reference_record(records, context, group, list(matches.values()))
             if len(matches) < MIN_ROWS and (reference is None or not matches):
-                if write and path.is_file():  # an earlier ordering over runs that no longer count
-                    path.unlink()
+                # an earlier ordering over runs that no longer count
+                if write and remove_ordering(results_dir, paper, table_id, block, budget):
                     say(f"[order] {path}: removed (fewer than {MIN_ROWS} rows are evidence now, and no reference)")
                 continue
-            if len({_examples(m.record) for m in matches.values()}) != 1:
+            if len({scored_examples(m.record) for m in matches.values()}) != 1:
                 say(f"[order] {table.ref} {group.id}: the shown runs are over different examples; skipped")
                 continue
             published = {r: leading_number(table.row(r).reported.get(col)) for r in matches}
@@ -118,17 +118,18 @@ def compute(
                 for r in rows:
                     rec = matches[r].record
                     say(f"[order] {table.ref} {group.id}: scoring {rec['run_id']} ({recipes[r]})")
-                    scores = score_split(recipes[r], _outputs(rec), _split(rec, data_dir), session, bootstrap=0)
+                    scores = score_split(recipes[r], outputs_of(rec), split_of(rec, data_dir), session, bootstrap=0)
                     stats[r] = scores.item_stats[metric]
                 for recipe in sorted({recipes[r] for r in rows}) if reference is not None else ():
                     say(f"[order] {table.ref} {group.id}: scoring reference {reference['run_id']} ({recipe})")
-                    scores = score_split(recipe, _outputs(reference), _split(reference, data_dir), session, bootstrap=0)
+                    scores = score_split(recipe, outputs_of(reference), split_of(reference, data_dir), session,
+                                         bootstrap=0)
                     ref_stats[recipe] = scores.item_stats[metric]
             values = {r: stats[r].value() * 100 for r in rows}
             ranked = _ranking(ranked_rows, reported, stats, values, published, samples, seed)
             versus = _versus(reference, rows, recipes, stats, ref_stats, samples, seed) if reference else None
             out = {
-                "kind": "ordering",
+                "kind": KIND,
                 "paper": paper,
                 "table": table_id,
                 "group": whole.id,
@@ -155,10 +156,7 @@ def compute(
                 "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
             }
             if write:
-                from bench.api.atomic import write_json_atomic
-
-                path.parent.mkdir(parents=True, exist_ok=True)
-                write_json_atomic(path, out)
+                path = write_ordering(results_dir, out, block)
                 tau = f"τ-b {out['tau_b']:+.2f} {out['tau_ci95']}" if out["tau_b"] is not None else "no ordering"
                 say(f"[order] {path}: {tau}" + (f", {len(rows)} row(s) vs {versus['system']}" if versus else ""))
             written.append(out)
@@ -219,12 +217,12 @@ def _versus(
 
 def reference_record(records: Any, context: tuple[str, str] | None, group: Any, shown: Sequence[Any]) -> Any:
     """The harness reference baseline's record over exactly the examples of the ``shown`` runs, or None."""
-    from bench.report.matching import _context_match, _examples
+    from bench.papers.matching import context_match, scored_examples
 
     if context is None or not shown:
         return None
-    ref = _context_match(records, context[0], group, shown)
-    if ref is None or {_examples(ref)} != {_examples(m.record) for m in shown}:
+    ref = context_match(records, context[0], group, shown)
+    if ref is None or {scored_examples(ref)} != {scored_examples(m.record) for m in shown}:
         return None
     return ref
 
@@ -275,29 +273,6 @@ def _trained_own_model(rec: dict[str, Any]) -> bool:
     return Path(str((rec.get("model") or {}).get("workdir", ""))).name.startswith(f"{rec['spec']['system']}--")
 
 
-def _outputs(rec: dict[str, Any]) -> list[str]:
-    from bench.runs import REPO_ROOT, sha256_text
-
-    path = REPO_ROOT / rec["outputs"]["path"]
-    text = path.read_text(encoding="utf-8")
-    if sha256_text(text) != rec["outputs"]["sha256"]:
-        raise ValueError(f"{path}: sha256 differs from its record {rec['run_id']}; restore it (git checkout).")
-    return text.splitlines()
-
-
-def _split(rec: dict[str, Any], data_dir: Path | None) -> Any:
-    from bench.data import load_split
-    from bench.runs import first_examples
-
-    spec, data = rec["spec"], rec["data"]
-    split = first_examples(
-        load_split(spec["task"], spec["split"], data_dir=data_dir), data["n_examples"] if data.get("partial") else None
-    )
-    if split.sha256 != data["split_sha256"]:
-        raise ValueError(f"{rec['run_id']}: its test split changed since it was scored; re-run it.")
-    return split
-
-
 def run_key(rec: dict[str, Any]) -> tuple[str, str]:
     """(run id, outputs sha256) of a run record: a same-spec re-run keeps the id but not the outputs."""
     return rec["run_id"], rec["outputs"]["sha256"]
@@ -344,11 +319,6 @@ def _why_stale(run: str, sha: str, outputs: dict[str, str]) -> str:
     if run not in outputs:
         return "no longer exists"
     return "was re-run since (its outputs changed)" if sha else "has no outputs hash in it (an older record)"
-
-
-def load_orderings(results_dir: Path | str) -> list[dict[str, Any]]:
-    root = Path(results_dir) / ORDERING_DIR
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(root.glob("*.json"))] if root.is_dir() else []
 
 
 def column_blocks(

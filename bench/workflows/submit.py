@@ -22,10 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
+from bench.api.paths import RESULTS_DIR
 from bench.store.records import RunRecord
+from bench.store.submissions import (
+    BUDGET,
+    KIND,
+    read_submission,
+    submission_file,
+    submitted_outputs_file,
+    write_submission,
+)
 
-KIND = "external"
-BUDGET = "external"  # never one of the run budgets: no table matches it to a reproduction
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
@@ -90,7 +97,7 @@ def submit(
     paper: str | None = None,
     row: str | None = None,
     meta: Mapping[str, str] | None = None,
-    results_dir: Path = Path("results"),
+    results_dir: Path = RESULTS_DIR,
     data_dir: Path | None = None,
     force: bool = False,
     copy: bool = True,
@@ -103,7 +110,7 @@ def submit(
     """
     from bench.api.atomic import write_text_atomic
     from bench.data import TASKS, load_split
-    from bench.runs import check_recipes, harness_info, load_record, sha256_text
+    from bench.runs import check_recipes, harness_info, sha256_text
     from bench.scoring import ScoringSession, read_hypotheses, score_split
     from bench.scoring.output_stats import output_stats
 
@@ -117,16 +124,16 @@ def submit(
     sha = sha256_text(text)
     run_id = submission_id(name, task, split, sha, paper, row_id)
     spec = {"system": name, "task": task, "split": split, "budget": BUDGET, "overrides": {}}
-    rec_path = Path(results_dir) / f"{run_id}.json"
+    rec_path = submission_file(results_dir, run_id)
     if rec_path.exists() and not force:  # the same outputs, submitted again: nothing new to score
-        return load_record(rec_path)
+        return read_submission(rec_path)
     started = time.perf_counter()
     scores: dict[str, Any] = {}
     with ScoringSession() as session:
         for recipe in info.default_recipes:
             scores[recipe] = score_split(recipe, outputs, sp, session=session).to_json()
     if copy:
-        out_path = Path(results_dir) / "outputs" / f"{run_id}.txt"
+        out_path = submitted_outputs_file(results_dir, run_id)
         write_text_atomic(out_path, text)  # the outputs as scored (one per line, final newline)
         shown = _display(out_path)
     else:
@@ -150,7 +157,7 @@ def submit(
         timings={"score_s": round(time.perf_counter() - started, 3)},
         submission={"name": name, "paper": paper, "row": row_id, "meta": dict(meta or {})},
     )
-    record.write(results_dir)
+    write_submission(results_dir, record)
     return record.to_json()
 
 
@@ -164,6 +171,3 @@ def _display(path: Path) -> str:
     beside = Path(shown).is_absolute() and Path(shown).parts[:2] == REPO_ROOT.parts[:2]
     return os.path.relpath(shown, REPO_ROOT) if beside else shown
 
-
-def is_submission(rec: Mapping[str, Any]) -> bool:
-    return rec.get("kind") == KIND

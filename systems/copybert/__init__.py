@@ -2,5 +2,6 @@
 
 One class (:class:`systems.copybert.system.CopyBERTSystem`) with the five paper variants as presets
 (:mod:`systems.copybert.presets`). Importing this package stays light: torch loads inside the
-modules that need it (``layout``, ``model``, ``beam``), never here.
+modules that need it (``layout``, ``model``, ``data``), never here. Decoding is the shared search
+(:mod:`systems.decoding`, its ``opennmt`` rule: the reference's beam) over this family's step scorers.
 """

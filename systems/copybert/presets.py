@@ -10,7 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, check_source_window, ranged, replace_fields, sized
+from systems.presets import (
+    CPU_SPEED,
+    MAX_SEED,
+    BudgetSize,
+    FamilyConfig,
+    check_source_window,
+    ranged,
+    replace_fields,
+    sized,
+)
 
 CITATION = (
     "Varanasi, Amin & Neumann 2020, CopyBERT: A Unified Approach to Question Generation with "
@@ -30,7 +39,7 @@ TINY = {"hidden": 64, "layers": 2, "heads": 4, "intermediate": 128}
 
 
 @dataclass(frozen=True)
-class CopyBERTConfig:
+class CopyBERTConfig(FamilyConfig):
     """Every knob of one run; overrides replace fields by name (:func:`apply_overrides`)."""
 
     variant: str
@@ -76,7 +85,7 @@ class CopyBERTConfig:
     n_best: int = ranged(20, ge=1)
     max_decode_len: int = ranged(20, ge=1)
     decode_doc_stride: int = ranged(1390, ge=1)
-    # off in the reference: 1 = its per-token average in the final pick, 0 = raw score (beam.py)
+    # off in the reference: 1 = its per-token average in the final pick, 0 = raw score (systems.decoding, opennmt)
     length_penalty: float = ranged(1.0, ge=0)
     no_repeat_ngram: int = ranged(0, ge=0)  # block repeated n-grams of this size (0: off, as the reference)
     # False: re-encode the whole sequence every step (reference cost); True: K/V cache, same outputs (tested)

@@ -17,7 +17,7 @@ from bench.api.system import System, SystemInfo, check_budget
 from bench.api.types import Example, TaskInfo
 from systems.copybert.features import Feature, Layout
 from systems.copybert.presets import CITATION, VARIANTS, CopyBERTConfig, apply_overrides, preset
-from systems.presets import seeded_subset, without_head_window
+from systems.presets import seeded_subset, using_threads, without_head_window
 from systems.saved_run import VOCAB, open_run, write_run_files
 
 META = "copybert_model.json"
@@ -148,6 +148,10 @@ class CopyBERTSystem(System):
 
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
+        with using_threads(self.cfg.threads):
+            self._fit(task, workdir)
+
+    def _fit(self, task: TaskInfo, workdir: Path) -> None:
         workdir = Path(workdir)
         workdir.mkdir(parents=True, exist_ok=True)
         if self.cfg.init_from:
@@ -253,27 +257,34 @@ class CopyBERTSystem(System):
         feat = self.layout.decode_feature(self.tok, example)
         return self.text(self.generate(feat))
 
+    def search_config(self) -> Any:
+        """The reference's beam search (§1.7) as the shared search's ``opennmt`` rule: ``[PAD]`` is never
+        emitted (§1.4 ⚠), EOS is allowed from the first step, and the output drops the last token."""
+        from systems.decoding import SearchConfig
+
+        cfg, tok = self.cfg, self.tok
+        return SearchConfig(
+            beam_size=cfg.beam_size,
+            max_len=cfg.max_decode_len,
+            min_len=0,
+            eos_id=tok.sep_id,
+            length_penalty=cfg.length_penalty,
+            no_repeat_ngram=cfg.no_repeat_ngram,
+            forbidden=frozenset({tok.pad_id}),
+            rule="opennmt",
+            n_best=cfg.n_best,
+        )
+
     def generate(self, feat: Feature) -> list[int]:
         """Beam search from a decoding window; returns the output wordpiece ids (§1.7 token rules)."""
         import torch
 
-        from systems.copybert.beam import beam_search, output_tokens
         from systems.copybert.data import CachedStepScorer, StepScorer
+        from systems.decoding import PrefixSteps, search
 
-        cfg, tok = self.cfg, self.tok
-        scorer = (CachedStepScorer if cfg.decode_cache else StepScorer)(self.model, feat)
-        with torch.inference_mode():
-            best, _ = beam_search(
-                scorer,
-                tok.sep_id,
-                blocked=(tok.pad_id,),
-                beam_size=cfg.beam_size,
-                n_best=cfg.n_best,
-                max_length=cfg.max_decode_len,
-                length_penalty=cfg.length_penalty,
-                no_repeat_ngram=cfg.no_repeat_ngram,
-            )
-        return output_tokens(best, drop=(tok.sep_id, tok.pad_id))
+        scorer = (CachedStepScorer if self.cfg.decode_cache else StepScorer)(self.model, feat)
+        with torch.inference_mode(), using_threads(self.cfg.threads):
+            return search(PrefixSteps(scorer), [()], 1, self.search_config())[0]
 
     def text(self, ids: Sequence[int]) -> str:
         """Wordpieces joined by spaces, repeated " ?" collapsed, then " ##" merged (as the eval script)."""

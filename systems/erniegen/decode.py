@@ -1,31 +1,23 @@
-"""Infilling decoding with a K/V cache and Paddle-style beam search (SYSTEMS.md §3.6).
+"""ERNIE-GEN's infilling decoding (SYSTEMS.md §3.6): its own step, searched by :mod:`systems.decoding`.
 
-Scores follow the reference ``beam_search`` op: a hypothesis keeps its *normalised* score
-``Σ log p / lp(n)`` with GNMT ``lp(n) = ((5+n)/6)^α``, renormalised each step as
-``(log p + prev·lp(t)) / lp(t+1)``; a finished hypothesis keeps its score and competes unchanged.
-``no_repeat_ngram`` (off in the reference) blocks a token that would repeat an n-gram of its hypothesis.
+The search is the shared one under the ``paddle`` rule (the reference's Paddle ``beam_search`` op: GNMT-normalised
+scores, finished hypotheses kept in the beam). What stays here is the one thing only ERNIE-GEN does, so it is
+the step function handed to the search: each step feeds the previous token *and* an ``[ATTN]`` placeholder,
+reads the next token off the placeholder, and keeps only the previous token's K/V (the placeholder's are
+dropped, Fig. 4) -- not UniLM's ``[MASK]`` query, whose slot the next step overwrites in the same cache.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from systems.backbone.cache import KVBuffer, KVCache
-from systems.decoding import block_repeated_ngrams
+from systems.decoding import SearchConfig, search
 from systems.erniegen.model import ErnieGen
-
-
-def length_penalty(n: int | Tensor, alpha: float) -> float | Tensor:
-    """GNMT ``((5 + n) / 6) ** alpha``."""
-    return ((5.0 + n) / 6.0) ** alpha
-
-
-def renormalise(prev: Tensor, logp: Tensor, t: int, alpha: float) -> Tensor:
-    """Score after step ``t`` (0-based) from the score after ``t`` tokens and the new token's log p."""
-    return (logp + prev * length_penalty(t, alpha)) / length_penalty(t + 1, alpha)
 
 
 def reorder(cache: KVCache | KVBuffer, rows: Tensor) -> KVCache | KVBuffer:
@@ -35,9 +27,27 @@ def reorder(cache: KVCache | KVBuffer, rows: Tensor) -> KVCache | KVBuffer:
 
 @dataclass(frozen=True)
 class DecodeIds:
-    bos: int  # [CLS]
+    bos: int  # [CLS], the first step's previous token
     eos: int  # [SEP]
-    pad: int
+
+
+class InfillingSteps:
+    """The infilling step as a :class:`~systems.decoding.StepModel`; the state is (cache, source lengths, step)."""
+
+    def __init__(self, model: ErnieGen, bos: int, src_max: int) -> None:
+        self.model, self.bos, self.src_max = model, bos, src_max
+
+    def step(self, state: tuple[Any, Tensor, int], prev: Tensor | None) -> tuple[Tensor, tuple[Any, Tensor, int]]:
+        cache, src_len, t = state
+        if prev is None:
+            prev = torch.full((src_len.shape[0],), self.bos, dtype=torch.long, device=src_len.device)
+        logits, cache = self.model.step(cache, prev, src_len, self.src_max, t)
+        return logits.float().log_softmax(-1), (cache, src_len, t + 1)
+
+    def reorder(self, state: tuple[Any, Tensor, int], index: Tensor) -> tuple[Any, Tensor, int]:
+        cache, src_len, t = state
+        index = index.to(src_len.device)
+        return reorder(cache, index), src_len.index_select(0, index), t
 
 
 @torch.no_grad()
@@ -60,54 +70,9 @@ def infilling_decode(
     so a step's cost does not grow with the cache. False: the concatenating ``KVCache`` that copies
     the whole cache every step; kept as the reference the buffer is tested against (same tokens).
     """
-    b, s = src_ids.shape
-    k = beam_size
-    dev = src_ids.device
+    s = src_ids.shape[1]
     # the last step writes [prev, [ATTN]] at s + max_len - 1 and s + max_len
     cache = model.encode_source(src_ids, src_types, src_len, capacity=s + max_len + 1 if in_place else None)
-    rows = torch.arange(b, device=dev).repeat_interleave(k)
-    src_len_k = src_len.index_select(0, rows)
-    if k > 1:
-        cache = reorder(cache, rows)
-    prev = torch.full((b * k,), ids.bos, dtype=torch.long, device=dev)
-    scores = torch.zeros(b, k, device=dev)
-    scores[:, 1:] = float("-inf")  # all beams start identical: expand only the first
-    finished = torch.zeros(b, k, dtype=torch.bool, device=dev)
-    tokens = torch.zeros(b, k, 0, dtype=torch.long, device=dev)
-    for t in range(max_len):
-        logits, cache = model.step(cache, prev, src_len_k, s, t)
-        logp = logits.float().log_softmax(-1).view(b, k, -1)
-        v = logp.shape[-1]
-        if no_repeat_ngram > 0 and t >= no_repeat_ngram - 1:  # open hypotheses only: a finished one is frozen
-            hyps = tokens.reshape(b * k, tokens.shape[2]).tolist()
-            done = finished.view(-1).tolist()
-            open_rows = [[] if d else hyp for hyp, d in zip(hyps, done, strict=True)]
-            block_repeated_ngrams(logp.view(b * k, -1), open_rows, no_repeat_ngram)
-        cand = renormalise(scores[:, :, None], logp, t, alpha)  # [B, K, V]
-        # a finished hypothesis has one continuation (itself) with its frozen score
-        frozen = torch.full_like(cand, float("-inf"))
-        frozen[:, :, ids.eos] = scores
-        cand = torch.where(finished[:, :, None], frozen, cand)
-        top, idx = cand.view(b, k * v).topk(k, dim=-1)
-        beam, tok = idx // v, idx % v
-        was_finished = finished.gather(1, beam)
-        tok = torch.where(was_finished, torch.full_like(tok, ids.pad), tok)
-        tokens = torch.cat([tokens.gather(1, beam[:, :, None].expand(-1, -1, tokens.shape[2])), tok[:, :, None]], 2)
-        finished = was_finished | (tok == ids.eos)
-        scores = top
-        if k > 1:  # with one beam, beam == 0 everywhere: the rows stay where they are
-            cache = reorder(cache, (beam + torch.arange(b, device=dev)[:, None] * k).view(-1))
-        prev = torch.where(was_finished, torch.full_like(tok, ids.eos), tok).view(-1)
-        if bool(finished.all()):
-            break
-    best = scores.argmax(-1)
-    out = []
-    for i in range(b):
-        seq = tokens[i, int(best[i])].tolist()
-        cut = []
-        for x in seq:
-            if x == ids.eos:
-                break
-            cut.append(x)
-        out.append(cut)
-    return out
+    cfg = SearchConfig(beam_size=beam_size, max_len=max_len, min_len=0, eos_id=ids.eos, length_penalty=alpha,
+                       no_repeat_ngram=no_repeat_ngram, rule="paddle")
+    return search(InfillingSteps(model, ids.bos, s), (cache, src_len, 0), src_ids.shape[0], cfg)

@@ -10,7 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, check_source_window, ranged, replace_fields, sized
+from systems.presets import (
+    CPU_SPEED,
+    MAX_SEED,
+    BudgetSize,
+    FamilyConfig,
+    check_source_window,
+    ranged,
+    replace_fields,
+    sized,
+)
 
 CITATION = (
     "Xiao et al. 2020, ERNIE-GEN: An Enhanced Multi-Flow Pre-training and Fine-tuning Framework "
@@ -19,7 +28,7 @@ CITATION = (
 
 
 @dataclass(frozen=True)
-class ErnieGenConfig:
+class ErnieGenConfig(FamilyConfig):
     """Every knob of one run; overrides replace fields by name (:func:`apply_overrides`)."""
 
     variant: str
@@ -77,7 +86,7 @@ VARIANTS: dict[str, tuple[str, float, float]] = {
 #: flat over its last 700 updates). The preset is the 6,000-update pick although it trains for ~100 min at 2
 #: threads (0.92-0.98 s/update on an idle AMX Xeon), past the 45-min cap: at 2,400 and 3,600 updates the
 #: test runs do not beat copying the answer's sentence under `unilm` (5.42 and 6.07 against 6.34), so a capped
-#: row would not be evidence of question generation -- the fairseq column's precedent (README). The shorter
+#: row would not be evidence of question generation -- the fairseq column's precedent (docs/budgets.md). The shorter
 #: schedules and the rho_f = 0 ablation stay in Table 4 as rows that pin ``steps``.
 CPU_SIZE = BudgetSize(
     steps=6000, batch_size=16, max_source_len=64, max_target_len=25, train_examples=38_400, lr=1e-4,
@@ -89,7 +98,7 @@ CPU = {
     "max_decode_len": 32,
     "decode_batch_size": 64,
     "save_every": 100,
-    **CPU_SPEED,  # speed policy (benchmarks/bench_training.py measures it; README "Training speed")
+    **CPU_SPEED,  # speed policy (benchmarks/bench_training.py measures it; docs/budgets.md "Training speed")
 }
 SMOKE_SIZE = BudgetSize(steps=40, batch_size=8, max_source_len=64, max_target_len=24, train_examples=256, lr=1e-3)
 SMOKE: dict[str, Any] = {

@@ -13,7 +13,7 @@ from typing import Any
 from bench.api.system import System, SystemInfo, check_budget
 from bench.api.types import Example, TaskInfo
 from systems.erniegen.presets import CITATION, ErnieGenConfig, apply_overrides, preset
-from systems.presets import seeded_subset, without_head_window
+from systems.presets import seeded_subset, using_threads, without_head_window
 from systems.saved_run import open_run, write_run_files
 
 ATTN = "[ATTN]"
@@ -119,6 +119,10 @@ class ErnieGenSystem(System):
 
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
+        with using_threads(self.cfg.threads):
+            self._fit(task, workdir)
+
+    def _fit(self, task: TaskInfo, workdir: Path) -> None:
         from systems.erniegen.data import collate, scored
         from systems.training import DEV_CURVE_EXAMPLES, Trainer, paddle_smoothed_loss, train_config
 
@@ -195,9 +199,9 @@ class ErnieGenSystem(System):
         ids, src_len = pad_rows([s for s, _ in srcs], enc.pad)
         types, _ = pad_rows([t for _, t in srcs], 0)
         dev = next(self.model.parameters()).device
-        with torch.inference_mode():
+        with torch.inference_mode(), using_threads(cfg.threads):
             out = infilling_decode(
-                self.model, ids.to(dev), types.to(dev), src_len.to(dev), DecodeIds(enc.cls, enc.sep, enc.pad),
+                self.model, ids.to(dev), types.to(dev), src_len.to(dev), DecodeIds(enc.cls, enc.sep),
                 beam_size=cfg.beam_size, alpha=cfg.length_penalty, max_len=cfg.max_decode_len,
                 no_repeat_ngram=cfg.no_repeat_ngram,
             )

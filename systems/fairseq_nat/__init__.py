@@ -3,5 +3,5 @@
 fairseq is the optional extra ``[fairseq]`` (``fairseq-fixed==0.12.3.1``) and is imported lazily;
 the flag mapping (:mod:`systems.fairseq_nat.flags`) and presets work without it.
 Registry entries: ``systems.fairseq_nat.system:<name>`` for the six names in
-:data:`systems.fairseq_nat.presets.SYSTEMS`.
+:data:`systems.fairseq_nat.presets.VARIANTS`.
 """

@@ -55,10 +55,6 @@ class FairseqDecoder:
     """A model with its task, dictionary and generator (a verified checkpoint, or untrained weights)."""
 
     def __init__(self, cfg: FairseqConfig, model: Any, task: Any, lines: Any) -> None:
-        import torch
-
-        if cfg.threads:
-            torch.set_num_threads(cfg.threads)
         self.cfg, self.lines, self.task = cfg, lines, task
         self.model = model.eval()  # the harness places it (FairseqSystem.models); inputs follow the model
         self.src_dict = self.task.source_dictionary

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import MAX_SEED, BudgetSize, ranged, replace_fields, sized
+from systems.presets import MAX_SEED, BudgetSize, FamilyConfig, ranged, replace_fields, sized
 
-#: system name -> (fairseq --arch, --noise, arch-specific training flags, family)
-SYSTEMS: dict[str, tuple[str, str | None, tuple[str, ...], str]] = {
+#: variant -> (fairseq --arch, --noise, arch-specific training flags, family label: "AR" or "NAR")
+VARIANTS: dict[str, tuple[str, str | None, tuple[str, ...], str]] = {
     "fairseq_transformer": ("transformer_vaswani_wmt_en_de_big", None, (), "AR"),
     "fairseq_nat": (
         "nonautoregressive_transformer",
@@ -59,7 +59,7 @@ CPU_MODEL = {"layers": 3, "embed_dim": 128, "ffn_dim": 512, "heads": 4}
 
 
 @dataclass(frozen=True)
-class FairseqConfig:
+class FairseqConfig(FamilyConfig):
     """Every knob of one fairseq run; ``overrides`` replace fields by name."""
 
     system: str
@@ -118,7 +118,6 @@ class FairseqConfig:
     max_len_b: int = ranged(200, ge=1)
     decode_batch_size: int = ranged(64, ge=1)
     checkpoint: str = "best"  # best | last
-    threads: int | None = ranged(None, ge=1)  # torch threads for training and decoding (None: torch's default)
     # trained: fairseq-train as the recipe says | random: the recipe's architecture with untrained
     # (seeded random) weights, built in-process without fairseq-train: for speed columns only
     weights: str = "trained"
@@ -142,7 +141,7 @@ class FairseqConfig:
 
 
 def _paper(system: str) -> FairseqConfig:
-    arch, noise, extra, family = SYSTEMS[system]
+    arch, noise, extra, family = VARIANTS[system]
     cfg = FairseqConfig(
         system=system, budget="paper", arch=arch, noise=noise, arch_flags=extra, family=family
     )
@@ -201,8 +200,8 @@ CPU_DECODING: dict[str, dict[str, Any]] = {
 
 def preset(system: str, budget: str) -> FairseqConfig:
     """The recipe of ``system`` under ``budget`` (smoke: tiny model, tens of updates)."""
-    if system not in SYSTEMS:
-        raise ValueError(f"Unknown fairseq system '{system}'; known: {', '.join(SYSTEMS)}")
+    if system not in VARIANTS:
+        raise ValueError(f"Unknown fairseq system '{system}'; known: {', '.join(VARIANTS)}")
     cfg = _paper(system)
     if budget == "paper":
         return cfg

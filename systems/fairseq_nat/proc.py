@@ -28,15 +28,13 @@ def run_tool(
     log_path: Path,
     on_line: Callable[[str], None] | None = None,
     extra_env: Mapping[str, str] | None = None,
-    threads: int | None = None,
 ) -> None:
-    """Run ``fairseq-<tool> args``; append its output to ``log_path``; call ``on_line`` per line."""
+    """Run ``fairseq-<tool> args``; append its output to ``log_path``; call ``on_line`` per line. The child's
+    thread pools follow this process's OpenMP/MKL variables (a system's ``threads``: systems.presets.using_threads)."""
     argv = tool_argv(tool, args)
     env = dict(os.environ)
     env.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)  # only ever granted explicitly via extra_env
     env.update({"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"})
-    if threads:
-        env.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)})
     env.update(extra_env or {})
     log_path.parent.mkdir(parents=True, exist_ok=True)
     tail: list[str] = []

@@ -18,7 +18,7 @@ from bench.api.system import System, SystemInfo, check_budget
 from bench.api.types import Example, TaskInfo
 from systems.fairseq_nat.flags import decoder_passes, generate_args, recipe_args, size_args, train_command
 from systems.fairseq_nat.presets import CITATIONS, FairseqConfig, apply_overrides, preset
-from systems.presets import seeded_subset
+from systems.presets import seeded_subset, using_threads
 
 CHECKPOINTS = "checkpoints"
 DICTS = "dicts"
@@ -119,6 +119,10 @@ class FairseqSystem(System):
 
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
+        with using_threads(self.cfg.threads):  # fairseq-train and -preprocess inherit its OpenMP/MKL setting
+            self._fit(task, workdir)
+
+    def _fit(self, task: TaskInfo, workdir: Path) -> None:
         require_fairseq()
         import torch
 
@@ -165,7 +169,7 @@ class FairseqSystem(System):
         save_dir = workdir / CHECKPOINTS
         args = train_command(cfg, str(data.bin_dir), str(save_dir), cpu)
         recipe = json.dumps(recipe_args(cfg) + size_args(cfg))
-        self.train_result = run_training(args, recipe, data.key, save_dir, cfg.max_update, cfg.threads,
+        self.train_result = run_training(args, recipe, data.key, save_dir, cfg.max_update,
                                          extra_env=gpu_env(self.device))
         (workdir / META).write_text(json.dumps({"config": asdict(cfg), "data": self.data_info}, indent=1))
         self.workdir = workdir
@@ -248,21 +252,23 @@ class FairseqSystem(System):
         order = sorted(range(len(examples)), key=lambda i: len(examples[i].source))
         out = [""] * len(examples)
         bs = max(1, self.cfg.decode_batch_size)
-        for start in range(0, len(order), bs):
-            idx = order[start : start + bs]
-            for i, text in zip(idx, dec.translate([examples[i].source for i in idx]), strict=True):
-                out[i] = text
-            self.last_iterations = dec.passes
+        with using_threads(self.cfg.threads):
+            for start in range(0, len(order), bs):
+                idx = order[start : start + bs]
+                for i, text in zip(idx, dec.translate([examples[i].source for i in idx]), strict=True):
+                    out[i] = text
+                self.last_iterations = dec.passes
         return out
 
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         """Batch size 1; ``forced_length`` (target positions incl. ``</s>``) forces the output length
         and fixes the iteration count (:mod:`systems.fairseq_nat.forcing`), for length-forced timing."""
         dec = self._need_model(forced=forced_length is not None)
-        if forced_length is None:
-            text = dec.translate([example.source])[0]
-        else:
-            text = dec.translate_forced(example.source, forced_length)
+        with using_threads(self.cfg.threads):
+            if forced_length is None:
+                text = dec.translate([example.source])[0]
+            else:
+                text = dec.translate_forced(example.source, forced_length)
         self.last_iterations = dec.passes
         return text
 

@@ -79,7 +79,6 @@ def run_training(
     data_key: str,
     save_dir: Path,
     total_updates: int | None,
-    threads: int | None = None,
     say: Callable[[str], None] = print,
     extra_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
@@ -120,7 +119,7 @@ def run_training(
             if "Saved checkpoint" in text:
                 manifest.record_new()
 
-        run_tool("train", args, save_dir / "train.log", on_line, env, threads=threads)
+        run_tool("train", args, save_dir / "train.log", on_line, env)
     manifest.record_new()
     if not last.is_file():
         raise RuntimeError(f"fairseq-train finished without writing {last}; see {save_dir / 'train.log'}")

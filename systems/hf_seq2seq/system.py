@@ -17,7 +17,8 @@ from typing import Any
 
 from bench.api.system import System, SystemInfo
 from bench.api.types import Example, TaskInfo
-from systems.hf_seq2seq.config import HFSeq2SeqConfig, citation, make_config
+from systems.hf_seq2seq.presets import HFSeq2SeqConfig, citation, make_config
+from systems.presets import using_threads
 
 #: random tiny models for smoke runs: small enough to train 20 updates in seconds on one thread
 TINY = {"hidden": 64, "layers": 2, "heads": 4, "ffn": 128, "positions": 512}
@@ -90,7 +91,7 @@ class HFSeq2SeqSystem(System):
 
     # ---- System protocol
     def fit(self, task: TaskInfo, workdir: Path) -> None:
-        with _threads(self.cfg.threads):
+        with using_threads(self.cfg.threads):
             self._fit(task, workdir)
 
     def _fit(self, task: TaskInfo, workdir: Path) -> None:
@@ -126,7 +127,7 @@ class HFSeq2SeqSystem(System):
         order = sorted(range(len(srcs)), key=lambda i: len(srcs[i]))
         out: list[str] = [""] * len(srcs)
         bs = self.cfg.decode_batch_size
-        with _threads(self.cfg.threads):
+        with using_threads(self.cfg.threads):
             for k in range(0, len(order), bs):
                 chunk = order[k : k + bs]
                 for i, text in zip(chunk, self._generate([srcs[i] for i in chunk]), strict=True):
@@ -337,22 +338,6 @@ class _Collate:
             dec[b, : len(t)] = torch.tensor([self.start, *t[:-1]])
         return {"input_ids": src, "attention_mask": src_mask, "decoder_input_ids": dec,
                 "decoder_attention_mask": dec_mask, "labels": labels}
-
-
-@contextlib.contextmanager
-def _threads(n: int | None) -> Iterator[None]:
-    """Run with ``n`` torch threads, then restore (tiny models are fastest on one thread)."""
-    if not n:
-        yield
-        return
-    import torch
-
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 @contextlib.contextmanager

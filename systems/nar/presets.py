@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, check_source_window, ranged, replace_fields
+from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, FamilyConfig, check_source_window, ranged, replace_fields
 
 CITATION = (
     "Jiang et al. 2022, Improving Non-autoregressive Generation with Mixup Training (MIST), AAAI; "
@@ -52,7 +52,7 @@ PAPER_STEPS = {"squad_qg": 30_005, "squad_qg_reversed": 30_005, "quora": 50_005,
 
 
 @dataclass(frozen=True)
-class NARConfig:
+class NARConfig(FamilyConfig):
     """Every knob of one run; overrides replace fields by name (see :func:`apply_overrides`)."""
 
     variant: str

@@ -14,7 +14,7 @@ from typing import Any
 from bench.api.system import System, SystemInfo, check_budget
 from bench.api.types import Example, TaskInfo
 from systems.nar.presets import CITATION, NARConfig, apply_overrides, preset
-from systems.presets import BudgetSize, seeded_subset
+from systems.presets import BudgetSize, seeded_subset, using_threads
 from systems.saved_run import CHECKPOINTS, VOCAB, open_run, write_run_files
 
 META = "nar_model.json"
@@ -107,6 +107,10 @@ class NARSystem(System):
 
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
+        with using_threads(self.cfg.threads):
+            self._fit(task, workdir)
+
+    def _fit(self, task: TaskInfo, workdir: Path) -> None:
         workdir = Path(workdir)
         workdir.mkdir(parents=True, exist_ok=True)
         if self.cfg.init_from:
@@ -312,7 +316,7 @@ class NARSystem(System):
         enc, cfg = self.encoder, self.cfg
         ids = SpecialIds(enc.pad, enc.cls, enc.sep, enc.mask)
         src, src_len = (t.to(self.device) for t in pad_batch(sources, enc.pad))
-        with torch.inference_mode():
+        with torch.inference_mode(), using_threads(cfg.threads):
             out = decode(
                 self.model,
                 src,

@@ -7,22 +7,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from systems.unilm.config import UniLMConfig
+from systems.unilm.presets import UniLMConfig
 
 
 # --------------------------------------------------------------------------- model
-def _torch():
+def lazy_torch():
     import torch
 
     return torch
 
 
-class _Parts:
+class LazyParts:
     """Built lazily so ``import systems.unilm`` stays light."""
 
     @staticmethod
     def model_class():
-        torch = _torch()
+        torch = lazy_torch()
         from systems.backbone import Backbone, MLMHead
         from systems.training import unilm_smoothed_loss
 
@@ -49,8 +49,8 @@ class _Parts:
         return UniLMModel
 
 
-def _pad(rows: Sequence[Sequence[int]], width: int, value: int = 0) -> Any:
-    torch = _torch()
+def pad_rows(rows: Sequence[Sequence[int]], width: int, value: int = 0) -> Any:
+    torch = lazy_torch()
     out = torch.full((len(rows), width), value, dtype=torch.long)
     for i, r in enumerate(rows):
         out[i, : len(r)] = torch.tensor(list(r), dtype=torch.long)
@@ -106,7 +106,7 @@ class V1Collator:
         return {"ids": ids, "types": types, "len_a": len(a), "len_b": len(b), "pos": pos, "gold": gold}
 
     def __call__(self, items: list[tuple[list[int], list[int]]], rng: random.Random) -> dict[str, Any]:
-        torch = _torch()
+        torch = lazy_torch()
         from systems.backbone import unilm_mask
         from systems.training.batching import pad_length
 
@@ -114,12 +114,12 @@ class V1Collator:
         width = pad_length(max(len(e["ids"]) for e in exs), self.cfg.pad_multiple)
         npred = max(len(e["pos"]) for e in exs)
         return {
-            "input_ids": _pad([e["ids"] for e in exs], width),
-            "token_type_ids": _pad([e["types"] for e in exs], width),
+            "input_ids": pad_rows([e["ids"] for e in exs], width),
+            "token_type_ids": pad_rows([e["types"] for e in exs], width),
             "position_ids": torch.arange(width).expand(len(exs), width).clone(),
             "attention_mask": unilm_mask([e["len_a"] for e in exs], [e["len_b"] for e in exs], width),
-            "pred_pos": _pad([e["pos"] for e in exs], npred),
-            "pred_ids": _pad([e["gold"] for e in exs], npred),
+            "pred_pos": pad_rows([e["pos"] for e in exs], npred),
+            "pred_ids": pad_rows([e["gold"] for e in exs], npred),
         }
 
 
@@ -134,7 +134,7 @@ class S2SFTCollator:
     cfg: UniLMConfig
 
     def __call__(self, items: list[tuple[list[int], list[int]]], rng: random.Random) -> dict[str, Any]:
-        torch = _torch()
+        torch = lazy_torch()
         from systems.training.batching import pad_length
 
         cfg = self.cfg
@@ -153,7 +153,7 @@ class S2SFTCollator:
         t_max = pad_length(max(map(len, tgts)), cfg.pad_multiple)
         s_len = torch.tensor([len(s) for s in srcs])
         t_len = torch.tensor([len(t) for t in tgts])
-        ids = torch.cat([_pad(srcs, s_max), _pad(tgt_in, t_max), _pad(pseudo, t_max)], 1)
+        ids = torch.cat([pad_rows(srcs, s_max), pad_rows(tgt_in, t_max), pad_rows(pseudo, t_max)], 1)
         types = torch.cat(
             [
                 torch.full((bsz, s_max), cfg.source_type),
@@ -171,14 +171,14 @@ class S2SFTCollator:
             "position_ids": positions,
             "attention_mask": s2sft_mask(s_len, t_len, s_max, t_max),
             "pred_pos": (s_max + t_max + j).expand(bsz, t_max).clone(),
-            "pred_ids": _pad(tgts, t_max),  # pad (0) slots are ignored by the loss
+            "pred_ids": pad_rows(tgts, t_max),  # pad (0) slots are ignored by the loss
         }
 
 
 def s2sft_mask(s_len: Any, t_len: Any, s_max: int, t_max: int) -> Any:
     """Keys ``[source | target | pseudo]``: target j sees source + target <= j; pseudo j sees
     source + target < j + itself; source sees the real source; every row sees the real source."""
-    torch = _torch()
+    torch = lazy_torch()
     total = s_max + 2 * t_max
     col = torch.arange(total)
     src_key = col[None, :] < s_len[:, None]  # [B,K]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from systems.unilm.collate import _pad, _torch
+from systems.unilm.collate import lazy_torch, pad_rows
 
 
 class UniLMDecoder:
@@ -34,14 +34,14 @@ class UniLMDecoder:
 
     def start(self, sources: list[list[int]]) -> dict[str, Any]:
         """Encode padded sources (``[CLS] a [SEP]`` already included) once."""
-        torch = _torch()
+        torch = lazy_torch()
         from systems.backbone import KVBuffer, seq2seq_mask
 
         param = next(self.model.parameters())
         dev = param.device
         s_len = torch.tensor([len(s) for s in sources], device=dev)
         s_max = int(s_len.max())
-        ids = _pad(sources, s_max).to(dev)
+        ids = pad_rows(sources, s_max).to(dev)
         pos = torch.arange(s_max, device=dev)[None] * (torch.arange(s_max, device=dev)[None] < s_len[:, None])
         state = {"s_len": s_len, "s_max": s_max, "src": ids, "src_pos": pos, "done": [], "t": 0}
         if self.use_cache:
@@ -54,7 +54,7 @@ class UniLMDecoder:
         return state
 
     def step(self, state: dict[str, Any], prev: Any) -> tuple[Any, dict[str, Any]]:
-        torch = _torch()
+        torch = lazy_torch()
         from systems.backbone import decode_step_mask, seq2seq_mask
 
         dev = state["src"].device

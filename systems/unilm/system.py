@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from bench.api.system import System, SystemInfo
 from bench.api.types import Example, TaskInfo
-from systems.presets import check_source_window, seeded_subset
+from systems.presets import check_source_window, seeded_subset, using_threads
 from systems.source_windows import answer_window
-from systems.unilm.collate import S2SFTCollator, V1Collator, _Parts, _torch
-from systems.unilm.config import CITATION, VARIANTS, UniLMConfig, make_config
+from systems.unilm.collate import LazyParts, S2SFTCollator, V1Collator, lazy_torch
 from systems.unilm.decode import UniLMDecoder
+from systems.unilm.presets import CITATION, VARIANTS, UniLMConfig, make_config
 
 
 class UniLMSystem(System):
@@ -59,7 +58,7 @@ class UniLMSystem(System):
 
     # ---- model construction
     def _build(self, train: Sequence[Example]) -> None:
-        torch = _torch()
+        torch = lazy_torch()
         from systems.backbone import WordPieceTokenizer, build_tokenizer, load_backbone, tiny_backbone
         from systems.backbone.tokenizer import corpus_vocab
 
@@ -92,7 +91,7 @@ class UniLMSystem(System):
                     f"uses type id {need - 1}; set type_vocab_size={need}"
                 )
         torch.manual_seed(self.cfg.seed)
-        self.model = _Parts.model_class()(bb, self.cfg.label_smoothing)
+        self.model = LazyParts.model_class()(bb, self.cfg.label_smoothing)
         self.model.cls.load_hf(head_state)
 
     def _collator(self) -> Any:
@@ -115,7 +114,7 @@ class UniLMSystem(System):
 
     # ---- System protocol
     def fit(self, task: TaskInfo, workdir: Path) -> None:
-        with _threads(self.cfg.threads):
+        with using_threads(self.cfg.threads):
             self._fit(task, workdir)
 
     def _fit(self, task: TaskInfo, workdir: Path) -> None:
@@ -158,7 +157,7 @@ class UniLMSystem(System):
 
     def decode_ids(self, sources: list[list[int]], use_cache: bool = True) -> list[list[int]]:
         """Decode token-id sources (``[CLS] a [SEP]`` included) into target ids (no EOS)."""
-        torch = _torch()
+        torch = lazy_torch()
         from systems.decoding import search
 
         if self.model is None:
@@ -168,7 +167,7 @@ class UniLMSystem(System):
         dec = UniLMDecoder(
             self.model, self.tok.mask_id, cfg.source_type, cfg.target_type, use_cache, max_len=cfg.max_decode_len
         )
-        with torch.inference_mode(), _threads(cfg.threads):
+        with torch.inference_mode(), using_threads(cfg.threads):
             return search(dec, dec.start(sources), len(sources), self._search_config())
 
     def _sources(self, examples: Sequence[Example]) -> list[list[int]]:
@@ -189,22 +188,6 @@ class UniLMSystem(System):
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         self.refuse_forced_length(forced_length)
         return self.tok.decode(self.decode_ids(self._sources([example]), self._use_cache)[0])
-
-
-@contextlib.contextmanager
-def _threads(n: int | None) -> Iterator[None]:
-    """Run with ``n`` torch threads, then restore: tiny models are fastest (and immune to a busy
-    machine's OpenMP stalls) on one thread, while the cpu budget uses both cores."""
-    if not n:
-        yield
-        return
-    torch = _torch()
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def _jsonable(d: dict[str, Any]) -> dict[str, Any]:

@@ -13,9 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.api.types import Example
-from bench.api.system import System, SystemInfo, check_budget
-from bench.api.types import TaskInfo
+from bench.api import Example, System, SystemInfo, TaskInfo, check_budget
 
 SETTINGS = {"lowercase": False, "max_words": 64}
 

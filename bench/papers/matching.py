@@ -20,13 +20,13 @@ DEFAULT_BUDGETS: tuple[str, ...] = ("paper", "cpu")
 
 
 # --- matching -----------------------------------------------------------------------------------
-def _is_partial(rec: dict) -> bool:
+def is_partial(rec: dict) -> bool:
     return bool((rec.get("data") or {}).get("partial"))
 
 
-def _examples(rec: dict) -> tuple[bool, int]:
+def scored_examples(rec: dict) -> tuple[bool, int]:
     """Which test examples a record scored, ordered by preference: the whole split, else the most."""
-    return (not _is_partial(rec), int((rec.get("data") or {}).get("n_examples") or 0))
+    return (not is_partial(rec), int((rec.get("data") or {}).get("n_examples") or 0))
 
 
 def _created_key(rec: dict) -> tuple[str, str]:
@@ -36,7 +36,7 @@ def _created_key(rec: dict) -> tuple[str, str]:
 def _preference_key(rec: dict) -> tuple[tuple[bool, int], str, str]:
     """A run over the whole split beats one over a ``--limit`` subset (a quick decode-only probe of a
     recorded model must not hide its full result); among equals the newest wins."""
-    return (_examples(rec), *_created_key(rec))
+    return (scored_examples(rec), *_created_key(rec))
 
 
 def find_matches(records: Sequence[dict], table: Table, row: Row, group: Group, budget: str) -> list[dict]:
@@ -60,7 +60,7 @@ def find_matches(records: Sequence[dict], table: Table, row: Row, group: Group, 
 
 
 @dataclass
-class _Match:
+class Match:
     record: dict
     budget: str
     n_matches: int
@@ -78,7 +78,7 @@ def shows_in(row: Row, group: Group) -> bool:
 
 def group_matches(
     records: Sequence[dict], table: Table, group: Group, budgets: Sequence[str]
-) -> dict[str, _Match]:
+) -> dict[str, Match]:
     """The run shown in ``group`` for each row (by row id) that has one.
 
     A column compares like with like: when every row with a run has one over the same examples
@@ -93,12 +93,12 @@ def group_matches(
             if runs:
                 found[row.id] = (b, runs)
                 break
-    shared = set.intersection(*({_examples(r) for r in runs} for _, runs in found.values())) if found else set()
+    shared = set.intersection(*({scored_examples(r) for r in runs} for _, runs in found.values())) if found else set()
     common = max(shared) if shared else None
-    out: dict[str, _Match] = {}
+    out: dict[str, Match] = {}
     for row_id, (b, runs) in found.items():
-        pick = next(r for r in runs if common is None or _examples(r) == common)
-        out[row_id] = _Match(pick, b, len(runs), why=_why(pick, runs, shared=common is not None and len(found) > 1))
+        pick = next(r for r in runs if common is None or scored_examples(r) == common)
+        out[row_id] = Match(pick, b, len(runs), why=_why(pick, runs, shared=common is not None and len(found) > 1))
     return out
 
 
@@ -109,7 +109,7 @@ def _why(pick: dict, runs: Sequence[dict], shared: bool) -> str:
         return ""
     if pick is max(runs, key=_created_key):
         return f"newest of {n} matching runs"
-    if not _is_partial(pick):
+    if not is_partial(pick):
         return f"whole-split run preferred over newer partial ones ({n} matching runs)"
     if shared:
         return f"of {n} matching runs, the one over the examples every row of this column has"
@@ -128,7 +128,7 @@ CONTEXT_SYSTEMS: dict[str, tuple[str, str]] = {
 CONTEXT_MARK = "(harness reference, not in the paper)"
 
 
-def _context_match(records: Sequence[dict], system: str, group: Group, shown: Sequence[_Match]) -> dict | None:
+def context_match(records: Sequence[dict], system: str, group: Group, shown: Sequence[Match]) -> dict | None:
     """The reference baseline's record for ``group``: same task, split and recipe, and the examples the
     column's shown runs were scored on (the most common among them), else the whole split, else the most."""
     runs = [
@@ -144,9 +144,9 @@ def _context_match(records: Sequence[dict], system: str, group: Group, shown: Se
     if shown:
         counts: dict[tuple[bool, int], int] = {}
         for m in shown:
-            counts[_examples(m.record)] = counts.get(_examples(m.record), 0) + 1
+            counts[scored_examples(m.record)] = counts.get(scored_examples(m.record), 0) + 1
         want = max(counts, key=lambda k: (counts[k], k))
-        same = [r for r in runs if _examples(r) == want]
+        same = [r for r in runs if scored_examples(r) == want]
         if not same:
             return None  # never put a baseline over other examples next to the column's runs
         runs = same

@@ -1,5 +1,7 @@
-"""Score a finished run's stored outputs under recipes it was not scored with, without re-running it
-(and add the output statistics, :mod:`bench.scoring.output_stats`, to records written before they existed).
+"""The score stage re-run from stored outputs: a run stage, so it sits with the pipeline that calls it for
+``--no-score`` records. Scores a finished run's stored outputs under recipes it was not scored with, without
+re-running it (and adds the output statistics, :mod:`bench.scoring.output_stats`, to records written before
+they existed).
 
 A task's default recipe set can grow (a new paper table needs another protocol); the outputs a
 record points to are the evidence, so scoring them again is exact as long as they and the test
@@ -14,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
-from bench.runs import REPO_ROOT, Reporter, first_examples, load_record, sha256_text
+from bench.api.paths import REPO_ROOT
+from bench.runs.evaluation import first_examples
+from bench.runs.outputs import sha256_text
+from bench.runs.reporter import Reporter
+from bench.runs.staleness import load_record
 from bench.store.records import RunRecord
 
 

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.api.system import check_budget
-from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, ranged, replace_fields, sized
+from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, FamilyConfig, ranged, replace_fields, sized
 
 CITATION = "Dong et al., Unified Language Model Pre-training for NLU and NLG, NeurIPS 2019"
 
 
-@dataclass
-class UniLMConfig:
+@dataclass(frozen=True)
+class UniLMConfig(FamilyConfig):
     """Everything a run needs; a budget preset fills it and ``overrides`` may change any field."""
 
     variant: str = "v1"  # v1 (masked seq2seq LM, §2.3) | s2sft (pseudo masking, §2.6)
@@ -58,7 +58,6 @@ class UniLMConfig:
     max_decode_len: int = ranged(48, ge=1)
     decode_min_len: int = ranged(1, ge=0)
     decode_batch_size: int = ranged(16, ge=1)
-    threads: int | None = ranged(None, ge=1)  # torch intra-op threads during fit/decode (None: leave as is)
     progress: bool = True
 
 
@@ -87,7 +86,7 @@ CPU_SIZE_S2SFT = BudgetSize(
 )
 
 
-def presets(variant: str) -> dict[str, UniLMConfig]:
+def budget_presets(variant: str) -> dict[str, UniLMConfig]:
     """The three budgets. Numbers here are what the run record shows next to every score."""
     v1 = variant == "v1"
     smoke = sized(
@@ -178,4 +177,4 @@ def presets(variant: str) -> dict[str, UniLMConfig]:
 
 def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> UniLMConfig:
     """The preset of ``variant`` at ``budget`` with ``overrides`` (an unknown key lists the known ones)."""
-    return replace_fields(presets(variant)[check_budget(budget)], dict(overrides), f"UniLM {variant}")
+    return replace_fields(budget_presets(variant)[check_budget(budget)], dict(overrides), f"UniLM {variant}")

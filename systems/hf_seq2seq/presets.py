@@ -12,7 +12,16 @@ from typing import Any
 
 from bench.api.errors import UserError
 from bench.api.system import check_budget
-from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, check_source_window, ranged, replace_fields, sized
+from systems.presets import (
+    CPU_SPEED,
+    MAX_SEED,
+    BudgetSize,
+    FamilyConfig,
+    check_source_window,
+    ranged,
+    replace_fields,
+    sized,
+)
 
 CITATIONS: dict[str, str] = {
     "bart": "Lewis et al. 2020, BART: Denoising Sequence-to-Sequence Pre-training for Natural Language Generation, "
@@ -23,7 +32,7 @@ CITATIONS: dict[str, str] = {
     "(TACL)",
 }
 
-#: registered system name -> recipe of :func:`presets`: one dict registers (systems/__init__.py) and builds them
+#: registered system name -> recipe of :func:`budget_presets`: one dict registers (systems/__init__.py) and builds them
 VARIANTS: dict[str, str] = {
     "hf_seq2seq": "generic",
     "bart_large": "bart",
@@ -44,7 +53,7 @@ class PresetUnavailable(UserError, ValueError):
 
 
 @dataclass(frozen=True)
-class HFSeq2SeqConfig:
+class HFSeq2SeqConfig(FamilyConfig):
     """Everything one run needs; a budget preset fills it and ``--set`` may change any field.
 
     Lengths count tokenizer pieces including the model's special tokens. ``model`` is a hub id (local HF
@@ -70,7 +79,7 @@ class HFSeq2SeqConfig:
     weight_decay: float = ranged(0.01, ge=0)
     label_smoothing: float = ranged(0.1, ge=0, lt=1)  # fairseq label_smoothed_cross_entropy (systems.training.losses)
     max_grad_norm: float = ranged(1.0, ge=0)
-    # speed policy (bench.api.precision; README "Training speed")
+    # speed policy (bench.api.precision; docs/budgets.md "Training speed")
     precision: str = "fp32"  # auto | fp32 | bf16 | fp16
     compile: bool = False  # torch.compile the training forward (decoding stays eager)
     bucket_pool: int = ranged(0, ge=0)  # > 1: length-bucketed training batches
@@ -84,7 +93,6 @@ class HFSeq2SeqConfig:
     min_len: int = ranged(0, ge=0)
     max_decode_len: int = ranged(48, ge=1)
     decode_batch_size: int = ranged(32, ge=1)
-    threads: int | None = ranged(None, ge=1)  # torch intra-op threads during fit/decode (None: leave as is)
     progress: bool = True
 
 
@@ -128,7 +136,7 @@ CPU = sized(
         length_penalty=1.0,
         max_decode_len=32,
         decode_batch_size=64,
-        # README "Training speed": bf16 where native, length buckets, and torch.compile of the whole training
+        # docs/budgets.md "Training speed": bf16 where native, length buckets, and torch.compile of the whole training
         # forward (HF modules carry no COMPILE_UNIT marker; the adapter's loss wrapper does); not yet measured for
         # this family by benchmarks/bench_training.py: `--set compile=false` if compiling costs more than it saves
         **CPU_SPEED,
@@ -211,7 +219,7 @@ PROPHETNET = HFSeq2SeqConfig(
 )
 
 
-def presets(recipe: str) -> dict[str, HFSeq2SeqConfig | str]:
+def budget_presets(recipe: str) -> dict[str, HFSeq2SeqConfig | str]:
     """The three budgets of a recipe; a string is the reason that budget is refused."""
     if recipe == "generic":  # the model comes from --set model=...; smoke needs none
         return {"smoke": SMOKE, "cpu": replace(CPU, model=""), "paper": replace(PAPER, model="")}
@@ -245,7 +253,7 @@ def make_config(variant: str, budget: str, overrides: Mapping[str, Any]) -> HFSe
     :class:`PresetUnavailable`."""
     if variant not in VARIANTS:
         raise ValueError(f"Unknown hf_seq2seq variant '{variant}'; known: {', '.join(VARIANTS)}")
-    preset = presets(VARIANTS[variant])[check_budget(budget)]
+    preset = budget_presets(VARIANTS[variant])[check_budget(budget)]
     if isinstance(preset, str):
         raise PresetUnavailable(f"{variant} has no {budget} preset: {preset}.")
     cfg = replace_fields(preset, dict(overrides), variant)

@@ -1,0 +1,79 @@
+"""`bench data build | verify | show`: a task's splits, built, checked and read."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from bench.cli import common as ui
+from bench.cli.common import DataDir
+
+data_app = typer.Typer(help="Build, verify and inspect task splits.", no_args_is_help=True)
+ui.app.add_typer(data_app, name="data")
+
+
+@data_app.command("build")
+def data_build(
+    task: Annotated[str | None, typer.Option(help="One task (default: all).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Build (or load from cache) every split of the task(s) and print the counts."""
+    from bench.data import TASKS, DataError, build, load_split
+
+    names = [task] if task else TASKS.names()
+    table = Table("task", "split", "examples", "sha256", "kind", header_style="bold")
+    for name in names:
+        try:
+            counts = build(name, data_dir=data_dir)
+            for split, count in counts.items():
+                sp = load_split(name, split, data_dir=data_dir)
+                spec = TASKS.get(name).split(split)
+                kind = ", ".join(k for k, on in (("partial", spec.partial), ("references only", spec.references_only))
+                                 if on)
+                table.add_row(name, split, f"{count:,}", sp.sha256[:16], kind)
+        except (DataError, KeyError) as exc:
+            ui.fail(str(exc))
+    ui.console.print(table)
+
+
+@data_app.command("verify")
+def data_verify(
+    task: Annotated[str | None, typer.Option(help="One task (default: all).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Recompute raw-file and split checksums and counts; fail loudly naming the file on a mismatch."""
+    from bench.api.registry import RegistryError
+    from bench.data import TASKS, DataError, verify
+
+    if task:
+        try:
+            TASKS.get(task)  # a misspelt name is bad input (exit 2), not a data problem (exit 1)
+        except RegistryError as exc:
+            ui.fail(str(exc))
+    for name in [task] if task else TASKS.names():
+        try:
+            verify(name, data_dir=data_dir)
+        except DataError as exc:
+            ui.fail(str(exc), code=1)
+        ui.console.print(f"[green]ok[/] {name}")
+
+
+@data_app.command("show")
+def data_show(
+    task: Annotated[str, typer.Option(help="Task name.")],
+    split: Annotated[str, typer.Option(help="Split name.")] = "test",
+    n: Annotated[int, typer.Option("-n", "--n", help="How many examples (≥ 0).")] = 3,
+    data_dir: DataDir = None,
+) -> None:
+    """Print the first examples of a split."""
+    from bench.data import load_split
+
+    ui.check_counts(("-n", n, 0))
+    sp = load_split(task, split, data_dir=data_dir)
+    label = " (partial)" if sp.partial else ""
+    ui.console.print(f"[bold]{task}/{split}[/]{label}: {len(sp):,} examples, sha256 {sp.sha256[:16]} {sp.note}")
+    for ex in sp.examples[:n]:
+        ui.console.rule(ex.id)
+        ui.console.print({"source": ex.source[:400], "target": ex.target, **dict(ex.fields)})

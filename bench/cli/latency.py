@@ -1,0 +1,77 @@
+"""`bench latency`: batch-size-1 latency of several systems, interleaved, planned by
+:func:`bench.latency.plan.plan_latency` and timed by :func:`bench.latency.plan.run_latency`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from bench.cli import common as ui
+from bench.cli.common import RESULTS_DIR, DataDir, DeviceOpt, ResultsDir
+
+
+@ui.app.command("latency")
+def latency(
+    task: Annotated[str, typer.Option(help="Task.")],
+    systems: Annotated[str, typer.Option(help="Comma-separated system names.")],
+    split: Annotated[str, typer.Option(help="Split.")] = "test",
+    baseline: Annotated[str | None, typer.Option(help="Baseline system for speedups (timed too).")] = None,
+    budget: Annotated[str, typer.Option(help="Budget of the systems' presets (paper: the papers' sizes).")] = "smoke",
+    n: Annotated[int, typer.Option(help="Timed items per system.")] = 100,
+    rounds: Annotated[int, typer.Option(help="Interleaved rounds.")] = 5,
+    min_items: Annotated[int, typer.Option(help="Fewer timed items per system make the run INVALID (recorded "
+                                           "in the signature's settings).")] = 100,
+    length_forced: Annotated[bool, typer.Option(help="Force reference lengths (untrained weights).")] = False,
+    weights: Annotated[str | None, typer.Option(
+        help="'random': time each system's architecture at --budget size with untrained (seeded) weights, "
+        "built without download or training: for speed columns only; implies --length-forced.")] = None,
+    set_: Annotated[list[str], typer.Option("--set", help="Override key=value for every system, or "
+                                             "system.key=value for one (repeatable), e.g. fairseq_cmlm.iterations=4.")
+                    ] = [],  # noqa: B006
+    stand_in: Annotated[list[str], typer.Option("--stand-in", help="ROW=TIMED: let the timing of TIMED stand for "
+                                                 "system ROW (checked: same family, passes and shape), e.g. "
+                                                 "mist_bert=encoder_bert (repeatable).")] = [],  # noqa: B006
+    record: Annotated[bool, typer.Option(help="Write latency/<id>.json in the results folder (read by `bench "
+                                         "table`).")] = False,
+    results_dir: ResultsDir = RESULTS_DIR,
+    seed: Annotated[int, typer.Option(help="Seed of the item order and the bootstrap.")] = 0,
+    precision: Annotated[str, typer.Option(help="fp32 | bf16 | auto: one decode precision for every system "
+                                           "(autocast), shown in the signature when not fp32.")] = "fp32",
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    data_dir: DataDir = None,
+    device: DeviceOpt = "auto",
+) -> None:
+    """Batch-size-1 latency of several systems, interleaved, with speedups and bootstrap CIs.
+
+    Example (MIST Table 1 speed column, paper sizes, untrained):
+    bench latency --task squad_qg --budget paper --weights random --baseline fairseq_transformer
+    --systems fairseq_nat,fairseq_cmlm,encoder_bert --stand-in mist_bert=encoder_bert --record
+    """
+    from bench.api.errors import UserError
+    from bench.latency.plan import plan_latency, run_latency
+    from bench.latency.render import report_renderable
+
+    try:
+        plan = plan_latency(task, systems, split=split, baseline=baseline, budget=budget, n=n, rounds=rounds,
+                            min_items=min_items, length_forced=length_forced, weights=weights, sets=set_,
+                            stand_ins=stand_in, seed=seed, precision=precision)
+        for note in plan.notes:
+            ui.err_console.print(f"[yellow]note:[/] {note}", soft_wrap=True)
+        harness = None
+        if record:
+            from bench.runs import harness_info
+
+            harness = harness_info()  # the code that timed, for the record
+        done = run_latency(plan, data_dir=data_dir, device=device, say=ui.say(ui.err_console),
+                           console=ui.err_console, record_to=results_dir if record else None, harness=harness)
+    except (UserError, ValueError, ImportError) as exc:
+        ui.fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps(done.report.to_json(), indent=2) + "\n")
+    else:
+        ui.console.print(report_renderable(done.report))
+    if done.record is not None:
+        ui.err_console.print(f"wrote {ui.shown(done.record)}")

@@ -1,0 +1,54 @@
+"""`bench ls`: the registered tasks, systems and recipes."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from bench.cli import common as ui
+
+
+class Kind(str, Enum):
+    tasks = "tasks"
+    systems = "systems"
+    recipes = "recipes"
+
+
+@ui.app.command("ls")
+def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
+    """List registered tasks, systems or recipes."""
+    table = Table(show_header=True, header_style="bold")
+    if kind is Kind.tasks:
+        from bench.data import TASKS
+
+        table.add_column("task")
+        table.add_column("family")
+        table.add_column("splits")
+        table.add_column("default recipes")
+        table.add_column("from")
+        for name in TASKS.names():
+            task = TASKS.get(name)
+            splits = ", ".join(f"{s} ({task.splits[s].describe()})" for s in task.splits)
+            table.add_row(name, task.family, splits, ", ".join(task.default_recipes), TASKS.meta(name)["origin"])
+    elif kind is Kind.systems:
+        from systems import SYSTEMS
+
+        table.add_column("system")
+        table.add_column("family")
+        table.add_column("from")
+        for name in SYSTEMS.names():
+            meta = SYSTEMS.meta(name)
+            table.add_row(name, meta.get("family", ""), meta["origin"])
+    else:
+        from bench.scoring import RECIPES
+
+        table.add_column("recipe")
+        table.add_column("family")
+        table.add_column("from")
+        for name in RECIPES.names():
+            meta = RECIPES.meta(name)
+            table.add_row(name, meta.get("family", ""), meta["origin"])
+    ui.console.print(table)

@@ -1,0 +1,159 @@
+"""Scoring outputs files and runs: `bench score` (one file under one or every recipe) and `bench compare`
+(paired significance between two runs or two files)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from bench.cli import common as ui
+from bench.cli.common import RESULTS_DIR, DataDir, LimitOpt, ResultsDir
+
+
+@ui.app.command("score")
+def score(
+    hyp: Annotated[Path, typer.Option(help="Hypothesis file, one output per line.")],
+    task: Annotated[str | None, typer.Option(help="Task whose split gives references and keys.")] = None,
+    split: Annotated[str | None, typer.Option(help="Split name (default: test).")] = None,
+    recipe: Annotated[str | None, typer.Option(help="Recipe (bench ls recipes).")] = None,
+    ref: Annotated[Path | None, typer.Option(help="Reference file (instead of --task).")] = None,
+    key: Annotated[Path | None, typer.Option(help="Grouping-key file for QG recipes.")] = None,
+    all_recipes: Annotated[bool, typer.Option("--all-recipes", help="Protocol-sensitivity table.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    limit: LimitOpt = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Score an external output file under one recipe, or under every applicable recipe."""
+    from bench import scoring
+    from bench.data import load_split
+    from bench.runs import check_limit, first_examples
+
+    _refuse_score_conflicts(recipe, all_recipes, ref, key, {"--task": task, "--split": split, "--limit": limit,
+                                                            "--data-dir": data_dir})
+    split = split or "test"
+    try:
+        if recipe is not None:
+            scoring.RECIPES.get(recipe)  # a misspelt recipe is named before any file is read
+        with scoring.ScoringSession() as session:
+            if ref is not None:
+                if all_recipes or recipe is None:
+                    ui.fail("--ref needs exactly one --recipe (recipes read task fields otherwise).")
+                results = [scoring.score_files(recipe, hyp, ref, key, session=session)]
+            else:
+                if task is None:
+                    ui.fail("Give --task (and --split) or --ref.")
+                check_limit(limit)  # before the split is looked up or built
+                sp = first_examples(load_split(task, split, data_dir=data_dir), limit)  # as `bench run --limit`
+                hyps = _read_outputs(hyp, sp, limit)
+                names = scoring.applicable_recipes(task) if all_recipes or recipe is None else [recipe]
+                results = [scoring.score_split(r, hyps, sp, session=session) for r in names]
+    except (scoring.ScoringError, KeyError, ValueError) as exc:
+        ui.fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps([r.to_json() for r in results], indent=2) + "\n")
+        return
+    ui.render_scores(results)
+
+
+def _refuse_score_conflicts(recipe: str | None, all_recipes: bool, ref: Path | None, key: Path | None,
+                            task_side: dict[str, Any]) -> None:
+    """Two options that ask for different things are an error, never one silently winning (#40)."""
+    if recipe is not None and all_recipes:
+        ui.fail(f"--recipe {recipe} and --all-recipes conflict: --all-recipes scores under every applicable "
+                "recipe; give one of them.")
+    given = [opt for opt, value in task_side.items() if value is not None]
+    if ref is not None and given:
+        ui.fail(f"--ref and {' '.join(given)} conflict: --ref scores against a reference file (with one --recipe), "
+                f"{given[0]} against a task's split; give one of them.")
+    if key is not None and ref is None:
+        ui.fail("--key goes with --ref (the grouping keys of a reference file); a --task split has its own keys.")
+
+
+@ui.app.command("compare")
+def compare(
+    a: Annotated[str, typer.Argument(help="Run id of system A (or its outputs file, with --task).")],
+    b: Annotated[str, typer.Argument(help="Run id of system B (or its outputs file: same split, same order).")],
+    task: Annotated[str | None, typer.Option(help="Task (outputs files only; a run id says it).")] = None,
+    split: Annotated[str, typer.Option(help="Split (outputs files only).")] = "test",
+    recipe: Annotated[list[str] | None, typer.Option(
+        "--recipe", help="Recipe; repeat for one table per recipe (default: the task's first).")] = None,
+    limit: LimitOpt = None,
+    results_dir: ResultsDir = RESULTS_DIR,
+    data_dir: DataDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The raw result (delta = b − a) as JSON; a list "
+                                          "with several --recipe.")] = False,
+) -> None:
+    """Paired significance (bootstrap and approximate randomisation) between two runs or two outputs files.
+
+    Prints one table per recipe: a, b, Δ = a − b with its 95% CI, p_bootstrap and p_AR per metric.
+    With run ids (looked up in --results-dir) the task, split, examples and outputs come from the records (runs
+    over different examples are refused); with files, give --task (and --split/--limit as the runs used).
+    """
+    from bench import scoring
+    from bench.data import TASKS, load_split
+    from bench.runs import check_limit, first_examples
+    from bench.runs.lookup import RunLookupError, find_record, outputs_of, same_examples, split_of
+
+    try:
+        if (results_dir / f"{a}.json").is_file() and (results_dir / f"{b}.json").is_file():
+            (_, ra), (_, rb) = find_record(a, results_dir), find_record(b, results_dir)
+            same_examples(ra, rb)
+            sp = split_of(ra, data_dir)
+            hyps_a, hyps_b, task = outputs_of(ra), outputs_of(rb), ra["spec"]["task"]
+        else:
+            if task is None:
+                for x in (a, b):
+                    if not Path(x).is_file():
+                        find_record(x, results_dir)  # names the missing record, with near matches
+                ui.fail("comparing outputs files needs --task (run ids need no options).")
+            check_limit(limit)
+            sp = first_examples(load_split(task, split, data_dir=data_dir), limit)  # as `bench run --limit` decoded
+            hyps_a, hyps_b = (_read_outputs(Path(h), sp, limit) for h in (a, b))
+        names = recipe or [TASKS.get(task).default_recipes[0]]
+        with scoring.ScoringSession() as session:
+            results = [scoring.compare(n, hyps_a, hyps_b, sp, session=session, delta_ci=not as_json) for n in names]
+    except (scoring.ScoringError, RunLookupError, ValueError) as exc:
+        ui.fail(str(exc))
+    if as_json:
+        ui.console.print_json(json.dumps(results[0] if len(results) == 1 else results))
+        return
+    from rich import box
+    from rich.text import Text
+
+    from bench.report.compare_table import FOOTNOTE, HEADER, caption, compare_rows
+
+    for result in results:
+        table = Table(title=Text(caption(result, a, b)), header_style="bold", title_justify="left",
+                      box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for i, head in enumerate(HEADER):
+            table.add_column(head, justify="right" if i else "left", no_wrap=True)
+        for row in compare_rows(result):
+            table.add_row(*(Text(c) for c in row))
+        ui.console.print(table)
+        ui.console.print(result["signature"], style="dim", soft_wrap=True, markup=False)
+    ui.console.print(FOOTNOTE, soft_wrap=True, markup=False)
+
+
+def _read_outputs(path: Path, sp: Any, limit: int | None) -> list[str]:
+    """One output per reference; a short file gets the hint that it may be a `--limit N` run's."""
+    from bench import scoring
+
+    label = f"{sp.task}/{sp.name}" + (f" (first {len(sp):,})" if sp.partial else "")
+    try:
+        return scoring.read_hypotheses(path, expected=len(sp), ref_label=label)
+    except scoring.ScoringError as exc:
+        try:
+            with Path(path).open("rb") as fh:
+                lines: int | None = sum(1 for _ in fh)
+        except OSError:
+            lines = None
+        if limit is None and lines is not None and 0 < lines < len(sp):
+            raise scoring.ScoringInputError(
+                f"{exc}\nIf it holds the outputs of a `bench run ... --limit {lines}` run, add --limit {lines}."
+            ) from exc
+        raise

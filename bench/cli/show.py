@@ -1,0 +1,71 @@
+"""Records read back: `bench show` (one run as a person reads it) and `bench export` (every run as a table)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from bench.cli import common as ui
+from bench.cli.common import RESULTS_DIR, DataDir, ResultsDir
+
+
+@ui.app.command("show")
+def show(
+    run_id: Annotated[str, typer.Argument(help="A recorded run id (`ls results`), or its record's path.")],
+    n: Annotated[int, typer.Option("-n", "--n", help="Outputs to show next to their references (≥ 0).")] = 5,
+    results_dir: ResultsDir = RESULTS_DIR,
+    data_dir: DataDir = None,
+) -> None:
+    """One record as a person reads it: spec, budget, scores with CIs, timings, output statistics,
+    the first outputs next to their references, and where the files are."""
+    from bench.runs.lookup import RunLookupError, find_record, outputs_of, split_of
+    from bench.scoring.output_stats import degeneracy
+    from bench.scoring.output_stats import summary as stats_summary
+
+    ui.check_counts(("-n", n, 0))
+    try:
+        path, rec = find_record(run_id, results_dir)
+        outputs = outputs_of(rec)
+        examples = list(split_of(rec, data_dir).examples)[:n]
+    except (RunLookupError, ValueError) as exc:
+        ui.fail(str(exc))
+    spec, info, data = rec["spec"], rec.get("system") or {}, rec.get("data") or {}
+    ui.print_scores(rec)  # rule, scores with CIs, signatures, budget line, outputs path
+    ui.console.print(f"system [bold]{spec['system']}[/] ({info.get('family')}, backbone {info.get('backbone')}); "
+                     f"seed {spec.get('seed')}; overrides {spec.get('overrides') or {}}; "
+                     f"{data.get('n_examples')} examples; "
+                     f"harness {(rec.get('harness') or {}).get('git_sha', '?')[:12]}", soft_wrap=True)
+    timings = rec.get("timings") or {}
+    ui.console.print("timings: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
+    stats = rec.get("output_stats")
+    if stats and stats.get("n"):
+        flag = "[red]DEGENERATE[/]: " + "; ".join(degeneracy(stats)) + "\n" if degeneracy(stats) else ""
+        ui.console.print(f"{flag}outputs: {stats_summary(stats)}", soft_wrap=True)
+    table = Table("#", "output", "reference", header_style="bold", show_lines=True)
+    for i, (ex, out) in enumerate(zip(examples, outputs, strict=False), 1):
+        table.add_row(str(i), out, ex.target)
+    ui.console.print(table)
+    ui.console.print(f"record: {ui.shown(path)}\nworkdir: {(rec.get('model') or {}).get('workdir')}", soft_wrap=True)
+
+
+@ui.app.command("export")
+def export_cmd(
+    fmt: Annotated[str, typer.Option("--format", help="csv | parquet | jsonl")] = "csv",
+    out: Annotated[Path | None, typer.Option(help="Output file (default: results.<format>).")] = None,
+    task: Annotated[str | None, typer.Option(help="Only this task.")] = None,
+    system: Annotated[str | None, typer.Option(help="Only this system.")] = None,
+    budget: Annotated[str | None, typer.Option(help="Only this budget.")] = None,
+    results_dir: ResultsDir = RESULTS_DIR,
+) -> None:
+    """Every record as a table (one row per run and recipe; bench.report.frame.load), written as csv/parquet/jsonl."""
+    from bench.report import frame as results
+
+    try:
+        df = results.filtered(results.load(results_dir), task=task, system=system, budget=budget)
+        path = results.export(df, out or Path(f"results.{fmt}"), fmt)
+    except ValueError as exc:
+        ui.fail(str(exc))
+    ui.console.print(f"{path}: {len(df)} rows x {len(df.columns)} columns")

@@ -1,0 +1,120 @@
+"""What `bench latency` times and how, decided before anything is built: :func:`plan_latency`; then
+:func:`run_latency` builds the systems, times them and (optionally) records the measurement.
+
+The decisions live here, not in the command line, so a script timing systems makes the same ones:
+the baseline is timed too (first, when ``systems`` lacks it); ``weights="random"`` (untrained, seeded
+weights at the budget's size) implies length-forced timing, since untrained output lengths are arbitrary;
+counts are refused with the wording every option uses (:mod:`bench.env.counts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.api.errors import UserError
+from bench.env.counts import at_least
+from bench.latency.prepare import parse_stand_ins, parse_system_overrides
+from bench.latency.record import LatencySpec
+
+#: the choices of ``weights`` besides None (each system's own weights)
+WEIGHTS = ("random",)
+
+
+class LatencyPlanError(UserError, ValueError):
+    """Options of a latency measurement that cannot be timed as given."""
+
+
+@dataclass(frozen=True)
+class LatencyPlan:
+    """One measurement, settled: which systems (the baseline first when it was not named), with which
+    overrides and stand-ins, how many items and rounds, length-forced or not; ``notes`` say what was decided
+    for the user (e.g. random weights forcing lengths)."""
+
+    task: str
+    systems: tuple[str, ...]
+    split: str = "test"
+    baseline: str | None = None
+    budget: str = "smoke"
+    n: int = 100
+    rounds: int = 5
+    min_items: int = 100
+    length_forced: bool = False
+    weights: str | None = None
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # system -> key -> value
+    stand_ins: Mapping[str, str] = field(default_factory=dict)  # row system -> timed system
+    seed: int = 0
+    precision: str = "fp32"
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LatencyRun:
+    """The measurement (a :class:`~bench.latency.report.LatencyReport`) and where it was recorded (None: not)."""
+
+    report: Any
+    record: Path | None = None
+
+
+def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test", baseline: str | None = None,
+                 budget: str = "smoke", n: int = 100, rounds: int = 5, min_items: int = 100,
+                 length_forced: bool = False, weights: str | None = None, sets: Sequence[str] = (),
+                 stand_ins: Sequence[str] = (), seed: int = 0, precision: str = "fp32") -> LatencyPlan:
+    """Check and settle the options of a measurement (``systems``: names, or one comma-separated string;
+    ``sets``: ``key=value`` for every system or ``system.key=value``; ``stand_ins``: ``ROW=TIMED``). Raises a
+    :class:`~bench.api.errors.UserError` naming the option; builds nothing."""
+    for option, value, low in (("--n", n, 1), ("--rounds", rounds, 1), ("--min-items", min_items, 1),
+                               ("--seed", seed, 0)):
+        at_least(option, value, low)
+    items = systems.split(",") if isinstance(systems, str) else list(systems)
+    names = [s.strip() for s in items if s.strip()]
+    if baseline and baseline not in names:
+        names.insert(0, baseline)
+    if weights is not None and weights not in WEIGHTS:
+        raise LatencyPlanError(f"--weights {weights!r}: the only choice is 'random' (leave it out for the systems' "
+                               "own weights).")
+    notes: list[str] = []
+    if weights == "random" and not length_forced:
+        notes.append("--weights random implies --length-forced (untrained lengths are arbitrary)")
+        length_forced = True
+    overrides = parse_system_overrides(([] if weights is None else [f"weights={weights}"]) + list(sets), names)
+    return LatencyPlan(task=task, systems=tuple(names), split=split, baseline=baseline, budget=budget, n=n,
+                       rounds=rounds, min_items=min_items, length_forced=length_forced, weights=weights,
+                       overrides=overrides, stand_ins=parse_stand_ins(stand_ins, names), seed=seed,
+                       precision=precision, notes=tuple(notes))
+
+
+def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str = "auto",
+                say: Callable[[str], None] = print, console: Any = None, record_to: Path | None = None,
+                harness: Mapping[str, Any] | None = None) -> LatencyRun:
+    """Place, build (every system first: a bad override writes no split cache), time ``plan`` interleaved
+    and, with ``record_to`` (a results folder), write its latency record (``harness``: the code that timed)."""
+    import tempfile
+
+    from bench.data import load_split
+    from bench.env.device import activate, resolve_device
+    from bench.latency.meter import measure
+    from bench.latency.prepare import prepare
+    from bench.latency.record import build_record
+    from bench.store.latency import write_latency_record
+
+    placed = resolve_device(device)
+    activate(placed)
+    names = list(plan.systems)
+    with tempfile.TemporaryDirectory(prefix="bench-latency-") as work:
+        prep = prepare(names, plan.budget, plan.overrides, plan.task, Path(work), plan.stand_ins, data_dir,
+                       say=say, device=placed)
+        sp = load_split(plan.task, plan.split, data_dir=data_dir)
+        report = measure(prep.systems, list(sp.examples), baseline=plan.baseline, n=plan.n, rounds=plan.rounds,
+                         length_forced=plan.length_forced, seed=plan.seed, min_items=plan.min_items,
+                         console=console, precision=plan.precision, device=placed)
+    if record_to is None:
+        return LatencyRun(report)
+    spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),
+                       baseline=plan.baseline, n=plan.n, rounds=plan.rounds, length_forced=plan.length_forced,
+                       weights=plan.weights or "as-configured", overrides=prep.overrides, stand_ins=prep.stand_ins,
+                       seed=plan.seed)
+    record = build_record(spec, report, prep.infos, prep.stand_in_basis, harness)
+    return LatencyRun(report, write_latency_record(record_to, record))

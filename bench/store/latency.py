@@ -1,0 +1,88 @@
+"""Latency records (``results/latency/<latency_id>.json``): one ``bench latency --record`` measurement each.
+
+A speed column compares systems timed *in the same process, interleaved*, against one baseline: one
+measurement over many systems, stored whole (spec, machine, per-system stats, speedups with CIs; schema
+in docs/run-record.md, "Latency records"). :mod:`bench.latency.record` builds the dict from the meter's
+report; this module is where it is written, read back and checked, so the paper tables and the
+leaderboards stop on a malformed record with its file and field instead of losing a speed column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bench.store.files import StoreError, is_number, json_files, read_json, write_json
+from bench.store.paths import latency_dir, latency_record_file
+
+LATENCY_RECORD_SCHEMA = 1
+KIND = "latency"
+
+
+class LatencyRecordError(StoreError):
+    """A latency record does not follow the schema; the message names the file and the field."""
+
+
+def _fail(path: Path | str, msg: str) -> LatencyRecordError:
+    return LatencyRecordError(
+        f"{path}: {msg}. Latency records are written by `bench latency --record`; fix or delete this file."
+    )
+
+
+def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str, Any]:
+    """Check the fields the table renderer reads; returns ``rec`` or raises :class:`LatencyRecordError`."""
+    if not isinstance(rec, dict):
+        raise _fail(path, "top level must be a JSON object")
+    if rec.get("schema") != LATENCY_RECORD_SCHEMA or rec.get("kind") != KIND:
+        raise _fail(path, f"'schema' must be {LATENCY_RECORD_SCHEMA} and 'kind' '{KIND}'")
+    for key in ("latency_id", "created", "device", "signature"):
+        if not isinstance(rec.get(key), str) or not rec[key]:
+            raise _fail(path, f"'{key}' must be a non-empty string")
+    spec = rec.get("spec")
+    if not isinstance(spec, dict):
+        raise _fail(path, "'spec' must be an object")
+    for key in ("task", "split", "budget", "weights"):
+        if not isinstance(spec.get(key), str):
+            raise _fail(path, f"'spec.{key}' must be a string")
+    if not isinstance(spec.get("length_forced"), bool):
+        raise _fail(path, "'spec.length_forced' must be true or false")
+    if not isinstance(rec.get("valid"), bool):
+        raise _fail(path, "'valid' must be true or false")
+    systems = rec.get("systems")
+    if not isinstance(systems, dict) or not systems:
+        raise _fail(path, "'systems' must be a non-empty object")
+    for name, entry in systems.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("stats"), dict):
+            raise _fail(path, f"'systems.{name}.stats' must be an object")
+        if not is_number(entry["stats"].get("mean_ms")):
+            raise _fail(path, f"'systems.{name}.stats.mean_ms' must be a finite number")
+        sp = entry.get("speedup")
+        if sp is not None:
+            ci = sp.get("mean_ci95") if isinstance(sp, dict) else None
+            if not (isinstance(sp, dict) and is_number(sp.get("mean")) and isinstance(ci, list) and len(ci) == 2
+                    and all(is_number(v) for v in ci)):
+                raise _fail(path, f"'systems.{name}.speedup' needs a number 'mean' and a two-number 'mean_ci95'")
+    stand = rec.get("stand_ins", {})
+    if not isinstance(stand, dict) or any(
+        not isinstance(v, dict) or v.get("timed_as") not in systems for v in stand.values()
+    ):
+        raise _fail(path, "'stand_ins' must map a system to {\"timed_as\": <a timed system>, \"basis\": text}")
+    return rec
+
+
+def read_latency_record(path: Path | str) -> dict[str, Any]:
+    """One latency record file, schema-checked."""
+    return validate_latency_record(read_json(path, _fail), path)
+
+
+def load_latency_records(results_dir: Path | str) -> list[dict[str, Any]]:
+    """Every record under ``results_dir/latency/*.json``, schema-checked, oldest first (by created, id)."""
+    out = [read_latency_record(path) for path in json_files(latency_dir(results_dir))]
+    return sorted(out, key=lambda r: (r["created"], r["latency_id"]))
+
+
+def write_latency_record(results_dir: Path | str, record: Mapping[str, Any]) -> Path:
+    """Check, then write atomically to ``results/latency/<latency_id>.json`` (a reader never sees half a file)."""
+    validate_latency_record(record, "<new record>")
+    return write_json(latency_record_file(results_dir, str(record["latency_id"])), record)

@@ -79,3 +79,18 @@ def test_the_cycle_finder_finds_a_circle(tmp_path, monkeypatch: pytest.MonkeyPat
     finally:
         graph.modules.cache_clear()
         graph.imports.cache_clear()
+
+
+def test_the_example_plugins_system_and_task_import_only_the_contract_package() -> None:
+    """What docs/plugins.md promises a system or task author, shown by the example plugin: bench.api suffices
+    (its recipe uses the scoring package's base classes, and its include file the registries)."""
+    import ast
+
+    plugin = graph.ROOT / "examples" / "bench_example_plugin" / "bench_example_plugin"
+    outside = []
+    for name in ("system.py", "task.py"):
+        for node in ast.walk(ast.parse((plugin / name).read_text())):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [module or ""]
+            outside += [f"{name}: {m}" for m in names if m.split(".")[0] == "bench" and not m.startswith("bench.api")]
+    assert outside == []

@@ -1,5 +1,6 @@
 """The contract a system or task author stands on, and the only part of ``bench`` that ``systems/`` and plugins
-import (an import-contract test holds this; see docs/architecture.md).
+import (an import-contract test holds this; see docs/architecture.md). A system subclasses ``System``; a task
+is a ``Task`` of ``SplitSpec``s whose builder returns ``Built``.
 
 Cheap to import (no torch): the names below. The services a system may use live in submodules, imported where
 used: ``bench.api.checkpoints`` (where backbone weights come from), ``bench.api.precision`` (bf16/fp16 where the
@@ -7,13 +8,16 @@ hardware is native), ``bench.api.atomic`` (writes that never leave half a file),
 checkout, results and cache folders), ``bench.api.text`` (output post-processing shared with the scorer).
 """
 
-from bench.api.errors import EnvironmentProblem, LengthForcedUnsupported, UserError
+from bench.api.errors import DataError, EnvironmentProblem, LengthForcedUnsupported, UserError
 from bench.api.registry import Registry, RegistryError, registering_from
 from bench.api.system import BUDGETS, MAX_SEED, Family, System, SystemInfo, check_budget, check_system
+from bench.api.tasks import Built, SplitSpec, Task, TaskFamily, read_lines, splits
 from bench.api.types import Example, Split, TaskInfo
 
 __all__ = [
     "BUDGETS",
+    "Built",
+    "DataError",
     "EnvironmentProblem",
     "Example",
     "Family",
@@ -22,11 +26,16 @@ __all__ = [
     "Registry",
     "RegistryError",
     "Split",
+    "SplitSpec",
     "System",
     "SystemInfo",
+    "Task",
+    "TaskFamily",
     "TaskInfo",
     "UserError",
     "check_budget",
     "check_system",
+    "read_lines",
     "registering_from",
+    "splits",
 ]

@@ -22,3 +22,8 @@ class EnvironmentProblem(Exception):
 
 class LengthForcedUnsupported(UserError, ValueError):
     """Length-forced timing was asked for a system that cannot take a forced output length."""
+
+
+class DataError(UserError):
+    """A missing, altered or malformed data file (found, verified, built or loaded by the data layer); the message
+    names the file, and the line where it applies, and says how to fix it, so the CLI prints it as is."""

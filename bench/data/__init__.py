@@ -4,11 +4,12 @@ Public API: ``TASKS``, ``Task``, ``load_split``, ``default_eval_split``, ``build
 ``DataError``, ``Example``, ``Split``. Builders import lazily, so importing this package is cheap.
 """
 
+from bench.api.errors import DataError
+from bench.api.tasks import SplitSpec, Task
 from bench.api.types import Example, Split
 from bench.data.api import build, default_eval_split, load_split, verify
-from bench.data.errors import DataError
 from bench.data.sources import data_dir
-from bench.data.tasks import TASKS, SplitSpec, Task, task_info
+from bench.data.tasks import TASKS, task_info
 
 __all__ = [
     "TASKS",

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.api.errors import DataError
+from bench.api.tasks import Built, Task
 from bench.api.types import Example, Split, encode
 from bench.data import cache
-from bench.data.built import Built
-from bench.data.errors import DataError
 from bench.data.sources import data_dir, sha256_file, verify_raw
-from bench.data.tasks import TASKS, Task
+from bench.data.tasks import TASKS
 
 MANIFEST = "manifest.json"
 LOCK = ".build.lock"

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.atomic import write_bytes_atomic
+from bench.api.errors import DataError
 from bench.api.paths import cache_root as root_of_caches
 from bench.api.types import Example
-from bench.data.errors import DataError
 
 FORMAT = 1  # bump when the on-disk layout changes (independent of task versions)
 FAST_VERSION = 4  # marshal format of the fast-load sidecar

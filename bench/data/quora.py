@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.api.errors import DataError
+from bench.api.tasks import Built, Task, read_lines
 from bench.api.types import Example
-from bench.data.built import Built, read_lines
-from bench.data.errors import DataError
-from bench.data.tasks import Task
 
 _FILES = {"train": "train", "dev": "val", "test": "test"}
 

@@ -12,8 +12,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from bench.api.errors import DataError
 from bench.api.paths import repo_root
-from bench.data.errors import DataError
 
 ENV_VAR = "BENCH_DATA"
 SUMS_FILE = "SHA256SUMS"

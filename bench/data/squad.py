@@ -14,11 +14,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from bench.api.errors import DataError
+from bench.api.tasks import Built, Task, read_lines
 from bench.api.types import Example
-from bench.data.built import Built, read_lines
-from bench.data.errors import DataError
 from bench.data.sentences import sentence_containing
-from bench.data.tasks import Task
 
 TRAIN_JSON = "squad/train-v1.1.reconstructed.json"
 DEV_JSON = "squad/dev-v1.1.json"

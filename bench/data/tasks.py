@@ -8,94 +8,13 @@ makes every stored result name the split version it was computed on.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from types import MappingProxyType
-from typing import Any, Literal
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 from bench.api.registry import Registry
+from bench.api.tasks import SplitSpec, Task, splits
 from bench.api.types import Example, TaskInfo
-from bench.data.errors import DataError
-
-Family = Literal["qg", "paraphrase", "summarization"]
-
-
-@dataclass(frozen=True)
-class SplitSpec:
-    """One split of a task.
-
-    ``partial``: a named subset of the official split (never to be presented as the full set).
-    ``optional``: needs a source the shared data does not ship (e.g. full XSum); built only when
-    the user supplies it. ``references_only``: sources are empty; usable only to score outputs
-    produced elsewhere. ``sha256``: pinned canonical content hash at this task version (None when
-    the content depends on user-supplied files).
-    """
-
-    name: str
-    count: int
-    partial: bool = False
-    note: str = ""
-    sha256: str | None = None
-    optional: bool = False
-    references_only: bool = False
-
-    def describe(self) -> str:
-        """Short label for listings, e.g. ``11,877`` or ``4,034, partial``."""
-        tags = [f"{self.count:,}"]
-        if self.partial:
-            tags.append("partial")
-        if self.references_only:
-            tags.append("references only")
-        if self.optional:
-            tags.append("needs user data")
-        return ", ".join(tags)
-
-
-@dataclass(frozen=True)
-class Task:
-    """A benchmark task: its splits, scoring defaults and the function that builds it."""
-
-    name: str
-    version: int
-    family: Family
-    splits: Mapping[str, SplitSpec]  # name -> spec, in canonical order; build with ``splits(...)``
-    #: the recipes a run records (scored at the end of every ``bench run``); a subset of ``recipes``
-    default_recipes: tuple[str, ...]
-    #: every recipe that applies to the task, in the order a protocol-sensitivity table shows them;
-    #: the single source the scorer, ``bench score --all-recipes`` and ``bench rescore`` read
-    recipes: tuple[str, ...]
-    max_source_len: int
-    max_target_len: int
-    description: str
-    citation: str
-    builder: str  # "module:function", imported only when the task is built
-    raw_files: tuple[str, ...]  # paths under the data dir, verified against SHA256SUMS before a build
-    key_field: str = ""  # fields[...] name holding the scoring group key, if any
-    reversed_dev_test: bool = False  # builder option: swap dev and test (Zhao et al. 2018)
-    #: the task whose training split this task's is (same builder, files and pinned sha256): a system whose
-    #: weights do not depend on the dev split trains one model for both (bench.runs.training_task)
-    train_from: str | None = None
-    #: a folder holding ``raw_files`` and their ``SHA256SUMS`` that ships with the task (a plugin's
-    #: own data); None: the shared data directory (``--data-dir`` / ``$BENCH_DATA``)
-    data_root: str | None = None
-
-    def __post_init__(self) -> None:
-        extra = [r for r in self.default_recipes if r not in self.recipes]
-        if extra:
-            raise ValueError(
-                f"Task '{self.name}': default recipes {extra} are not among its applicable recipes "
-                f"{list(self.recipes)}; add them to `recipes` (a recorded score must be one the task declares)."
-            )
-
-    def split(self, name: str) -> SplitSpec:
-        """The spec of split ``name``; an unknown name is a ``DataError`` listing the known ones."""
-        if name not in self.splits:
-            known = ", ".join(self.splits)
-            raise DataError(f"Task '{self.name}' has no split '{name}'. Known splits: {known}.")
-        return self.splits[name]
-
-    def split_names(self) -> list[str]:
-        return list(self.splits)
 
 
 def task_info(name: str, train: Sequence[Example] = (), dev: Sequence[Example] = ()) -> TaskInfo:
@@ -103,11 +22,6 @@ def task_info(name: str, train: Sequence[Example] = (), dev: Sequence[Example] =
     training splits where they are loaded: the one way the harness hands a task to a system."""
     task = TASKS.get(name)
     return TaskInfo(task.name, tuple(train), tuple(dev), task.max_source_len, task.max_target_len, task.family)
-
-
-def splits(*specs: SplitSpec) -> Mapping[str, SplitSpec]:
-    """A read-only ``{name: spec}`` in the given order."""
-    return MappingProxyType({spec.name: spec for spec in specs})
 
 
 _MIST_LENS: dict[str, Any] = {"max_source_len": 464, "max_target_len": 48}  # MIST paper, section "Settings"

@@ -26,11 +26,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.api.errors import DataError
+from bench.api.tasks import Built, Task, read_lines
 from bench.api.types import Example
-from bench.data.built import Built, read_lines
-from bench.data.errors import DataError
 from bench.data.sources import verify_raw
-from bench.data.tasks import Task
 
 SPLIT_JSON = "xsum/XSum-TRAINING-DEV-TEST-SPLIT-90-5-5.json"
 GOLD = "xsum/gold-test-sentences.txt"

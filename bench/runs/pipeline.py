@@ -99,16 +99,19 @@ def execute(
     (:mod:`bench.runs.lock`): the same run started twice waits for the first (``wait=False``, ``--no-wait``:
     :class:`bench.runs.lock.LockBusy` naming the holder), then finds its record complete.
     """
+    from bench.env.device import resolve_device
     from bench.runs.lock import held, run_lock_path
 
-    with held(run_lock_path(results_dir, spec.run_id), f"bench run {spec.run_id}", wait=wait, say=say):
-        return _execute(spec, results_dir, data_dir, force, latency_items, say, progress, device, score_outputs,
-                        wait)
-
-
-def _execute(spec: RunSpec, results_dir: Path, data_dir: Path | None, force: bool, latency_items: int,
-             say: Reporter, progress: Any, device: str, score_outputs: bool, wait: bool) -> dict[str, Any]:
+    # what bad input can break is checked before the lock: a mistyped system, setting or device writes nothing
     system = build(spec)
+    resolve_device(device)
+    with held(run_lock_path(results_dir, spec.run_id), f"bench run {spec.run_id}", wait=wait, say=say):
+        return _execute(spec, system, results_dir, data_dir, force, latency_items, say, progress, device,
+                        score_outputs, wait)
+
+
+def _execute(spec: RunSpec, system: Any, results_dir: Path, data_dir: Path | None, force: bool, latency_items: int,
+             say: Reporter, progress: Any, device: str, score_outputs: bool, wait: bool) -> dict[str, Any]:
     existing = reusable_record(spec, results_dir, force, say, score_outputs, system=system)
     if existing is not None:
         return existing

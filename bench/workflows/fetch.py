@@ -349,7 +349,7 @@ def fetch_xsum(data_dir: Path | str | None = None, *, dry_run: bool = False, for
     """Have the full XSum corpus where the harness reads it (``$BENCH_XSUM``, else ``<data dir>/xsum/full``),
     downloaded from the hub copy's data files and checked against the pinned split ids."""
     from bench.api import checkpoints as hub
-    from bench.data.errors import DataError
+    from bench.api.errors import DataError
     from bench.data.sources import data_dir as find_data_dir
     from bench.data.xsum import HUB_DATASET, HUB_REVISIONS, full_destination
 
@@ -410,7 +410,7 @@ def _xsum_data_files() -> tuple[str, str, list[RemoteFile]] | None:
 
 def _checked_xsum(root: Path, dest: Path, out: Any, status: Status, manifest: dict[str, Any] | None,
                   write: bool = False) -> Outcome:
-    from bench.data.errors import DataError
+    from bench.api.errors import DataError
     from bench.data.xsum import check_full
 
     problems = []

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.api.types import Example
-from bench.data.built import Built, read_lines
-from bench.data.errors import DataError
-from bench.data.tasks import SplitSpec, Task, splits
+from bench.api import Built, DataError, Example, SplitSpec, Task, read_lines, splits
 
 DATA = Path(__file__).resolve().parent / "data"
 SPLITS = ("train", "dev", "test")

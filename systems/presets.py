@@ -8,13 +8,11 @@ helpers keep what every family does with its presets identical.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 import random
 import types
 import typing
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, MISSING, dataclass, field, fields, replace
 from typing import Any, TypeVar
 
@@ -83,40 +81,10 @@ class FamilyConfig:
 
     _: KW_ONLY
     #: torch threads, and the OpenMP/MKL threads of a child process (fairseq-train), while the system fits and
-    #: decodes (applied by :func:`using_threads`); None: the process's own (``bench run --threads``). A runtime
-    #: setting: not part of the training key (bench.runs RUNTIME_FIELDS), so it never moves a workdir.
+    #: decodes (applied by :func:`bench.api.threads.using_threads`); None: the process's own (``bench run
+    #: --threads``). A runtime setting: not part of the training key (bench.runs RUNTIME_FIELDS), so it never moves
+    #: a workdir.
     threads: int | None = ranged(None, ge=1)
-
-
-#: the thread pools a child process sizes from its environment
-THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-@contextlib.contextmanager
-def using_threads(n: int | None) -> Iterator[None]:
-    """Run the block with ``n`` torch threads and ``n`` OpenMP/MKL threads for any child process it starts, then
-    restore both: the one place a system applies its ``threads`` (:class:`FamilyConfig`). None changes nothing.
-    Why a system sets it at all: tiny models are fastest on one thread (and immune to a busy machine's OpenMP
-    stalls), while the cpu budget uses every core it is given."""
-    if not n:
-        yield
-        return
-    import torch
-
-    old, env = torch.get_num_threads(), {var: os.environ.get(var) for var in THREAD_VARS}
-    if old != n:
-        torch.set_num_threads(n)
-    os.environ.update({var: str(n) for var in THREAD_VARS})
-    try:
-        yield
-    finally:
-        if torch.get_num_threads() != old:
-            torch.set_num_threads(old)
-        for var, value in env.items():
-            if value is None:
-                os.environ.pop(var, None)
-            else:
-                os.environ[var] = value
 
 
 def field_ranges(cls: Any) -> dict[str, Range]:

@@ -7,8 +7,9 @@ import os
 import pytest
 
 from bench.api.errors import UserError
+from bench.api.threads import THREAD_VARS
 from bench.env.counts import CountError, at_least
-from bench.env.threads import THREAD_VARS, set_threads
+from bench.env.threads import set_threads
 
 
 def test_at_least_names_the_option_its_value_and_the_range() -> None:

@@ -154,7 +154,7 @@ def test_threads_are_applied_in_one_place_and_restored() -> None:
 
     import torch
 
-    from systems.presets import THREAD_VARS, using_threads
+    from bench.api.threads import THREAD_VARS, using_threads
 
     before, env = torch.get_num_threads(), {v: os.environ.get(v) for v in THREAD_VARS}
     n = 1 if before != 1 else 2

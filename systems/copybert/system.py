@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.system import System, SystemInfo, check_budget
+from bench.api.threads import using_threads
 from bench.api.types import Example, TaskInfo
 from systems.copybert.features import Feature, Layout
 from systems.copybert.presets import CITATION, VARIANTS, CopyBERTConfig, apply_overrides, preset
-from systems.presets import seeded_subset, using_threads, without_head_window
+from systems.presets import seeded_subset, without_head_window
 from systems.saved_run import VOCAB, open_run, write_run_files
 
 META = "copybert_model.json"

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.system import System, SystemInfo, check_budget
+from bench.api.threads import using_threads
 from bench.api.types import Example, TaskInfo
 from systems.erniegen.presets import CITATION, ErnieGenConfig, apply_overrides, preset
-from systems.presets import seeded_subset, using_threads, without_head_window
+from systems.presets import seeded_subset, without_head_window
 from systems.saved_run import open_run, write_run_files
 
 ATTN = "[ATTN]"

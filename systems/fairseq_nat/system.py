@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.system import System, SystemInfo, check_budget
+from bench.api.threads import using_threads
 from bench.api.types import Example, TaskInfo
 from systems.fairseq_nat.flags import decoder_passes, generate_args, recipe_args, size_args, train_command
 from systems.fairseq_nat.presets import CITATIONS, FairseqConfig, apply_overrides, preset
-from systems.presets import seeded_subset, using_threads
+from systems.presets import seeded_subset
 
 CHECKPOINTS = "checkpoints"
 DICTS = "dicts"

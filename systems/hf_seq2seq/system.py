@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.system import System, SystemInfo
+from bench.api.threads import using_threads
 from bench.api.types import Example, TaskInfo
 from systems.hf_seq2seq.presets import HFSeq2SeqConfig, citation, make_config
-from systems.presets import using_threads
 
 #: random tiny models for smoke runs: small enough to train 20 updates in seconds on one thread
 TINY = {"hidden": 64, "layers": 2, "heads": 4, "ffn": 128, "positions": 512}

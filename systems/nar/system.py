@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.system import System, SystemInfo, check_budget
+from bench.api.threads import using_threads
 from bench.api.types import Example, TaskInfo
 from systems.nar.presets import CITATION, NARConfig, apply_overrides, preset
-from systems.presets import BudgetSize, seeded_subset, using_threads
+from systems.presets import BudgetSize, seeded_subset
 from systems.saved_run import CHECKPOINTS, VOCAB, open_run, write_run_files
 
 META = "nar_model.json"

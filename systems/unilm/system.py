@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.system import System, SystemInfo
+from bench.api.threads import using_threads
 from bench.api.types import Example, TaskInfo
-from systems.presets import check_source_window, seeded_subset, using_threads
+from systems.presets import check_source_window, seeded_subset
 from systems.source_windows import answer_window
 from systems.unilm.collate import LazyParts, S2SFTCollator, V1Collator, lazy_torch
 from systems.unilm.decode import UniLMDecoder

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +33,20 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture
+def quora_hypotheses(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(data dir, a, b): two hypothesis files over the first 40 Quora test questions, ``a`` each whole question
+    lowercased, ``b`` its first three words, so ``a`` beats ``b`` under any recipe. Skips without the data."""
+    data = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
+    if not data.is_dir():
+        pytest.skip(f"data dir {data} not found")
+    from bench.data import load_split
+
+    first = load_split("quora", "test", data_dir=data).examples[:40]
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("".join(ex.source.lower() + "\n" for ex in first))
+    b.write_text("".join(" ".join(ex.source.lower().split()[:3]) + "\n" for ex in first))
+    return data, a, b
+

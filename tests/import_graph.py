@@ -25,17 +25,32 @@ class Import:
     names: tuple[str, ...]  # the names a ``from`` import takes ((): a plain ``import``)
 
 
-@cache
-def modules() -> dict[str, Path]:
-    """Dotted module name -> file, for every .py under bench/ and systems/."""
+def find_modules(root: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every .py under ``root``'s bench/ and systems/."""
     out: dict[str, Path] = {}
     for top in TOPS:
-        for path in sorted((ROOT / top).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        for path in sorted((root / top).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
             out[".".join(parts)] = path
     return out
+
+
+@cache
+def modules() -> dict[str, Path]:
+    """:func:`find_modules` of this checkout (``ROOT``, read at call time so a test can point it elsewhere)."""
+    return find_modules(ROOT)
+
+
+def from_module(node: ast.ImportFrom, module: str, path: Path) -> str:
+    """The absolute module a (possibly relative) ``from`` import in ``module`` (file ``path``) names."""
+    if not node.level:
+        return node.module or ""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    parts = package.split(".")
+    parts = parts[: len(parts) - (node.level - 1)]
+    return ".".join([*parts, node.module] if node.module else parts)
 
 
 def _known(name: str) -> str | None:
@@ -49,7 +64,6 @@ def _known(name: str) -> str | None:
 
 
 def _walk(module: str, path: Path) -> Iterator[Import]:
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -57,10 +71,7 @@ def _walk(module: str, path: Path) -> Iterator[Import]:
                 if target and target != module:
                     yield Import(module, target, node.lineno, ())
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*parts, base] if base else parts)
+            base = from_module(node, module, path)
             for alias in node.names:
                 target = _known(f"{base}.{alias.name}")
                 if target is None or not target.startswith(base) or target == base:

@@ -144,17 +144,17 @@ def test_table_and_export_refuse_edited_outputs(edited: Path, tmp_path: Path) ->
 
 
 def test_run_does_not_take_a_record_with_edited_outputs_as_complete(edited: Path) -> None:
-    from bench.runs import RunSpec, completed_record, load_record
+    from bench.runs import RunSpec, completed_record
     from bench.runs.lookup import RunLookupError, outputs_text
     from bench.runs.pipeline import reusable_record
-    from bench.store.records import OutputsChangedError
+    from bench.store.records import OutputsChangedError, read_record
 
-    spec = RunSpec.from_json(load_record(edited / f"{RUN}.json")["spec"])
+    spec = RunSpec.from_json(read_record(edited / f"{RUN}.json")["spec"])
     with pytest.raises(OutputsChangedError, match="--force"):  # reproduce, queue and status ask this
         completed_record(spec, edited)
     assert reusable_record(spec, edited, force=True, say=lambda _m: None) is None  # --force is the fix
     with pytest.raises(RunLookupError, match="git checkout"):  # show / compare name the fix too
-        outputs_text(load_record(edited / f"{RUN}.json"))
+        outputs_text(read_record(edited / f"{RUN}.json"))
     proc = bench("run", "--system", "copy_source", "--task", "quora", "--split", "test", "--budget", "cpu",
                  "--limit", "2000", "--results-dir", str(edited))
     one_error_line(proc, 2, "sha256 differs", "bench run --system copy_source --task quora --split test "

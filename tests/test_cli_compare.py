@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 
-
-def test_compare_limited_outputs(tmp_path: Path) -> None:
-    if not DATA.is_dir():
-        pytest.skip(f"data dir {DATA} not found")
+def test_compare_limited_outputs(quora_hypotheses: tuple[Path, Path, Path]) -> None:
     from typer.testing import CliRunner
 
     from bench.cli import app
-    from bench.data import load_split
 
-    first = load_split("quora", "test", data_dir=DATA).examples[:40]
-    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
-    a.write_text("".join(ex.source.lower() + "\n" for ex in first))
-    b.write_text("".join(" ".join(ex.source.lower().split()[:3]) + "\n" for ex in first))
-    args = ["compare", str(a), str(b), "--task", "quora", "--data-dir", str(DATA)]
+    data, a, b = quora_hypotheses
+    args = ["compare", str(a), str(b), "--task", "quora", "--data-dir", str(data)]
 
     forgot = CliRunner().invoke(app, args)
     assert forgot.exit_code != 0
@@ -38,7 +29,7 @@ def test_compare_limited_outputs(tmp_path: Path) -> None:
 
     assert CliRunner().invoke(app, [*args, "--limit", "0"]).exit_code != 0
 
-    score = ["score", "--hyp", str(a), "--task", "quora", "--recipe", "mist-quora", "--data-dir", str(DATA), "--json"]
+    score = ["score", "--hyp", str(a), "--task", "quora", "--recipe", "mist-quora", "--data-dir", str(data), "--json"]
     assert "add --limit 40" in " ".join(CliRunner().invoke(app, score).output.split())
     scored = CliRunner().invoke(app, [*score, "--limit", "40"])
     assert scored.exit_code == 0, scored.output

@@ -1,21 +1,28 @@
+import functools
 import subprocess
 import sys
 
 
-def test_help_does_not_import_heavy_modules():
+@functools.cache
+def modules_after_help() -> tuple[str, ...]:
+    """Every module loaded in a fresh interpreter once `bench --help` has run (one subprocess for both tests)."""
     code = (
         "import sys\n"
         "from typer.testing import CliRunner\n"
         "from bench.cli import app\n"
         "r = CliRunner().invoke(app, ['--help'])\n"
         "assert r.exit_code == 0, r.output\n"
-        "heavy = [m for m in ('torch', 'transformers', 'pycocoevalcap', 'matplotlib', 'pandas', 'systems', "
-        "'systems.backbone', 'bench.report', 'bench.runs', 'bench.scoring', 'bench.data', 'bench.launch') "
-        "if m in sys.modules]\n"
-        "print(','.join(heavy))\n"
+        "print('\\n'.join(sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "", f"bench --help imported: {out.stdout.strip()}"
+    return tuple(out.stdout.split())
+
+
+def test_help_does_not_import_heavy_modules():
+    heavy = [m for m in ('torch', 'transformers', 'pycocoevalcap', 'matplotlib', 'pandas', 'systems',
+                         'systems.backbone', 'bench.report', 'bench.runs', 'bench.scoring', 'bench.data',
+                         'bench.launch') if m in modules_after_help()]
+    assert heavy == [], f"bench --help imported: {','.join(heavy)}"
 
 
 #: what `bench --help` may import of the project: the command modules, the contract and the device help text
@@ -23,16 +30,7 @@ STARTUP = ("bench", "bench.cli", "bench.api", "bench.env", "bench.env.device")
 
 
 def test_help_imports_only_the_command_modules_and_the_contract():
-    code = (
-        "import sys\n"
-        "from typer.testing import CliRunner\n"
-        "from bench.cli import app\n"
-        "r = CliRunner().invoke(app, ['--help'])\n"
-        "assert r.exit_code == 0, r.output\n"
-        "print('\\n'.join(m for m in sys.modules if m.split('.')[0] in ('bench', 'systems')))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    loaded = out.stdout.split()
+    loaded = [m for m in modules_after_help() if m.split(".")[0] in ("bench", "systems")]
     assert "bench.cli.common" in loaded and "bench.cli.run" in loaded
     extra = [m for m in loaded if m not in STARTUP and not m.startswith(("bench.cli.", "bench.api."))]
     assert extra == [], f"bench --help imported {extra}: import them inside the command that needs them"

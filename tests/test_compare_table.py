@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from bench.report.compare_table import HEADER, caption, compare_rows
-
-DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 
 
 def _result() -> dict:
@@ -32,19 +29,15 @@ def test_rows_say_a_minus_b_with_its_interval_and_both_p_values() -> None:
     assert caption(_result(), "run-a", "run-b") == "recipe nqg: a = run-a, b = run-b; 946 paired items"
 
 
-def test_compare_prints_a_table_per_recipe_and_json_keeps_the_raw_result(tmp_path: Path) -> None:
-    if not DATA.is_dir():
-        pytest.skip(f"data dir {DATA} not found")
+def test_compare_prints_a_table_per_recipe_and_json_keeps_the_raw_result(
+    quora_hypotheses: tuple[Path, Path, Path],
+) -> None:
     from typer.testing import CliRunner
 
     from bench.cli import app
-    from bench.data import load_split
 
-    first = load_split("quora", "test", data_dir=DATA).examples[:40]
-    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
-    a.write_text("".join(ex.source.lower() + "\n" for ex in first))
-    b.write_text("".join(" ".join(ex.source.lower().split()[:3]) + "\n" for ex in first))
-    args = ["compare", str(a), str(b), "--task", "quora", "--limit", "40", "--data-dir", str(DATA),
+    data, a, b = quora_hypotheses
+    args = ["compare", str(a), str(b), "--task", "quora", "--limit", "40", "--data-dir", str(data),
             "--recipe", "sacrebleu"]  # sacreBLEU needs no Java: the test stays fast
 
     table = CliRunner().invoke(app, args, terminal_width=120)

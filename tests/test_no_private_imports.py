@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-TOPS = ("bench", "systems")
+from import_graph import ROOT, TOPS, find_modules, from_module
 
 #: (importer, module, name) -> why it is still here. ONLY for files this change could not edit; each entry
 #: goes when its owner makes the name public (the second test fails on an entry that no longer happens).
@@ -40,33 +38,12 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
-def _modules(root: Path) -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for top in TOPS:
-        for path in sorted((root / top).rglob("*.py")):
-            parts = list(path.relative_to(root).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            out[".".join(parts)] = path
-    return out
-
-
-def _absolute(node: ast.ImportFrom, module: str, path: Path) -> str:
-    """The module a (possibly relative) ``from`` import names."""
-    if not node.level:
-        return node.module or ""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    parts = package.split(".")
-    parts = parts[: len(parts) - (node.level - 1)]
-    return ".".join([*parts, node.module] if node.module else parts)
-
-
 def _ours(module: str) -> bool:
     return module.split(".")[0] in TOPS
 
 
 def private_uses(root: Path = ROOT) -> list[PrivateUse]:
-    mods = _modules(root)
+    mods = find_modules(root)
     found: list[PrivateUse] = []
     for module, path in mods.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -74,7 +51,7 @@ def private_uses(root: Path = ROOT) -> list[PrivateUse]:
         bound: dict[str, str] = {}  # local name -> one of our modules
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
-                base = _absolute(node, module, path)
+                base = from_module(node, module, path)
                 for alias in node.names:
                     if f"{base}.{alias.name}" in mods:
                         bound[alias.asname or alias.name] = f"{base}.{alias.name}"

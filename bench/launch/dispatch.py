@@ -116,11 +116,8 @@ def _local(done: Launched, results_dir: Path, data_dir: Path | None, say: Callab
 
 
 def _slurm(done: Launched, results_dir: Path, data_dir: Path | None) -> None:
-    try:
-        from bench.launch.slurm import SlurmOptions, submit_plan
-    except ImportError as exc:
-        raise LaunchError(f"--launcher slurm needs submitit ({exc}): pip install 'submitit>=1.5' (or the [slurm] "
-                          "extra).") from None
+    from bench.launch.slurm import SlurmOptions, submit_plan  # preflight has refused a missing submitit
+
     req = done.request
     options = SlurmOptions(partition=req.partition, time_min=req.time_min, gpus=req.gpus,
                            cpus_per_task=req.cpus_per_task or req.threads or 1, parallelism=req.jobs)

@@ -40,7 +40,6 @@ from bench.runs.spec import RunSpec, check_limit, check_seed
 from bench.runs.staleness import (
     completed_record,
     describe_changes,
-    load_record,
     record_stale_reason,
     setting_changes,
     stale_reason,
@@ -60,7 +59,6 @@ __all__ = [
     "display_path",
     "first_examples",
     "harness_info",
-    "load_record",
     "model_spec",
     "model_workdir",
     "outputs_path",

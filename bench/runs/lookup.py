@@ -11,8 +11,7 @@ from typing import Any
 
 from bench.api.errors import UserError
 from bench.runs.evaluation import first_examples
-from bench.runs.staleness import load_record
-from bench.store.records import OutputsChangedError, check_outputs, outputs_file, require_dir
+from bench.store.records import OutputsChangedError, check_outputs, outputs_file, read_record, require_dir
 
 
 class RunLookupError(UserError, ValueError):
@@ -26,7 +25,7 @@ def find_record(run_id: str, results_dir: Path) -> tuple[Path, dict[str, Any]]:
         near = sorted(p.stem for p in path.parent.glob(f"{path.stem.split('--')[0]}*.json"))[:5]
         hint = f" Similar: {', '.join(near)}." if near else f" `ls {path.parent}` lists the recorded runs."
         raise RunLookupError(f"no record {path}.{hint}")
-    return path, load_record(path)
+    return path, read_record(path)
 
 
 def outputs_of(rec: dict[str, Any]) -> list[str]:

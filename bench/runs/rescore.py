@@ -20,8 +20,7 @@ from bench.api.paths import REPO_ROOT
 from bench.runs.evaluation import first_examples
 from bench.runs.outputs import sha256_text
 from bench.runs.reporter import Reporter
-from bench.runs.staleness import load_record
-from bench.store.records import RunRecord
+from bench.store.records import RunRecord, read_record
 
 
 class RescoreError(UserError, ValueError):
@@ -43,7 +42,7 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
     from bench.scoring import ScoringSession, score_split
 
     path = Path(path)
-    record = load_record(path)
+    record = read_record(path)
     unscored = record.get("status") == "unscored"  # bench run --no-score: outputs without scores
     if record.get("status") != "complete" and not unscored:
         raise RescoreError(f"{path}: status is {record.get('status')!r}; only complete or unscored runs can be "

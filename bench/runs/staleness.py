@@ -18,11 +18,6 @@ from bench.runs.spec import RunSpec
 from bench.store.records import check_outputs, read_record
 
 
-def load_record(path: Path) -> dict[str, Any]:
-    """A record file as written (bench.store.records is its one reader)."""
-    return read_record(path)
-
-
 def completed_record(spec: RunSpec, results_dir: Path = RESULTS_DIR) -> dict[str, Any] | None:
     """The spec's complete record, unless it is stale (:func:`stale_reason`): a stale record is not done."""
     rec = complete_record_maybe_stale(spec, results_dir)
@@ -37,7 +32,7 @@ def complete_record_maybe_stale(spec: RunSpec, results_dir: Path = RESULTS_DIR) 
     path = record_path(spec, results_dir)
     if not path.exists():
         return None
-    rec = load_record(path)
+    rec = read_record(path)
     if rec.get("status") != "complete":
         return None
     check_outputs(rec, path)

@@ -117,8 +117,8 @@ class Built:
 
 
 def read_lines(path: Path) -> list[str]:
-    """Lines of a text file split on ``\\n`` only (not Unicode line separators), final newline dropped."""
-    text = path.read_text(encoding="utf-8")
-    if text.endswith("\n"):
-        text = text[:-1]
-    return text.split("\n") if text else []
+    """Lines of a UTF-8 text file by the one rule (:func:`bench.api.text.split_lines`: ``\\n`` only, not Unicode
+    line separators nor a lone ``\\r``; read as bytes, so no newline translation happens first)."""
+    from bench.api.text import split_lines
+
+    return split_lines(path.read_bytes().decode("utf-8"))

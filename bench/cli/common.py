@@ -13,6 +13,8 @@ from rich.table import Table
 
 from bench.api.paths import RESULTS_DIR
 from bench.env.device import DEVICE_HELP
+from bench.env.term_escape import markup as lit
+from bench.env.term_escape import plain
 
 app = typer.Typer(
     help="Benchmark harness for autoregressive, non-autoregressive and semi-NAR text generation.",
@@ -24,7 +26,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 __all__ = ["RESULTS_DIR", "DataDir", "DeviceOpt", "LimitOpt", "ResultsDir", "app", "check_counts", "console",
-           "err_console", "fail", "print_scores", "render_scores", "say", "shown"]
+           "err_console", "fail", "lit", "plain", "print_scores", "render_scores", "say", "shown"]
 
 # --- option types: each option several commands take is declared once ----------------------------------------
 ResultsDir = Annotated[Path, typer.Option(
@@ -63,12 +65,13 @@ def plugins(
 # --- saying and failing ---------------------------------------------------------------------------------------
 def say(to: Console) -> Callable[[str], None]:
     """Print a harness message verbatim: its "[fit]"-style tags are text, not rich markup."""
-    return lambda msg: to.print(msg, markup=False)
+    return lambda msg: to.print(plain(msg, one_line=False))
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """One ``error:`` line and exit ``code`` (2: bad input, 1: the machine or the runs)."""
-    err_console.print(f"[bold red]error:[/] {message}")
+    """One ``error:`` line and exit ``code`` (2: bad input, 1: the machine or the runs). The message is text: a
+    name or path in it holding ``[/x]`` is printed as it is."""
+    err_console.print(f"[bold red]error:[/] {lit(message)}")
     raise typer.Exit(code)
 
 
@@ -109,12 +112,12 @@ def render_scores(results: Sequence[Any]) -> None:
                 cells.append(f"{r.metrics[m]:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
             else:
                 cells.append("–")
-        table.add_row(r.recipe, *cells, str(r.n_items))
+        table.add_row(plain(r.recipe), *cells, str(r.n_items))
     console.print(table)
     for r in results:
-        console.print(f"[dim]{r.signature}[/]")
+        console.print(plain(r.signature, style="dim"))
         for note in r.notes:
-            console.print(f"[yellow]note:[/] {r.recipe}: {note}")
+            console.print(f"[yellow]note:[/] {lit(r.recipe)}: {lit(note)}")
 
 
 def print_scores(record: dict) -> None:
@@ -124,12 +127,12 @@ def print_scores(record: dict) -> None:
     results = [Scores(recipe=name, signature=sc["signature"], metrics=sc["metrics"], ci=sc.get("ci", {}),
                       n_items=sc.get("n_items", 0), notes=sc.get("notes", []))
                for name, sc in record.get("scores", {}).items()]
-    console.rule(record["run_id"])
+    console.rule(lit(record["run_id"], one_line=True))
     if record.get("status") == "unscored":
         console.print("[yellow]unscored[/] (--no-score): `bench rescore` or `bench run` of this spec scores it")
     else:
         render_scores(results)
     data = record["data"]
-    subset = f" [yellow](partial: {data['note']})[/]" if data.get("partial") else ""
-    console.print(f"budget: [bold]{record['spec']['budget']}[/]{subset}")
-    console.print(f"outputs: {record['outputs']['path']}", soft_wrap=True)
+    subset = f" [yellow](partial: {lit(data['note'])})[/]" if data.get("partial") else ""
+    console.print(f"budget: [bold]{lit(record['spec']['budget'], one_line=True)}[/]{subset}")
+    console.print(plain(f"outputs: {record['outputs']['path']}"), soft_wrap=True)

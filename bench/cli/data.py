@@ -32,7 +32,7 @@ def data_build(
                 spec = TASKS.get(name).split(split)
                 kind = ", ".join(k for k, on in (("partial", spec.partial), ("references only", spec.references_only))
                                  if on)
-                table.add_row(name, split, f"{count:,}", sp.sha256[:16], kind)
+                table.add_row(ui.plain(name), ui.plain(split), f"{count:,}", sp.sha256[:16], ui.plain(kind))
         except (DataError, KeyError) as exc:
             ui.fail(str(exc))
     ui.console.print(table)
@@ -57,7 +57,7 @@ def data_verify(
             verify(name, data_dir=data_dir)
         except DataError as exc:
             ui.fail(str(exc), code=1)
-        ui.console.print(f"[green]ok[/] {name}")
+        ui.console.print(f"[green]ok[/] {ui.lit(name)}")
 
 
 @data_app.command("show")
@@ -73,7 +73,8 @@ def data_show(
     ui.check_counts(("-n", n, 0))
     sp = load_split(task, split, data_dir=data_dir)
     label = " (partial)" if sp.partial else ""
-    ui.console.print(f"[bold]{task}/{split}[/]{label}: {len(sp):,} examples, sha256 {sp.sha256[:16]} {sp.note}")
+    ui.console.print(f"[bold]{ui.lit(f'{task}/{split}')}[/]{label}: {len(sp):,} examples, sha256 {sp.sha256[:16]} "
+                     f"{ui.lit(sp.note)}")
     for ex in sp.examples[:n]:
-        ui.console.rule(ex.id)
+        ui.console.rule(ui.lit(ex.id, one_line=True))
         ui.console.print({"source": ex.source[:400], "target": ex.target, **dict(ex.fields)})

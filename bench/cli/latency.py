@@ -59,7 +59,7 @@ def latency(
                             min_items=min_items, length_forced=length_forced, weights=weights, sets=set_,
                             stand_ins=stand_in, seed=seed, precision=precision)
         for note in plan.notes:
-            ui.err_console.print(f"[yellow]note:[/] {note}", soft_wrap=True)
+            ui.err_console.print(f"[yellow]note:[/] {ui.lit(note)}", soft_wrap=True)
         harness = None
         if record:
             from bench.runs import harness_info
@@ -74,4 +74,4 @@ def latency(
     else:
         ui.console.print(report_renderable(done.report))
     if done.record is not None:
-        ui.err_console.print(f"wrote {ui.shown(done.record)}")
+        ui.err_console.print(ui.plain(f"wrote {ui.shown(done.record)}"))

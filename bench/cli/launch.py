@@ -71,7 +71,7 @@ def reproduce(
     except (UserError, ValueError) as exc:
         ui.fail(str(exc))
     if not done.plan:
-        ui.console.print(f"No row of {paper} table {table} can run at budget {budget}.")
+        ui.console.print(ui.plain(f"No row of {paper} table {table} can run at budget {budget}."))
     _render_launch(done, f"{paper}:{table} at budget {budget}")
     if launcher is not Launcher.slurm and not dry_run:
         from bench import report
@@ -82,7 +82,7 @@ def reproduce(
     if (failure := done.failure()) is not None:
         ui.fail(failure, code=1)
     if launcher is Launcher.slurm and not dry_run:
-        ui.console.print(f"`bench status {paper}:{table} --budget {budget}` shows where each job stands.")
+        ui.console.print(ui.plain(f"`bench status {paper}:{table} --budget {budget}` shows where each job stands."))
 
 
 @ui.app.command("queue")
@@ -121,10 +121,10 @@ def _render_launch(done: Launched, title: str) -> None:
     from bench.launch.view import plan_view, state_view
 
     if done.request.dry_run:
-        ui.console.print(plan_view(done.plan, title=f"{title} ({done.request.launcher} launcher)"))
+        ui.console.print(plan_view(done.plan, title=ui.lit(f"{title} ({done.request.launcher} launcher)")))
         ui.console.print(done.pool.line, markup=False)
     elif done.request.launcher == "slurm":
-        ui.console.print(state_view(done.plan, done.states, title=f"submitted to SLURM; logs in {done.logs}"))
+        ui.console.print(state_view(done.plan, done.states, title=ui.lit(f"submitted to SLURM; logs in {done.logs}")))
 
 
 @ui.app.command("status")
@@ -155,9 +155,9 @@ def status_cmd(
         ui.fail(str(exc))
     statuses = plan_status(plan, results_dir, logs)
     ui.console.print(state_view(plan, {rid: (s.state, s.detail) for rid, s in statuses.items()},
-                                title=f"{paper}:{table} at budget {budget}"))
+                                title=ui.lit(f"{paper}:{table} at budget {budget}")))
     counts: dict[str, int] = {}
     for s in statuses.values():
         counts[s.state] = counts.get(s.state, 0) + 1
-    ui.console.print(", ".join(f"{n} {state}" for state, n in counts.items()) or "no runnable row")
+    ui.console.print(ui.plain(", ".join(f"{n} {state}" for state, n in counts.items()) or "no runnable row"))
 

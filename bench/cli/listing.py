@@ -32,7 +32,8 @@ def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
         for name in TASKS.names():
             task = TASKS.get(name)
             splits = ", ".join(f"{s} ({task.splits[s].describe()})" for s in task.splits)
-            table.add_row(name, task.family, splits, ", ".join(task.default_recipes), TASKS.meta(name)["origin"])
+            table.add_row(*map(ui.plain, (name, task.family, splits, ", ".join(task.default_recipes),
+                                          TASKS.meta(name)["origin"])))
     elif kind is Kind.systems:
         from systems import SYSTEMS
 
@@ -41,7 +42,7 @@ def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
         table.add_column("from")
         for name in SYSTEMS.names():
             meta = SYSTEMS.meta(name)
-            table.add_row(name, meta.get("family", ""), meta["origin"])
+            table.add_row(*map(ui.plain, (name, meta.get("family", ""), meta["origin"])))
     else:
         from bench.scoring import RECIPES
 
@@ -50,5 +51,5 @@ def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
         table.add_column("from")
         for name in RECIPES.names():
             meta = RECIPES.meta(name)
-            table.add_row(name, meta.get("family", ""), meta["origin"])
+            table.add_row(*map(ui.plain, (name, meta.get("family", ""), meta["origin"])))
     ui.console.print(table)

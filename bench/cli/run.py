@@ -53,7 +53,7 @@ def run(
         check_seed(seed)
         if split is None:
             split = default_eval_split(task, data_dir)
-            ui.console.print(f"split: [bold]{split}[/]")
+            ui.console.print(f"split: [bold]{ui.lit(split)}[/]")
         spec = RunSpec(system=system, task=task, split=split, budget=budget,
                        overrides=parse_overrides(set_), seed=seed, limit=limit)
         record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
@@ -119,7 +119,8 @@ def rescore_cmd(
             added = rescore(path, data_dir=data_dir, say=ui.say(ui.console))
         except RescoreError as exc:
             ui.fail(str(exc))
-        ui.console.print(f"{ui.shown(path)}: " + (f"added {', '.join(added)}" if added else "nothing missing"))
+        done = f"added {', '.join(added)}" if added else "nothing missing"
+        ui.console.print(ui.plain(f"{ui.shown(path)}: {done}"))
 
 
 @ui.app.command("refile")
@@ -141,5 +142,5 @@ def refile_cmd(
         dest = refile(run_id, parse_overrides(set_), list(unset), results_dir)
     except (RefileError, ValueError) as exc:  # RunLookupError (no such record) is a ValueError
         ui.fail(str(exc))
-    ui.console.print(f"{ui.shown(results_dir / run_id)}.json -> {ui.shown(dest)} (outputs moved with it; `bench "
-                     "order …` recomputes orderings that named it)")
+    ui.console.print(ui.plain(f"{ui.shown(results_dir / run_id)}.json -> {ui.shown(dest)} (outputs moved with it; "
+                              "`bench order …` recomputes orderings that named it)"))

@@ -128,14 +128,14 @@ def compare(
     from bench.report.compare_table import FOOTNOTE, HEADER, caption, compare_rows
 
     for result in results:
-        table = Table(title=Text(caption(result, a, b)), header_style="bold", title_justify="left",
+        table = Table(title=ui.plain(caption(result, a, b)), header_style="bold", title_justify="left",
                       box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         for i, head in enumerate(HEADER):
             table.add_column(head, justify="right" if i else "left", no_wrap=True)
         for row in compare_rows(result):
             table.add_row(*(Text(c) for c in row))
         ui.console.print(table)
-        ui.console.print(result["signature"], style="dim", soft_wrap=True, markup=False)
+        ui.console.print(ui.plain(result["signature"], style="dim"), soft_wrap=True)
     ui.console.print(FOOTNOTE, soft_wrap=True, markup=False)
 
 

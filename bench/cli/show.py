@@ -33,22 +33,25 @@ def show(
     except (RunLookupError, ValueError) as exc:
         ui.fail(str(exc))
     spec, info, data = rec["spec"], rec.get("system") or {}, rec.get("data") or {}
+    lit = ui.lit  # every value below comes from the record: text, never markup
     ui.print_scores(rec)  # rule, scores with CIs, signatures, budget line, outputs path
-    ui.console.print(f"system [bold]{spec['system']}[/] ({info.get('family')}, backbone {info.get('backbone')}); "
-                     f"seed {spec.get('seed')}; overrides {spec.get('overrides') or {}}; "
-                     f"{data.get('n_examples')} examples; "
-                     f"harness {(rec.get('harness') or {}).get('git_sha', '?')[:12]}", soft_wrap=True)
+    ui.console.print(f"system [bold]{lit(spec['system'], one_line=True)}[/] "
+                     + lit(f"({info.get('family')}, backbone {info.get('backbone')}); seed {spec.get('seed')}; "
+                           f"overrides {spec.get('overrides') or {}}; {data.get('n_examples')} examples; "
+                           f"harness {str((rec.get('harness') or {}).get('git_sha', '?'))[:12]}", one_line=True),
+                     soft_wrap=True)
     timings = rec.get("timings") or {}
-    ui.console.print("timings: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
+    ui.console.print(ui.plain("timings: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())))
     stats = rec.get("output_stats")
     if stats and stats.get("n"):
-        flag = "[red]DEGENERATE[/]: " + "; ".join(degeneracy(stats)) + "\n" if degeneracy(stats) else ""
-        ui.console.print(f"{flag}outputs: {stats_summary(stats)}", soft_wrap=True)
+        flag = "[red]DEGENERATE[/]: " + lit("; ".join(degeneracy(stats))) + "\n" if degeneracy(stats) else ""
+        ui.console.print(f"{flag}{lit(f'outputs: {stats_summary(stats)}')}", soft_wrap=True)
     table = Table("#", "output", "reference", header_style="bold", show_lines=True)
     for i, (ex, out) in enumerate(zip(examples, outputs, strict=False), 1):
-        table.add_row(str(i), out, ex.target)
+        table.add_row(str(i), ui.plain(out), ui.plain(ex.target))
     ui.console.print(table)
-    ui.console.print(f"record: {ui.shown(path)}\nworkdir: {(rec.get('model') or {}).get('workdir')}", soft_wrap=True)
+    ui.console.print(ui.plain(f"record: {ui.shown(path)}\nworkdir: {(rec.get('model') or {}).get('workdir')}",
+                              one_line=False), soft_wrap=True)
 
 
 @ui.app.command("export")
@@ -68,4 +71,4 @@ def export_cmd(
         path = results.export(df, out or Path(f"results.{fmt}"), fmt)
     except ValueError as exc:
         ui.fail(str(exc))
-    ui.console.print(f"{path}: {len(df)} rows x {len(df.columns)} columns")
+    ui.console.print(ui.plain(f"{path}: {len(df)} rows x {len(df.columns)} columns"))

@@ -41,7 +41,7 @@ def table_cmd(
         ui.console.print("[green]reports/ matches results/[/]")
         return
     for path in result:
-        ui.console.print(f"wrote {ui.shown(path)}")
+        ui.console.print(ui.plain(f"wrote {ui.shown(path)}"))
     overview = reports_dir / "protocol-sensitivity.md"  # every recorded run under every recipe
     if overview.exists():
         typer.echo(overview.read_text(encoding="utf-8"))

@@ -53,8 +53,8 @@ def calibrate_cmd(
         ui.fail(str(exc))
     for pt in summary["points"]:
         flag = "  degenerate" if pt["degenerate"] else ""
-        ui.console.print(f"lr {pt['lr']:<8g} updates {pt['updates']:>6}  {summary['metric']} {pt['score']:.2f}  "
-                         f"distinct {pt['distinct_ratio']:.1%}{flag}")
+        ui.console.print(ui.plain(f"lr {pt['lr']:<8g} updates {pt['updates']:>6}  {summary['metric']} "
+                                  f"{pt['score']:.2f}  distinct {pt['distinct_ratio']:.1%}{flag}"))
 
 
 @ui.app.command("order")
@@ -168,7 +168,7 @@ def validate(data_dir: DataDir = None) -> None:
     for check in run_checks(data_dir):
         ok &= check.ok or check.optional
         status = "[green]ok[/]" if check.ok else ("[yellow]missing (optional)[/]" if check.optional else "[red]FAIL[/]")
-        table.add_row(check.name, status, check.detail)
+        table.add_row(ui.plain(check.name), status, ui.plain(check.detail, one_line=False))
     ui.console.print(table)
     if not ok:
         raise typer.Exit(1)

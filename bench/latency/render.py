@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.env.term_escape import markup, plain
 from bench.latency.report import LatencyReport
 
 
@@ -15,17 +16,17 @@ def report_renderable(report: LatencyReport) -> Any:
 
     mode = " (LENGTH-FORCED: reference lengths given, untrained-weight speed only)" \
         if report.settings.length_forced else ""
-    table = Table(title=f"Single-stream latency (ms) on {report.device_label}{mode}")
+    table = Table(title=markup(f"Single-stream latency (ms) on {report.device_label}{mode}", one_line=True))
     for col in ("system", "N", "mean", "p50", "p90", "p99", "min", "std", "tok/s", "iter"):
         table.add_column(col, justify="left" if col == "system" else "right")
     if report.baseline:
-        table.add_column(f"speedup vs {report.baseline}: mean [95% CI]", justify="right")
+        table.add_column(plain(f"speedup vs {report.baseline}: mean [95% CI]"), justify="right")
         table.add_column("median", justify="right")
     table.add_column("= quality", justify="center")
     for name, res in report.systems.items():
         s = res.stats
-        row = [
-            name, str(s.n), f"{s.mean_ms:.3f}", f"{s.p50_ms:.3f}", f"{s.p90_ms:.3f}", f"{s.p99_ms:.3f}",
+        row: list[Any] = [
+            plain(name), str(s.n), f"{s.mean_ms:.3f}", f"{s.p50_ms:.3f}", f"{s.p90_ms:.3f}", f"{s.p99_ms:.3f}",
             f"{s.min_ms:.3f}", f"{s.std_ms:.3f}", f"{s.tokens_per_s:.1f}",
             "-" if s.mean_iterations is None else f"{s.mean_iterations:.2f}",
         ]
@@ -37,14 +38,14 @@ def report_renderable(report: LatencyReport) -> Any:
             ]
         row.append({True: "[green]yes[/]", False: "[red]NO[/]", None: "n/a"}[res.outputs.match])
         table.add_row(*row)
-    lines: list[Any] = [table, *(Text(line) for line in canary_lines(report))]
-    lines += [Text(f"note: {note}") for note in report.notes]
+    lines: list[Any] = [table, *(plain(line) for line in canary_lines(report))]
+    lines += [plain(f"note: {note}") for note in report.notes]
     if report.valid:
         lines.append(Text("VALID", style="bold green"))
     else:
         lines.append(Text("INVALID", style="bold red"))
-        lines += [Text(f"  - {reason}") for reason in report.invalid_reasons]
-    lines.append(Text(f"signature: {report.signature}"))
+        lines += [plain(f"  - {reason}") for reason in report.invalid_reasons]
+    lines.append(plain(f"signature: {report.signature}"))
     return Group(*lines)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from rich.table import Column, Table
 from rich.text import Text
 
+from bench.env.term_escape import plain
 from bench.launch.plan import Job
 
 STYLES = {"done": "green", "complete": "green", "running": "cyan", "queued": "dim", "pending": "",
@@ -40,8 +41,8 @@ def plan_view(jobs: Sequence[Job], title: str = "") -> Table:
                   Column("state", no_wrap=True), "estimate", title=title or None, header_style="bold")
     for i, job in enumerate(jobs, 1):
         state = "done (skipped)" if job.state == "done" else "pending"
-        table.add_row(str(i), job.label, overrides_text(job), job.run_id, _after(job, index),
-                      Text(state, style=STYLES[job.state]), duration(job.estimate_s))
+        table.add_row(str(i), plain(job.label), plain(overrides_text(job)), plain(job.run_id),
+                      plain(_after(job, index)), Text(state, style=STYLES[job.state]), duration(job.estimate_s))
     pending = [job for job in jobs if job.state == "pending"]
     known = [job.estimate_s for job in pending if job.estimate_s is not None]
     if pending:
@@ -57,6 +58,8 @@ def state_view(jobs: Sequence[Job], states: Mapping[str, tuple[str, str]], title
                   Column("detail", ratio=1), title=title or None, header_style="bold")
     for i, job in enumerate(jobs, 1):
         state, detail = states[job.run_id]
-        table.add_row(str(i), job.label, overrides_text(job), _after(job, index),
-                      Text(state, style=STYLES.get(state, "")), Text(detail, overflow="fold"))
+        detail_text = plain(detail)  # a log's last line: text, whatever brackets it holds
+        detail_text.overflow = "fold"
+        table.add_row(str(i), plain(job.label), plain(overrides_text(job)), plain(_after(job, index)),
+                      plain(state, style=STYLES.get(state, "")), detail_text)
     return table

@@ -10,10 +10,9 @@ measured" toggle, and long cells wrap, so nothing scrolls sideways at 1400 px.
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Sequence
 
+from bench.report import html_escape
 from bench.report.views import TableView
 
 _CSS = """
@@ -32,9 +31,7 @@ img{max-width:100%;border:1px solid #ddd;margin:0.5em}
 """.strip()
 
 
-def _inline(text: str) -> str:
-    """Escape, then show `code` spans as <code> (preamble and notes only, never table cells)."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text, quote=False))
+_inline = html_escape.inline  # preamble and notes only, never table cells
 
 
 #: a cell holding a word longer than this (a run id, a signature) may break it anywhere, so the table fits
@@ -43,12 +40,12 @@ LONG_WORD = 28
 
 def _td(text: str) -> str:
     long = any(len(word) > LONG_WORD for word in text.split())
-    return f'<td class="long">{html.escape(text)}</td>' if long else f"<td>{html.escape(text)}</td>"
+    return f'<td class="long">{html_escape.text(text)}</td>' if long else f"<td>{html_escape.text(text)}</td>"
 
 
 def view_html(view: TableView) -> str:
     """One view: its title, the table, then the preamble and notes folded under one toggle."""
-    e = html.escape
+    e = html_escape.text
     parts = [f'<section id="{e(view.key)}">', f"<h2>{e(view.title)}</h2>"]
     if view.rows:
         parts.append(f'<table id="table-{e(view.key)}" data-key="{e(view.key)}">')
@@ -76,7 +73,7 @@ def page(
 ) -> str:
     """The whole page: links to the per-task leaderboards (``(file name, task)``), a contents list,
     every view, then the plots (``(file name, caption)``)."""
-    e = html.escape
+    e = html_escape.text
     toc = "".join(f'<li><a href="#{e(v.key)}">{e(v.title)}</a></li>' for v in views)
     boards = "".join(f'<li><a href="{e(src)}">{e(task)}</a></li>' for src, task in leaderboards)
     figs = "".join(

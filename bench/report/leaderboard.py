@@ -20,11 +20,11 @@ Without JavaScript the page shows the ranked default view.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from pathlib import Path
 
 from bench.papers.matching import CONTEXT_SYSTEMS
+from bench.report import html_escape
 from bench.report.board import Board, build_board, display_name, settings
 from bench.report.cells import DEGENERATE_MARK, fmt_num
 from bench.report.ranking import ALPHA, Ranked, RankedGroup, metric_label
@@ -109,14 +109,8 @@ _JS = """
 })();
 """.strip()
 
-e = html.escape
-
-
-def _code(text: str) -> str:
-    """Escape, then show `code` spans as <code>."""
-    import re
-
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", e(text, quote=False))
+e = html_escape.text  # every value on the page, from a record or not (attributes too: quotes are escaped)
+_code = html_escape.inline  # text with `code` spans
 
 
 def _badges(rec: dict) -> str:

@@ -26,6 +26,7 @@ RC = {
     "lines.linewidth": 1.2,
     "svg.hashsalt": "bench",
     "path.simplify": False,
+    "text.parse_math": False,  # a label is data: a system name with two $ is not TeX (nor a crash)
 }
 
 

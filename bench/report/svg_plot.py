@@ -8,11 +8,11 @@ no other point is both faster and better) is a dashed line over the healthy poin
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bench.report import html_escape
 from bench.report.plots import frontier
 
 W, H = 560, 340
@@ -47,7 +47,7 @@ def _num(v: float) -> str:
 def quality_speed_svg(title: str, points: Sequence[Point], y_label: str, x_label: str = "speed-up over the AR "
                       "baseline (×, batch 1)") -> str:
     """One scatter: ``points`` labelled, the front of the healthy ones dashed."""
-    e = html.escape
+    e = html_escape.text
     xs, ys = [p.x for p in points], [p.y for p in points]
     x_lo, x_hi = 0.0, max([*xs, 1.0]) * 1.08
     y_pad = max((max(ys) - min(ys)) * 0.1, 0.5) if ys else 1.0

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
+from bench.api.text import split_lines
 from bench.runs.evaluation import first_examples
 from bench.store.records import OutputsChangedError, check_outputs, outputs_file, read_record, require_dir
 
@@ -30,7 +31,7 @@ def find_record(run_id: str, results_dir: Path) -> tuple[Path, dict[str, Any]]:
 
 def outputs_of(rec: dict[str, Any]) -> list[str]:
     """The run's stored outputs, checked against the sha256 in its record."""
-    return outputs_text(rec).splitlines()
+    return split_lines(outputs_text(rec))
 
 
 def outputs_text(rec: dict[str, Any]) -> str:
@@ -43,7 +44,7 @@ def outputs_text(rec: dict[str, Any]) -> str:
         check_outputs(rec, rec["run_id"])
     except OutputsChangedError as exc:  # callers (refile) catch this module's error
         raise RunLookupError(str(exc)) from exc
-    return path.read_text(encoding="utf-8")
+    return path.read_text(encoding="utf-8")  # universal newlines: a CRLF checkout reads (and hashes) as written
 
 
 def split_of(rec: dict[str, Any], data_dir: Path | None = None) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 
 from bench.api.errors import UserError
 from bench.api.paths import REPO_ROOT
+from bench.api.text import split_lines
 from bench.runs.evaluation import first_examples
 from bench.runs.outputs import sha256_text
 from bench.runs.reporter import Reporter
@@ -64,7 +65,7 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
     if split.sha256 != data["split_sha256"]:
         raise RescoreError(f"{path}: the {spec['task']}/{spec['split']} split now hashes to {split.sha256[:12]}…, "
                            f"not the {data['split_sha256'][:12]}… it was scored on; rescoring would mix data versions.")
-    outputs = text.splitlines()
+    outputs = split_lines(text)
     if len(outputs) != len(split):
         raise RescoreError(
             f"{out_path}: {len(outputs)} lines for {len(split)} examples of {spec['task']}/{spec['split']}."

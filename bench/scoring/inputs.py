@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.api.text import split_lines
 from bench.scoring.errors import ScoringInputError
 
 
@@ -53,11 +54,7 @@ def read_lines(path: str | Path) -> Lines:
         ) from None
     if text == "":
         return Lines(str(p), [], True)
-    final = text.endswith("\n")
-    lines = text.split("\n")
-    if final:
-        lines.pop()
-    return Lines(str(p), lines, final)
+    return Lines(str(p), split_lines(text), text.endswith("\n"))
 
 
 def check_counts(n_hyp: int, n_ref: int, hyp_name: str, ref_name: str) -> None:

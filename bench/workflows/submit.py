@@ -23,6 +23,7 @@ from typing import Any
 
 from bench.api.errors import UserError
 from bench.api.paths import RESULTS_DIR
+from bench.api.text import join_lines
 from bench.store.records import RunRecord
 from bench.store.submissions import (
     BUDGET,
@@ -45,14 +46,46 @@ def submission_id(name: str, task: str, split: str, outputs_sha256: str, paper: 
     return f"{name}--{task}--{split}--{BUDGET}--{digest.hexdigest()[:8]}"
 
 
+#: a ``--meta`` key: a short identifier (it becomes a column of `bench export` and a label in the tables)
+META_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+#: the longest ``--meta`` value: a source URL, a citation, a one-line note; not a document
+META_VALUE_MAX = 500
+
+
 def parse_meta(items: list[str]) -> dict[str, str]:
+    """``--meta key=value`` pairs, each within :data:`META_KEY` / :data:`META_VALUE_MAX` and on one line, so
+    what a submitter says is a short fact the record keeps, never a place to put markup or forge a row."""
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+        key, value = key.strip(), value.strip()
+        if not sep or not key:
             raise SubmissionError(f"--meta {item!r}: expected key=value, e.g. --meta source=https://... ")
-        out[key.strip()] = value.strip()
+        if not META_KEY.fullmatch(key):
+            raise SubmissionError(f"--meta key {key[:80]!r}: use 1 to 64 letters, digits and _ . - "
+                                  "(e.g. --meta source=...).")
+        if key in out:
+            raise SubmissionError(f"--meta {key}: given twice; give each key once.")
+        if len(value) > META_VALUE_MAX:
+            raise SubmissionError(f"--meta {key}: the value is {len(value):,} characters; keep it within "
+                                  f"{META_VALUE_MAX} (a link or a short note).")
+        bad = next((c for c in value if _hidden(c)), None)
+        if bad is not None:
+            raise SubmissionError(f"--meta {key}: the value holds the control character U+{ord(bad):04X} at "
+                                  f"position {value.index(bad) + 1}; give it on one line, without control or "
+                                  "bidi characters.")
+        out[key] = value
     return out
+
+
+def _hidden(c: str) -> bool:
+    """A character that is not text a reader sees: a control (line breaks included), a line or paragraph
+    separator, or a bidi control."""
+    import unicodedata
+
+    from bench.api.text import BIDI_CONTROLS
+
+    return unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in BIDI_CONTROLS
 
 
 def check_name(name: str) -> None:
@@ -120,7 +153,7 @@ def submit(
     check_recipes(info)
     sp = load_split(task, split, data_dir=data_dir)
     outputs = read_hypotheses(hyp, expected=len(sp), ref_label=f"{task}/{split}")
-    text = "".join(line + "\n" for line in outputs)
+    text = join_lines(outputs)
     sha = sha256_text(text)
     run_id = submission_id(name, task, split, sha, paper, row_id)
     spec = {"system": name, "task": task, "split": split, "budget": BUDGET, "overrides": {}}

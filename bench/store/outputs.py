@@ -20,8 +20,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bench.api.paths import REPO_ROOT, RESULTS_DIR
-from bench.store.paths import OUTPUTS_DIR, outputs_text_file, run_record_file
 from bench.store.files import StoreError
+from bench.store.paths import OUTPUTS_DIR, outputs_text_file, run_record_file
 
 #: a run id is a file name: letters, digits and ``_ . + -``, starting with a letter or digit (no ``/``, no ``..``)
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")

@@ -41,7 +41,7 @@ demo: setup
 	$(BENCH) run --system unilm --task squad_qg --budget smoke --results-dir $(DEMO)/results
 	$(BENCH) run --system mist_minilm_l6 --task squad_qg --budget smoke --results-dir $(DEMO)/results
 	$(BENCH) table --budget smoke --results-dir $(DEMO)/results --reports-dir $(DEMO)/reports
-	$(BENCH) export --format csv --results-dir $(DEMO)/results --out $(DEMO)/results.csv
+	$(BENCH) export --format csv --results-dir $(DEMO)/results --out $(DEMO)/results.csv --force
 	@echo "demo reports: $(DEMO)/reports (committed tables from real runs: reports/)"
 	@echo "demo runs as a table: $(DEMO)/results.csv, or bench.report.frame.load(\"$(DEMO)/results\") in a notebook"
 

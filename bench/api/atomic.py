@@ -8,7 +8,8 @@ Why the temporary file is opened here and not by ``tempfile.mkstemp``: mkstemp c
 whatever the umask, so records and outputs came out unreadable to colleagues sharing a results
 folder on a cluster while reports (plain ``open``) were 0644. ``os.open(..., 0o666)`` lets the
 process umask decide, as for any other file the user makes. Whatever fails (a full disk, a
-directory where the file should go, a writer's exception, Ctrl-C), the temporary file is removed.
+directory where the file should go, a writer's exception, Ctrl-C), the temporary file is removed; one a
+``kill -9`` left is removed by the next write into its folder (:mod:`bench.api.tempfiles`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ import contextlib
 import errno
 import json
 import os
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from bench.api.errors import EnvironmentProblem, UserError
+from bench.api.tempfiles import sweep, temp_name
 
 #: errors that mean "this folder cannot be written here": permissions, a read-only file system, or a file
 #: standing where a folder must be made (``--out afile/x.csv``, ``BENCH_CACHE=afile/cache``)
@@ -80,8 +81,9 @@ def _open_temp(path: Path) -> tuple[int, Path]:
         raise TargetIsDirectory(f"{path} is a directory: give a file name to write (e.g. a path inside it).")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        sweep(path.parent)  # a killed command's temporary files go with the next write here
         while True:
-            tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp{path.suffix}")
+            tmp = temp_name(path)
             try:
                 return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
             except FileExistsError:

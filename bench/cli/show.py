@@ -62,13 +62,16 @@ def export_cmd(
     system: Annotated[str | None, typer.Option(help="Only this system.")] = None,
     budget: Annotated[str | None, typer.Option(help="Only this budget.")] = None,
     results_dir: ResultsDir = RESULTS_DIR,
+    force: Annotated[bool, typer.Option(help="Replace --out if it exists (never a file in a results folder).")] = False,
 ) -> None:
     """Every record as a table (one row per run and recipe; bench.report.frame.load), written as csv/parquet/jsonl."""
     from bench.report import frame as results
+    from bench.store.targets import check_out_file
 
     try:
         df = results.filtered(results.load(results_dir), task=task, system=system, budget=budget)
-        path = results.export(df, out or Path(f"results.{fmt}"), fmt)
+        target = check_out_file(out or Path(f"results.{fmt}"), force=force, results_dirs=[results_dir])
+        path = results.export(df, target, fmt)
     except ValueError as exc:
         ui.fail(str(exc))
     ui.console.print(ui.plain(f"{path}: {len(df)} rows x {len(df.columns)} columns"))

@@ -12,6 +12,7 @@ from typing import Any
 from bench.api.errors import UserError
 from bench.api.text import split_lines
 from bench.runs.evaluation import first_examples
+from bench.store.outputs import OutputsPathError, record_source
 from bench.store.records import OutputsChangedError, check_outputs, outputs_file, read_record, require_dir
 
 
@@ -37,12 +38,13 @@ def outputs_of(rec: dict[str, Any]) -> list[str]:
 def outputs_text(rec: dict[str, Any]) -> str:
     """The run's outputs file as stored, checked against the sha256 in its record (the check every reader
     makes, :func:`bench.store.records.check_outputs`, so the message names the fix here too)."""
-    path = outputs_file(rec)
-    if path is None or not path.is_file():
-        raise RunLookupError(f"{rec['run_id']}: outputs {path} are missing; restore them (git) or re-run the spec.")
     try:
-        check_outputs(rec, rec["run_id"])
-    except OutputsChangedError as exc:  # callers (refile) catch this module's error
+        path = outputs_file(rec)  # beside the record, never where its stored path points
+        if path is None or not path.is_file():
+            raise RunLookupError(f"{rec['run_id']}: outputs {path} are missing; restore them (git) or re-run the "
+                                 "spec.")
+        check_outputs(rec, record_source(rec))
+    except (OutputsChangedError, OutputsPathError) as exc:  # callers (refile) catch this module's error
         raise RunLookupError(str(exc)) from exc
     return path.read_text(encoding="utf-8")  # universal newlines: a CRLF checkout reads (and hashes) as written
 

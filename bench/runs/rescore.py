@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
-from bench.api.paths import REPO_ROOT
 from bench.api.text import split_lines
 from bench.runs.evaluation import first_examples
 from bench.runs.outputs import sha256_text
 from bench.runs.reporter import Reporter
-from bench.store.records import RunRecord, read_record
+from bench.store.records import RunRecord, outputs_file, read_record
 
 
 class RescoreError(UserError, ValueError):
@@ -52,8 +51,8 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
     needs_stats = not record.get("output_stats")
     if not todo and not needs_stats:
         return []
-    out_path = REPO_ROOT / record["outputs"]["path"]
-    if not out_path.is_file():
+    out_path = outputs_file(record, path)  # beside the record; a stored path elsewhere is refused
+    if out_path is None or not out_path.is_file():
         raise RescoreError(f"{path}: its outputs {out_path} are missing; restore them (git) or re-run the spec.")
     text = out_path.read_text(encoding="utf-8")
     if sha256_text(text) != record["outputs"]["sha256"]:

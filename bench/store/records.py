@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
-from bench.api.paths import REPO_ROOT  # a record names its outputs relative to it, or absolutely
 from bench.store.files import StoreError, is_number, json_files, read_json, write_json
+from bench.store.outputs import StoredRecord, outputs_location
 from bench.store.paths import run_record_file
 
 SCHEMA_VERSION = 1
@@ -101,8 +101,9 @@ def config_value(rec: dict[str, Any], *names: str) -> Any:
 
 
 def read_record(path: Path | str) -> dict[str, Any]:
-    """One record file as written (any status), with the JSON error named; see :func:`validate_record`."""
-    return validate_record(_read_json(path), path)
+    """One record file as written (any status), with the JSON error named; see :func:`validate_record`. It
+    knows its file (:class:`bench.store.outputs.StoredRecord`): its outputs are found beside it."""
+    return StoredRecord(validate_record(_read_json(path), path), path)
 
 
 def _read_json(path: Path | str) -> Any:
@@ -201,7 +202,7 @@ def load_records(results_dir: Path | str) -> list[dict]:
         data = _read_json(path)
         if isinstance(data, dict) and data.get("kind") == "calibration":
             continue  # results/calibration/ keeps each sweep's summary beside its points' run records
-        rec = validate_record(data, path)
+        rec = StoredRecord(validate_record(data, path), path)
         if rec["status"] != "complete":
             continue
         rid = rec["run_id"]
@@ -241,10 +242,11 @@ class OutputsChangedError(RecordError):
 _HASHES: dict[tuple[str, int, int], str] = {}
 
 
-def outputs_file(rec: dict[str, Any]) -> Path | None:
-    """The outputs file a record names (relative paths are the checkout's), or None when it names none."""
-    path = (rec.get("outputs") or {}).get("path")
-    return REPO_ROOT / path if isinstance(path, str) and path else None
+def outputs_file(rec: dict[str, Any], record: Path | str | None = None) -> Path | None:
+    """The outputs file of ``rec`` (read from ``record``, default: the file it was loaded from), where its run
+    id puts it beside the record, or None when it names none (:func:`bench.store.outputs.outputs_location`:
+    a stored path that is not that file is refused, never followed)."""
+    return outputs_location(rec, record)
 
 
 def outputs_sha256(path: Path) -> str:
@@ -269,7 +271,7 @@ def check_outputs(rec: dict[str, Any], record: Path | str) -> None:
     which prints outputs, says when they are missing).
     """
     want = (rec.get("outputs") or {}).get("sha256")
-    path = outputs_file(rec)
+    path = outputs_file(rec, record)
     if not want or path is None or not path.is_file() or outputs_sha256(path) == want:
         return
     raise OutputsChangedError(

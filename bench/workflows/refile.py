@@ -27,7 +27,6 @@ from typing import Any
 from bench.api.atomic import write_text_atomic
 from bench.api.errors import UserError
 from bench.runs import (
-    REPO_ROOT,
     RunSpec,
     build_system,
     describe_changes,
@@ -38,6 +37,7 @@ from bench.runs import (
     setting_changes,
 )
 from bench.runs.lookup import RunLookupError, find_record, outputs_text
+from bench.store.outputs import owned_outputs
 from bench.store.records import RunRecord, config_value
 
 
@@ -90,8 +90,12 @@ def refile(run_id: str, set_: dict[str, Any], unset: list[str], results_dir: Pat
         text = outputs_text(rec)
     except RunLookupError as exc:
         raise RefileError(f"{exc} Restore them (git checkout) before re-filing.") from exc
-    src_out = REPO_ROOT / rec["outputs"]["path"]
+    src_out = owned_outputs(rec, path)  # the record's own file beside it: never where its stored path points
     dest_out = outputs_path(new, results_dir)
+    if dest_out.is_symlink() or (dest_out.exists() and (not dest_out.is_file() or dest_out.read_bytes()
+                                                        != text.encode("utf-8"))):
+        raise RefileError(f"{dest_out} exists already with other content; refile never overwrites a file it did "
+                          "not write. Move it away (or `git rm` it) first.")
     write_text_atomic(dest_out, text)
 
     if model.get("training_run_id") == model_spec(old, build_system(old))[0].run_id:
@@ -103,8 +107,8 @@ def refile(run_id: str, set_: dict[str, Any], unset: list[str], results_dir: Pat
                                                      "unset": list(unset)}])
     RunRecord.from_json(moved, dest).save(dest)
     path.unlink()
-    if src_out.resolve() != dest_out.resolve():
-        src_out.unlink()
+    if src_out is not None and src_out.resolve() != dest_out.resolve():
+        src_out.unlink(missing_ok=True)
     return dest
 
 

@@ -102,6 +102,18 @@ def check_name(name: str) -> None:
                               f"{name}_submitted, or the outputs' source (nqg_du2017).")
 
 
+def check_no_copy(hyp: Path) -> None:
+    """``--no-copy`` records only the path of ``hyp``, and a record may name a file outside its results folder
+    only in the data folder (:mod:`bench.store.outputs`): anything else would be refused by every reader."""
+    from bench.store.outputs import data_roots, in_data_folder
+
+    if not in_data_folder(hyp):
+        roots = " or ".join(str(r) for r in data_roots())
+        raise SubmissionError(f"--hyp {hyp}: --no-copy keeps only its path, and a record may name outputs outside "
+                              f"its results folder only in the data folder ({roots}); drop --no-copy to keep a "
+                              "copy beside the record.")
+
+
 def check_paper_row(paper: str | None, row: str | None) -> tuple[str | None, str | None]:
     """``--paper P:T`` must name a table and ``--row`` one of its rows (label or id); returns the
     table's canonical reference (``mist:1``) and the row's id."""
@@ -148,6 +160,8 @@ def submit(
     from bench.scoring.output_stats import output_stats
 
     check_name(name)
+    if not copy:
+        check_no_copy(Path(hyp))
     paper, row_id = check_paper_row(paper, row)
     info = TASKS.get(task)
     check_recipes(info)

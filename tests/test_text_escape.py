@@ -271,7 +271,12 @@ def test_every_reader_agrees_on_what_a_line_is(sep: str, tmp_path: Path) -> None
     assert data_lines(hyp) == lines
     from bench.runs.outputs import sha256_text
 
-    rec = {"run_id": "r", "outputs": {"path": str(hyp), "sha256": sha256_text(join_lines(lines))}}
+    from bench.store.outputs import StoredRecord
+
+    (tmp_path / "outputs").mkdir()
+    (tmp_path / "outputs" / "r.txt").write_bytes(hyp.read_bytes())
+    rec = StoredRecord({"run_id": "r", "outputs": {"path": "outputs/r.txt", "sha256": sha256_text(join_lines(lines))}},
+                       tmp_path / "r.json")
     assert outputs_of(rec) == lines
 
 

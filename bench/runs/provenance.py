@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from bench import __version__
+from bench.version import __version__
 from bench.api.paths import REPO_ROOT
 
 #: what runs write, not code: a run that re-records (``--force``) a committed record must not make the

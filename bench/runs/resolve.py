@@ -60,3 +60,24 @@ def check_weights_here(spec: RunSpec, *, use_stand_in: bool = False, system: Any
         f"cpu` (or add --stand-in); its own weights come with `bench fetch --system {spec.system}` where there is "
         "internet."
     )
+
+
+def budgets_here(name: str) -> tuple[list[str], str | None]:
+    """The budgets registered system ``name`` can run at on this machine (it builds there and reports no missing
+    weights; the paper budget still wants a GPU to finish in time), and its cpu stand-in where it declares one and
+    its own cpu weights are not here. Building loads no weights, so this is cheap."""
+    from bench.api.system import BUDGETS
+    from systems import build
+
+    here: list[str] = []
+    stand_in = None
+    for budget in BUDGETS:
+        try:
+            system = build(name, budget, {})
+        except (ValueError, UserError):  # a budget the system has no preset for, or settings it requires
+            continue
+        if system.missing_weights() is None:
+            here.append(budget)
+        elif budget == "cpu" and system.cpu_stand_in:
+            stand_in = str(system.cpu_stand_in)
+    return here, stand_in

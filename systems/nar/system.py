@@ -65,15 +65,12 @@ class NARSystem(System):
 
     def missing_weights(self) -> str | None:
         """The pretrained backbone when it has no offline copy; random-init and ``init_from`` runs load none."""
-        from bench.api.checkpoints import find_local_checkpoint
+        from bench.api.checkpoints import missing_checkpoint
 
         cfg = self.cfg
         if cfg.random_init or cfg.init_from or cfg.weights == "random":
             return None
-        try:
-            return None if find_local_checkpoint(cfg.backbone) is not None else cfg.backbone
-        except FileNotFoundError:  # the minilm-l6 package itself is missing
-            return cfg.backbone
+        return missing_checkpoint(cfg.backbone)
 
     def models(self) -> Sequence[Any]:
         return [self.model] if self.model is not None else []

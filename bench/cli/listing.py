@@ -34,11 +34,10 @@ def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
             splits = ", ".join(f"{s} ({task.splits[s].describe()})" for s in task.splits)
             table.add_row(name, task.family, splits, ", ".join(task.default_recipes), TASKS.meta(name)["origin"])
     elif kind is Kind.systems:
-        from systems import SYSTEMS
-
         from rich import box
 
         from bench.runs.resolve import budgets_here
+        from systems import SYSTEMS
 
         table = Table(show_header=True, header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         table.add_column("system", no_wrap=True)

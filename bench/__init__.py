@@ -1,3 +1,25 @@
-"""bench: one data layer, one scorer and one latency meter for comparing text generators."""
+"""bench: one data layer, one scorer and one latency meter for comparing text generators.
 
-__version__ = "0.1.0"
+The Python API (docs/commands.md, "Python API"): ``bench.load_results()``, ``bench.load_split()``,
+``bench.compare()``, ``bench.run()``. They are loaded on first use (module ``__getattr__``), so ``import bench``
+and ``bench --help`` import nothing heavy.
+"""
+
+from typing import Any
+
+from bench.version import __version__
+
+__all__ = ["__version__", "compare", "load_results", "load_split", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    """The public functions of :mod:`bench.public`, imported when first asked for."""
+    if name in ("compare", "load_results", "load_split", "run"):
+        from bench import public
+
+        return getattr(public, name)
+    raise AttributeError(f"module 'bench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -22,6 +22,7 @@ SYSTEMS: Registry = Registry("system", entry_point_group="bench.systems", check=
 # Reference baselines: exercise the whole pipeline on real data without a model.
 SYSTEMS.register("copy_source", "systems.baselines:copy_source", family="reference")
 SYSTEMS.register("lead1", "systems.baselines:lead1", family="reference")
+SYSTEMS.register("lead3", "systems.baselines:lead3", family="reference")
 # Latency probe: does nothing, so the meter's own overhead can be measured against it.
 SYSTEMS.register("null", "systems.null:null", family="reference")
 

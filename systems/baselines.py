@@ -1,8 +1,8 @@
 """Reference baselines: no model, so they exercise data -> outputs -> scorer -> record on real data.
 
 ``copy_source`` returns the input as the output (Quora: the identity paraphrase; SQuAD QG: the
-sentence containing the answer). ``lead1`` returns the first sentence of an XSum document. Both
-give the floor any trained system must beat.
+sentence containing the answer). ``lead1`` and ``lead3`` return the first one or three sentences of an XSum
+document (Narayan et al. 2018 report both). They give the floor any trained system must beat.
 """
 
 from __future__ import annotations
@@ -27,11 +27,19 @@ def one_line(text: str) -> str:
 
 def first_sentence(document: str) -> str:
     """The lead sentence of a document: the first line, cut at the first sentence end."""
+    return lead_sentences(document, 1)
+
+
+def lead_sentences(document: str, n: int) -> str:
+    """The first ``n`` sentences of a document, read line by line (a line ends a sentence too), joined by a space."""
+    out: list[str] = []
     for line in document.splitlines():
         line = one_line(line)
         if line:
-            return _SENTENCE_END.split(line, maxsplit=1)[0]
-    return ""
+            out += _SENTENCE_END.split(line)[: n - len(out)]
+        if len(out) >= n:
+            break
+    return " ".join(out)
 
 
 class CopySource(System):
@@ -61,17 +69,23 @@ class CopySource(System):
 
 
 class Lead1(System):
-    """Output = the first sentence of the document (the classic summarisation floor)."""
+    """Output = the first sentence of the document (the classic summarisation floor); ``Lead1(budget, 3)`` is
+    LEAD-3, the first three."""
 
     needs_training = False
 
-    def __init__(self, budget: str) -> None:
+    def __init__(self, budget: str, sentences: int = 1) -> None:
         self.budget = check_budget(budget)
+        self.sentences = sentences
+
+    @property
+    def name(self) -> str:
+        return f"lead{self.sentences}"
 
     def describe(self) -> SystemInfo:
         return SystemInfo(
-            name="lead1", family="reference", iterations=0, budget=self.budget,
-            citation="LEAD-1 baseline (Narayan et al., 2018, XSum)",
+            name=self.name, family="reference", iterations=0, budget=self.budget,
+            citation=f"LEAD-{self.sentences} baseline (Narayan et al., 2018, XSum)",
         )
 
     def fit(self, task: TaskInfo, workdir: Path) -> None:
@@ -83,9 +97,9 @@ class Lead1(System):
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         self.refuse_forced_length(forced_length)
         if not example.source.strip():
-            raise ValueError(f"lead1: example {example.id} has no document text (use a split with documents, "
+            raise ValueError(f"{self.name}: example {example.id} has no document text (use a split with documents, "
                              "e.g. xsum 'test-available', not 'test-refs').")
-        return first_sentence(example.source)
+        return lead_sentences(example.source, self.sentences)
 
 
 def _no_settings(name: str, overrides: Mapping[str, Any]) -> None:
@@ -104,3 +118,8 @@ def copy_source(budget: str, overrides: Mapping[str, Any]) -> CopySource:
 def lead1(budget: str, overrides: Mapping[str, Any]) -> Lead1:
     _no_settings("lead1", overrides)
     return Lead1(budget)
+
+
+def lead3(budget: str, overrides: Mapping[str, Any]) -> Lead1:
+    _no_settings("lead3", overrides)
+    return Lead1(budget, 3)

@@ -277,6 +277,15 @@ def find_local_checkpoint(name_or_path: str) -> Path | None:
     return Path(cached).parent if isinstance(cached, str) else None
 
 
+def missing_checkpoint(name_or_path: str) -> str | None:
+    """``name_or_path`` when it has no copy on this machine (:func:`find_local_checkpoint`, no network), else None:
+    what a family's ``System.missing_weights`` reports for the backbone it would load."""
+    try:
+        return None if find_local_checkpoint(name_or_path) is not None else name_or_path
+    except FileNotFoundError:  # the offline minilm-l6 package itself is not installed
+        return name_or_path
+
+
 def resolve_checkpoint(name_or_path: str) -> Path:
     """Find the directory holding ``config.json`` + weights for a name, path or hub id.
 

@@ -68,6 +68,10 @@ class System(abc.ABC):
     #: workdir both decode (CopyBERT's SpanBERT row at the cpu budget trains the self-copy row's model);
     #: () for a family whose behaviour depends on its name beyond the settings it reports
     model_siblings: tuple[str, ...] = ()
+    #: the registered system that runs in this one's place at the ``cpu`` budget when :meth:`missing_weights`
+    #: names a checkpoint with no offline copy (the MIST tables' cpu rows: ``mist_unilm`` -> ``mist_minilm_l6``);
+    #: None: no stand-in. ``bench run`` names it (``--stand-in`` runs it, recorded under its own name)
+    cpu_stand_in: str | None = None
     #: ``decode_one(example, forced_length=N)`` emits exactly N target tokens (length-forced timing)
     supports_forced_length: bool = False
     #: ``--set weights=random`` builds the paper-size architecture untrained, for speed columns only
@@ -110,6 +114,12 @@ class System(abc.ABC):
         self.device = str(device)
         for module in self.models():
             module.to(self.device)
+
+    def missing_weights(self) -> str | None:
+        """The checkpoint ``fit`` would load that has no copy on this machine (checked without a download), or
+        None: all it needs is here, or it loads nothing, or the family does not say (the load itself then
+        reports a missing file)."""
+        return None
 
     def training_settings(self, task: TaskInfo) -> Mapping[str, Any]:
         """The resolved settings that decide the model this system trains on ``task``: the training key

@@ -19,7 +19,7 @@ class Kind(str, Enum):
 
 @ui.app.command("ls")
 def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
-    """List registered tasks, systems or recipes."""
+    """List registered tasks, systems (with the budgets each runs at here, and its cpu stand-in) or recipes."""
     table = Table(show_header=True, header_style="bold")
     if kind is Kind.tasks:
         from bench.data import TASKS
@@ -35,14 +35,26 @@ def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
             table.add_row(*map(ui.plain, (name, task.family, splits, ", ".join(task.default_recipes),
                                           TASKS.meta(name)["origin"])))
     elif kind is Kind.systems:
+        from rich import box
+
+        from bench.runs.resolve import budgets_here
         from systems import SYSTEMS
 
-        table.add_column("system")
-        table.add_column("family")
-        table.add_column("from")
+        table = Table(show_header=True, header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        table.add_column("system", no_wrap=True)
+        table.add_column("family", no_wrap=True)
+        table.add_column("runs here at", no_wrap=True)
+        table.add_column("cpu stand-in", no_wrap=True)
+        plugins = any(SYSTEMS.meta(name)["origin"] != "built-in" for name in SYSTEMS.names())
+        if plugins:
+            table.add_column("from")
         for name in SYSTEMS.names():
             meta = SYSTEMS.meta(name)
-            table.add_row(*map(ui.plain, (name, meta.get("family", ""), meta["origin"])))
+            budgets, stand_in = budgets_here(name)
+            row = [name, meta.get("family", ""), " ".join(budgets) or "-", stand_in or ""]
+            table.add_row(*map(ui.plain, (*row, *([meta["origin"]] if plugins else []))))
+        table.caption = ("runs here at: budgets whose weights are on this machine (paper also wants a GPU). "
+                         "cpu stand-in: what `bench run --budget cpu --stand-in` runs instead.")
     else:
         from bench.scoring import RECIPES
 

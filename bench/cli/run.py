@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -36,6 +36,9 @@ def run(
     wait: Annotated[bool, typer.Option(help="When the same run (or its model's training) is already running: "
                                        "wait for it (the default, saying once for whom), or --no-wait: refuse "
                                        "at once, naming that process (exit 1).")] = True,
+    stand_in: Annotated[bool, typer.Option("--stand-in", help="At --budget cpu, when the system's backbone has no "
+                                           "offline copy, run its cpu stand-in (bench ls systems) instead of "
+                                           "naming it; the record is the stand-in's.")] = False,
 ) -> None:
     """Train (or load) -> decode -> score -> (time) -> record one run."""
     from bench.api.registry import RegistryError
@@ -56,6 +59,7 @@ def run(
             ui.console.print(f"split: [bold]{ui.lit(split)}[/]")
         spec = RunSpec(system=system, task=task, split=split, budget=budget,
                        overrides=parse_overrides(set_), seed=seed, limit=limit)
+        spec = resolve_spec(spec, data_dir, stand_in)
         record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
                          latency_items=latency_n, say=ui.say(ui.console), progress=ui.console, device=device,
                          score_outputs=score, wait=wait)
@@ -64,6 +68,22 @@ def run(
     except (RegistryError, DataError, ValueError) as exc:
         ui.fail(str(exc))
     ui.print_scores(record)
+
+
+def resolve_spec(spec: Any, data_dir: Path | None, stand_in: bool) -> Any:
+    """The spec as it can run here: its cpu stand-in where asked for (else a one-line refusal naming it), and the
+    split that trains it, each said when it is not the plain one."""
+    from bench.runs.identity import build_system
+    from bench.runs.resolve import check_weights_here, with_training_split
+
+    resolved = check_weights_here(spec, use_stand_in=stand_in)
+    if resolved.system != spec.system:
+        ui.console.print(f"stand-in: [bold]{resolved.system}[/] runs for {spec.system} (its backbone is not here)")
+    resolved = with_training_split(resolved, data_dir, build_system(resolved))
+    if resolved.train_split:
+        ui.console.print(f"training split: [bold]{resolved.train_split}[/] (the task's train split is not here; "
+                         f"a {resolved.budget} run is a plumbing check)")
+    return resolved
 
 
 @ui.app.command("submit")

@@ -44,6 +44,18 @@ def default_eval_split(task: str, data_dir: Path | str | None = None) -> str:
     return max(candidates, key=lambda s: s.count).name
 
 
+def training_data_missing(task: str, data_dir: Path | str | None = None) -> str | None:
+    """One line saying that ``task``'s training data is not on this machine and how to get it, or None when it is
+    (only XSum has optional splits: its full corpus is the user's)."""
+    t = _task(task)
+    if "train" not in t.splits or not t.split("train").optional:
+        return None
+    from bench.data.xsum import find_full, training_missing_message
+
+    root = _root_for(t, data_dir)
+    return None if find_full(root) is not None else training_missing_message(root)
+
+
 def load_split(
     task: str, split: str, data_dir: Path | str | None = None, *, cache_dir: Path | str | None = None
 ) -> Split:

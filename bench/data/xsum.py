@@ -113,13 +113,24 @@ def check_full(root: Path, full_dir: Path) -> FullCheck:
 
 
 def full_missing_message(root: Path, split: str) -> str:
+    """One line for a run that asked for a full split: the training ones say what trains without them."""
+    if split != "test":
+        return training_missing_message(root)
     return (
-        f"XSum split '{split}' needs the full XSum corpus, which was not found (looked at ${FULL_ENV} "
-        f"and {root / 'xsum' / 'full'}). Fix: `bench fetch --data` (downloads the Hugging Face {HUB_DATASET} "
-        "copy on a machine with internet), or put *.jsonl or *.parquet files with id/document/summary "
-        "or the original bbc-summary-data folder there. Available without it: test-refs (all 11,334 test "
-        "references, no documents: score outputs of the full test set with --split test-refs), "
-        "test-available (PARTIAL: 4,034 of 11,334), validation-available (PARTIAL: 1,079 of 11,332)."
+        f"XSum split 'test' needs the full XSum corpus, which is not on this machine (looked at ${FULL_ENV} and "
+        f"{root / 'xsum' / 'full'}). Fix: leave --split out (a run then scores test-available, PARTIAL: 4,034 of "
+        "11,334 recovered test documents), score outputs made elsewhere with --split test-refs, or get the corpus "
+        "with `bench fetch --data` where there is internet."
+    )
+
+
+def training_missing_message(root: Path) -> str:
+    """Why an XSum run that trains cannot run here, and the two ways on: fetch the corpus, or the smoke budget."""
+    return (
+        f"XSum's 204,045 training documents are not on this machine (looked at ${FULL_ENV} and "
+        f"{root / 'xsum' / 'full'}; the shared data holds only 5,113 recovered test/validation documents). "
+        f"Fix: `bench fetch --data` gets the full corpus ({HUB_DATASET}) where there is internet, or drop "
+        "--budget: the default budget, smoke, trains on the recovered validation documents (a plumbing check)."
     )
 
 

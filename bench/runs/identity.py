@@ -114,4 +114,5 @@ def training_workdir(spec: RunSpec, system: Any) -> Path:
 def model_workdir(trained: RunSpec, key: str) -> Path:
     """The workdir of the model that ``trained`` and ``key`` (what :func:`model_spec` returns) name: for a
     caller that already has them; :func:`training_workdir` goes from a run's own spec."""
-    return cache_root() / "runs" / f"{trained.system}--{trained.task}--{trained.budget}--s{trained.seed}--cfg{key}"
+    task = f"{trained.task}@{trained.train_split}" if trained.train_split else trained.task  # what trained it
+    return cache_root() / "runs" / f"{trained.system}--{task}--{trained.budget}--s{trained.seed}--cfg{key}"

@@ -199,7 +199,7 @@ def prepare(spec: RunSpec, system: Any, data_dir: Path | None, device: str = "au
 def train(prep: PreparedRun, data_dir: Path | None, say: Reporter, wait: bool = True) -> Trained:
     """Fit (or resume, or find finished) the model in the workdir its resolved training config names,
     holding the workdir's lock: another run id may train the same model (``wait``: as :func:`execute`)."""
-    from bench.data import load_split, task_info
+    from bench.data import task_info
     from bench.env.device import fit_on
     from bench.runs.lock import held, workdir_lock_path
 
@@ -208,14 +208,14 @@ def train(prep: PreparedRun, data_dir: Path | None, say: Reporter, wait: bool = 
     # its task: the one whose training split trains this run's model; its system: the one that trains it
     trained, key = model_spec(spec, system)  # key before fit: describe() may add what training ran with
     if system.needs_training:
-        dev_name = "dev" if "dev" in task.splits else "validation"
-        train_split = load_split(trained.task, "train", data_dir=data_dir)
-        dev = load_split(trained.task, dev_name, data_dir=data_dir)
-        info = task_info(trained.task, train_split.examples, dev.examples)
+        train_examples, dev_examples = training_examples(trained, task, data_dir)
+        info = task_info(trained.task, train_examples, dev_examples)
     else:
         info = task_info(trained.task)
     workdir = model_workdir(trained, key)
     shared = [f"the {trained.task} model: same training split"] if trained.task != spec.task else []
+    if trained.train_split:
+        shared.append(f"trained on {trained.train_split}")
     if trained.system != spec.system:
         shared.append(f"{trained.system}'s model: the same training settings")
     asked = time.perf_counter()
@@ -226,6 +226,21 @@ def train(prep: PreparedRun, data_dir: Path | None, say: Reporter, wait: bool = 
             f"{prep.device} -> {workdir}")
         fit_on(system, info, workdir, prep.device)
     return Trained(workdir, key, trained.run_id, time.perf_counter() - t0)
+
+
+def training_examples(trained: RunSpec, task: Any, data_dir: Path | None) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The examples that train ``trained``'s model and draw its dev curve: the task's train and dev splits, or,
+    where the spec names a ``train_split`` (a smoke run without the task's training data), that split for both,
+    without its examples that have no target (nothing to learn from)."""
+    from bench.data import load_split
+
+    if trained.train_split:
+        split = load_split(trained.task, trained.train_split, data_dir=data_dir)
+        usable = tuple(ex for ex in split.examples if ex.target.strip())
+        return usable, usable
+    dev_name = "dev" if "dev" in task.splits else "validation"
+    train = load_split(trained.task, "train", data_dir=data_dir)
+    return train.examples, load_split(trained.task, dev_name, data_dir=data_dir).examples
 
 
 def decode(prep: PreparedRun, trained: Trained, results_dir: Path, progress: Any, say: Reporter) -> Outputs:

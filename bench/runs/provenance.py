@@ -8,8 +8,8 @@ import subprocess
 from collections.abc import Mapping
 from typing import Any
 
-from bench import __version__
 from bench.api.paths import REPO_ROOT
+from bench.version import __version__
 
 #: what runs write, not code: a run that re-records (``--force``) a committed record must not make the
 #: next run in the same worktree look "dirty" (the flag says whether the *code* differs from the commit)

@@ -1,5 +1,5 @@
-"""What a run is: :class:`RunSpec` (system, task, split, budget, overrides, seed, limit), its run id, and the
-range checks every command that makes one applies before any file, workdir or record exists."""
+"""What a run is: :class:`RunSpec` (system, task, split, budget, overrides, seed, limit, training split), its run
+id, and the range checks every command that makes one applies before any file, workdir or record exists."""
 
 from __future__ import annotations
 
@@ -43,6 +43,9 @@ class RunSpec:
     overrides: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 42
     limit: int | None = None  # decode/score only the first N examples of the split (a stated subset)
+    #: the split that trains the model, None: the task's own ``train`` (bench.data.training.training_split: XSum's
+    #: smoke runs train on ``validation-available`` where the full corpus is absent)
+    train_split: str | None = None
 
     def __post_init__(self) -> None:
         check_limit(self.limit)
@@ -53,6 +56,8 @@ class RunSpec:
         out["overrides"] = dict(sorted(self.overrides.items()))
         if self.limit is None:
             del out["limit"]  # keeps run ids of full-split runs independent of this field
+        if self.train_split is None:
+            del out["train_split"]  # likewise: runs that train on the task's own train split keep their ids
         return out
 
     @property
@@ -70,4 +75,5 @@ class RunSpec:
             overrides=dict(obj.get("overrides", {})),
             seed=int(obj.get("seed", 42)),
             limit=obj.get("limit"),
+            train_split=obj.get("train_split"),
         )

@@ -445,9 +445,9 @@ def _corpus_files(dest: Path) -> Iterable[Path]:
 # --- manifest and hashing --------------------------------------------------------------------------------------
 def write_manifest(directory: Path, record: Mapping[str, Any]) -> Path:
     """``fetch-manifest.json`` beside the fetched files (atomic), stamped with the time and the harness version."""
-    from bench import __version__
     from bench.api.atomic import write_json_atomic
     from bench.api.checkpoints import MANIFEST
+    from bench.version import __version__
 
     path = directory / MANIFEST
     write_json_atomic(path, {**record, "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -59,6 +59,13 @@ class CopyBERTSystem(System):
         return [self.model] if self.model is not None else []
 
     # ------------------------------------------------------------------ describe
+    def missing_weights(self) -> str | None:
+        """The pretrained backbone when it has no offline copy (tiny smoke models and init_from runs load none)."""
+        from bench.api.checkpoints import missing_checkpoint
+
+        cfg = self.cfg
+        return None if cfg.tiny or cfg.init_from else missing_checkpoint(cfg.backbone)
+
     def describe(self) -> SystemInfo:
         cfg = self.cfg
         paper_backbone = VARIANTS[cfg.variant][0]

@@ -49,6 +49,13 @@ class ErnieGenSystem(System):
         return [self.model] if self.model is not None else []
 
     # ------------------------------------------------------------------ describe
+    def missing_weights(self) -> str | None:
+        """The pretrained backbone when it has no offline copy (the tiny smoke model and init_from runs load none)."""
+        from bench.api.checkpoints import missing_checkpoint
+
+        cfg = self.cfg
+        return None if cfg.backbone == "tiny" or cfg.init_from else missing_checkpoint(cfg.backbone)
+
     def describe(self) -> SystemInfo:
         cfg = self.cfg
         config = without_head_window({k: v for k, v in asdict(cfg).items() if k not in ("variant", "budget")})

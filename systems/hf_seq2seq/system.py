@@ -42,6 +42,15 @@ class HFSeq2SeqSystem(System):
     def models(self) -> Sequence[Any]:
         return [self.model] if self.model is not None else []
 
+    def missing_weights(self) -> str | None:
+        """The pretrained model (or BERT2BERT's encoder) when it has no offline copy; tiny smoke models load none."""
+        from bench.api.checkpoints import missing_checkpoint
+
+        spec = self.cfg.model
+        if spec in ("tiny-bart", "tiny-bert2bert"):
+            return None
+        return missing_checkpoint(spec.split(":", 1)[1] if spec.startswith("bert2bert:") else spec)
+
     def describe(self) -> SystemInfo:
         config = json.loads(json.dumps(asdict(self.cfg), default=list))  # tuples -> lists: plain JSON
         if self.fit_result:  # what training ran with (effective precision, threads, buckets)

@@ -32,6 +32,18 @@ VARIANTS: dict[str, tuple[str, bool, bool, bool]] = {
     "static_mix_minilm_l6": ("minilm-l6", False, False, True),
 }
 
+#: variant -> the MiniLM-L6 variant of the same method, which runs at the cpu budget in its place when its paper
+#: backbone has no offline copy (the MIST tables name these as the rows' cpu systems; a test holds them equal)
+CPU_STAND_INS: dict[str, str] = {
+    "encoder_minilm": "encoder_minilm_l6",
+    "encoder_bert": "encoder_minilm_l6",
+    "encoder_unilm": "encoder_minilm_l6",
+    "mist_minilm": "mist_minilm_l6",
+    "mist_bert": "mist_minilm_l6",
+    "mist_unilm": "mist_minilm_l6",
+    "static_mix_unilm": "static_mix_minilm_l6",
+}
+
 #: Architecture shapes (hidden, layers, heads, intermediate) by name and by the backbones that have them,
 #: so ``weights=random`` can build a paper-size encoder without its checkpoint (timing only).
 SHAPES: dict[str, dict[str, int]] = {

@@ -14,7 +14,7 @@ from typing import Any
 from bench.api.system import System, SystemInfo, check_budget
 from bench.api.threads import using_threads
 from bench.api.types import Example, TaskInfo
-from systems.nar.presets import CITATION, NARConfig, apply_overrides, preset
+from systems.nar.presets import CITATION, CPU_STAND_INS, NARConfig, apply_overrides, preset
 from systems.presets import BudgetSize, seeded_subset
 from systems.saved_run import CHECKPOINTS, VOCAB, open_run, write_run_files
 
@@ -57,6 +57,20 @@ class NARSystem(System):
         architecture (``weights=random``): the harness then skips loading the training split (XSum's
         needs the full corpus, which a speed column does not)."""
         return not self.cfg.init_from and self.cfg.weights != "random"
+
+    @property
+    def cpu_stand_in(self) -> str | None:  # type: ignore[override]  # a property where the base has a default
+        """The MiniLM-L6 variant of the same method (presets.CPU_STAND_INS): the MIST tables' cpu rows."""
+        return CPU_STAND_INS.get(self.cfg.variant)
+
+    def missing_weights(self) -> str | None:
+        """The pretrained backbone when it has no offline copy; random-init and ``init_from`` runs load none."""
+        from bench.api.checkpoints import missing_checkpoint
+
+        cfg = self.cfg
+        if cfg.random_init or cfg.init_from or cfg.weights == "random":
+            return None
+        return missing_checkpoint(cfg.backbone)
 
     def models(self) -> Sequence[Any]:
         return [self.model] if self.model is not None else []

@@ -43,6 +43,12 @@ class UniLMSystem(System):
     def models(self) -> Sequence[Any]:
         return [self.model] if self.model is not None else []
 
+    def missing_weights(self) -> str | None:
+        """The pretrained backbone when it has no offline copy (the tiny smoke model loads none)."""
+        from bench.api.checkpoints import missing_checkpoint
+
+        return None if self.cfg.backbone == "tiny" else missing_checkpoint(self.cfg.backbone)
+
     def describe(self) -> SystemInfo:
         config = _jsonable(asdict(self.cfg))
         if self.fit_result:  # what training ran with (effective precision, compile, threads, buckets)

@@ -1,0 +1,64 @@
+"""The short Python API a notebook or script uses, reached as ``bench.<name>`` (``bench/__init__.py`` loads this
+module on first use, so ``import bench`` and ``bench --help`` stay instant). Each function is the library side
+of one command; the names are documented in docs/commands.md ("Python API") and a test holds that every one
+still imports, so a refactor of the packages below does not break users' code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.api.paths import RESULTS_DIR
+
+#: the names ``bench`` exposes lazily (and documents); tests/test_public_api.py imports each
+PUBLIC = ("load_results", "load_split", "compare", "run")
+
+
+def load_results(results_dir: Path | str = RESULTS_DIR, *, wide: bool = False) -> Any:
+    """Every run record as a pandas DataFrame, one row per (record, recipe); ``wide``: one row per record with
+    ``recipe/metric`` columns (:mod:`bench.report.frame`)."""
+    from bench.report import frame
+
+    df = frame.load(results_dir)
+    return frame.wide(df) if wide else df
+
+
+def load_split(task: str, split: str = "test", data_dir: Path | str | None = None) -> Any:
+    """One split of a task (:class:`bench.api.types.Split`), built and cached from the raw data on first use."""
+    from bench.data import load_split as load
+
+    return load(task, split, data_dir=data_dir)
+
+
+def compare(a: str, b: str, recipe: str | None = None, *, results_dir: Path | str = RESULTS_DIR,
+            data_dir: Path | str | None = None) -> dict[str, Any]:
+    """Paired significance of two recorded runs (run ids) on the same examples, as `bench compare --json`: per
+    metric ``a``, ``b``, ``delta`` (b − a), ``p_bootstrap`` and ``p_ar``; ``recipe``: the task's first default."""
+    from bench.data import TASKS
+    from bench.runs.lookup import find_record, outputs_of, same_examples, split_of
+    from bench.scoring import compare as paired
+
+    results = Path(results_dir)
+    (_, ra), (_, rb) = find_record(a, results), find_record(b, results)
+    same_examples(ra, rb)
+    name = recipe or TASKS.get(ra["spec"]["task"]).default_recipes[0]
+    return paired(name, outputs_of(ra), outputs_of(rb), split_of(ra, Path(data_dir) if data_dir else None))
+
+
+def run(system: str, task: str, budget: str = "smoke", *, split: str | None = None, seed: int = 42,
+        overrides: dict[str, Any] | None = None, limit: int | None = None, stand_in: bool = False,
+        results_dir: Path | str = RESULTS_DIR, data_dir: Path | str | None = None) -> dict[str, Any]:
+    """Train (or load), decode, score and record one run, as `bench run` does (the same defaults: smoke budget,
+    the task's default test split, the training split and cpu stand-in resolved the same way); returns the
+    record."""
+    from bench.data import default_eval_split
+    from bench.runs.pipeline import execute
+    from bench.runs.resolve import check_weights_here, with_training_split
+    from bench.runs.spec import RunSpec
+
+    data = Path(data_dir) if data_dir is not None else None
+    spec = RunSpec(system=system, task=task, split=split or default_eval_split(task, data), budget=budget,
+                   overrides=dict(overrides or {}), seed=seed, limit=limit)
+    spec = with_training_split(check_weights_here(spec, use_stand_in=stand_in), data)
+    return execute(spec, results_dir=Path(results_dir), data_dir=data)

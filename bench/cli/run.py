@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -59,7 +59,11 @@ def run(
             ui.console.print(f"split: [bold]{ui.lit(split)}[/]")
         spec = RunSpec(system=system, task=task, split=split, budget=budget,
                        overrides=parse_overrides(set_), seed=seed, limit=limit)
-        spec = resolve_spec(spec, data_dir, stand_in)
+        from bench.runs.resolve import resolve_here
+
+        spec, notes = resolve_here(spec, data_dir, use_stand_in=stand_in)
+        for label, value, why in notes:
+            ui.console.print(f"{label}: [bold]{ui.lit(value)}[/] {ui.lit(why)}")
         record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
                          latency_items=latency_n, say=ui.say(ui.console), progress=ui.console, device=device,
                          score_outputs=score, wait=wait)
@@ -68,22 +72,6 @@ def run(
     except (RegistryError, DataError, ValueError) as exc:
         ui.fail(str(exc))
     ui.print_scores(record)
-
-
-def resolve_spec(spec: Any, data_dir: Path | None, stand_in: bool) -> Any:
-    """The spec as it can run here: its cpu stand-in where asked for (else a one-line refusal naming it), and the
-    split that trains it, each said when it is not the plain one."""
-    from bench.runs.identity import build_system
-    from bench.runs.resolve import check_weights_here, with_training_split
-
-    resolved = check_weights_here(spec, use_stand_in=stand_in)
-    if resolved.system != spec.system:
-        ui.console.print(f"stand-in: [bold]{resolved.system}[/] runs for {spec.system} (its backbone is not here)")
-    resolved = with_training_split(resolved, data_dir, build_system(resolved))
-    if resolved.train_split:
-        ui.console.print(f"training split: [bold]{resolved.train_split}[/] (the task's train split is not here; "
-                         f"a {resolved.budget} run is a plumbing check)")
-    return resolved
 
 
 @ui.app.command("submit")

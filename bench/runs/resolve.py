@@ -81,3 +81,18 @@ def budgets_here(name: str) -> tuple[list[str], str | None]:
         elif budget == "cpu" and system.cpu_stand_in:
             stand_in = str(system.cpu_stand_in)
     return here, stand_in
+
+
+def resolve_here(spec: RunSpec, data_dir: Path | str | None = None, *,
+                 use_stand_in: bool = False) -> tuple[RunSpec, list[tuple[str, str, str]]]:
+    """The spec as it can run here (its cpu stand-in where asked for, else a one-line refusal naming it; the split
+    that trains it) and a note ``(label, value, why)`` for each way it is not the plain one, for the CLI to say."""
+    notes: list[tuple[str, str, str]] = []
+    resolved = check_weights_here(spec, use_stand_in=use_stand_in)
+    if resolved.system != spec.system:
+        notes.append(("stand-in", resolved.system, f"runs for {spec.system} (its backbone is not here)"))
+    resolved = with_training_split(resolved, data_dir, build_system(resolved))
+    if resolved.train_split:
+        notes.append(("training split", resolved.train_split, f"(the task's train split is not here; a "
+                      f"{resolved.budget} run is a plumbing check)"))
+    return resolved, notes

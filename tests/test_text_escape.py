@@ -270,7 +270,6 @@ def test_every_reader_agrees_on_what_a_line_is(sep: str, tmp_path: Path) -> None
     assert read_hypotheses(hyp, expected=3, ref_label="x") == lines
     assert data_lines(hyp) == lines
     from bench.runs.outputs import sha256_text
-
     from bench.store.outputs import StoredRecord
 
     (tmp_path / "outputs").mkdir()

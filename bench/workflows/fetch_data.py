@@ -9,6 +9,7 @@ directory's ``SHA256SUMS`` gets a line for each file that lands, which is what t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -67,6 +68,7 @@ def fetch_data(root: Path, sources: Sequence[Source] | None = None, *, mirror: s
     outcomes = []
     for row in plan(sources, mirror):
         src = row.source
+        row = Planned(row.url, ", ".join(str(root / o.rel) for o in src.outputs), src)
         if dry_run:
             present = all(_has(root, o) for o in src.outputs)
             outcomes.append(Outcome(src.name, row.url, "present" if present else "would fetch", row.where,
@@ -120,6 +122,8 @@ def _fetch(root: Path, src: Source, urls: list[str], *, force: bool, progress: P
     for out in src.outputs:
         _write_atomic(root / out.rel, made[out.member])
     shutil.rmtree(cache, ignore_errors=True)
+    with contextlib.suppress(OSError):  # the last source's cache gone: no empty folder left
+        cache.parent.rmdir()
 
 
 def _download(url: str, dest: Path, sha256: str | None, *, force: bool, progress: Progress | None) -> Path:

@@ -34,7 +34,7 @@ class Server:
 class _Handler(BaseHTTPRequestHandler):
     server_state: Server
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         state = self.server_state
         rng = self.headers.get("Range", "")
         state.requests.append((self.path, rng))

@@ -48,8 +48,9 @@ def data_dir(explicit: Path | str | None = None) -> Path:
     raise DataError(
         "Data directory not found. Looked at:\n  "
         + "\n  ".join(lines)
-        + f"\nFix: pass --data-dir DIR or set ${ENV_VAR}=DIR to a directory holding the raw data "
-        f"and its {SUMS_FILE} (see shared/data/README.md for the expected layout)."
+        + f"\nFix: `bench fetch --data` downloads it from its public sources into {default_data_dir()} "
+        f"(or --data-dir DIR); or pass --data-dir DIR / set ${ENV_VAR}=DIR to a directory holding the raw "
+        f"data and its {SUMS_FILE} (docs/data.md)."
     )
 
 

@@ -138,7 +138,7 @@ def _download(url: str, dest: Path, sha256: str | None, *, force: bool, progress
     have = part.stat().st_size if part.is_file() else 0
     request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:  # noqa: S310 (https or a mirror)
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:
             resumed = bool(have) and resp.status == 206
             total = resp.length + (have if resumed else 0) if resp.length is not None else None
             done = have if resumed else 0

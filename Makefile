@@ -33,6 +33,8 @@ fairseq: setup
 # The demo writes to .cache/demo so that results/ keeps only the committed evidence of real runs.
 DEMO := .cache/demo
 demo: setup
+	@$(PY) -c "from bench.data.sources import data_dir; data_dir()" 2>/dev/null || { \
+	  echo "No raw data here (--data-dir, \$$BENCH_DATA, ../shared/data). Get it with: bench fetch --data"; exit 1; }
 	$(BENCH) validate
 	$(BENCH) data build
 	$(BENCH) run --system copy_source --task squad_qg --budget smoke --results-dir $(DEMO)/results

@@ -43,17 +43,17 @@ def _register_family(names: Iterable[str], factory: str, family: str | Callable[
         SYSTEMS.register(name, factory, bind=name, family=family if isinstance(family, str) else family(name))
 
 
-# Autoregressive UniLM seq2seq (SYSTEMS.md §2): unilm-v1 masked seq2seq LM and s2s-ft pseudo-masking.
+# Autoregressive UniLM seq2seq (docs/systems.md §2): unilm-v1 masked seq2seq LM and s2s-ft pseudo-masking.
 _register_family(_UNILM, "systems.unilm.system:make", "AR")
-# Non-autoregressive family (SYSTEMS.md §4): encoder NAT baselines with GLAT, and MIST.
+# Non-autoregressive family (docs/systems.md §4): encoder NAT baselines with GLAT, and MIST.
 _register_family(_NAR, "systems.nar.system:make", "NAR")
-# ERNIE-GEN fine-tuning (SYSTEMS.md §3): infilling generation, noise-aware training, infilling decoding.
+# ERNIE-GEN fine-tuning (docs/systems.md §3): infilling generation, noise-aware training, infilling decoding.
 _register_family(_ERNIEGEN, "systems.erniegen.system:make", "AR")
-# CopyBERT (SYSTEMS.md §1): the five Table-1 variants, presets over one class.
+# CopyBERT (docs/systems.md §1): the five Table-1 variants, presets over one class.
 _register_family(_COPYBERT, "systems.copybert.system:make", "AR")
 # Hugging Face seq2seq (any AutoModelForSeq2SeqLM or BERT2BERT via `--set model=`): BART, ProphetNet, BERT2BERT.
 _register_family(_HF_SEQ2SEQ, "systems.hf_seq2seq.system:make", "AR")
-# fairseq NAR/AR baselines (SYSTEMS.md §5): the real fairseq models; need `make fairseq`.
+# fairseq NAR/AR baselines (docs/systems.md §5): the real fairseq models; need `make fairseq`.
 _register_family(_FAIRSEQ, "systems.fairseq_nat.system:make", lambda name: _FAIRSEQ[name][3])
 
 

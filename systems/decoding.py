@@ -7,7 +7,7 @@ prefix scorers); the search owns the loop, lengths, EOS, forbidden tokens and n-
 How a beam keeps, finishes and picks hypotheses is where the reference codes disagree, and each family reproduces
 its reference's outputs, so that is the search's ``rule`` (:attr:`SearchConfig.rule`), one class each:
 :class:`FairseqBeams` (UniLM; fairseq's and Hugging Face's generators), :class:`OpenNMTBeams` (CopyBERT's
-reference, SYSTEMS.md §1.7) and :class:`PaddleBeams` (ERNIE-GEN's Paddle ``beam_search`` op, §3.6).
+reference, docs/systems.md §1.7) and :class:`PaddleBeams` (ERNIE-GEN's Paddle ``beam_search`` op, §3.6).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class SearchConfig:
     length_penalty: float = 0.0
     no_repeat_ngram: int = 0  # block repeated n-grams of this size (0: off)
     ngram_ignore: frozenset[int] = frozenset()  # n-grams containing these ids may repeat (s2s-ft "." rule)
-    forbidden: frozenset[int] = frozenset()  # ids never emitted (CopyBERT's [PAD]: SYSTEMS.md §1.4 ⚠)
+    forbidden: frozenset[int] = frozenset()  # ids never emitted (CopyBERT's [PAD]: docs/systems.md §1.4 ⚠)
     rule: str = "fairseq"
     n_best: int = 1  # opennmt: hypotheses collected before the search may stop
 
@@ -170,7 +170,7 @@ search = beam_search
 
 class PrefixSteps:
     """A scorer of whole prefixes (``score(prefixes) -> log p [N, V]``) as a :class:`StepModel` whose state is
-    each row's prefix: CopyBERT's scorers re-encode a prefix or gather their cache by it (SYSTEMS.md §1.7)."""
+    each row's prefix: CopyBERT's scorers re-encode a prefix or gather their cache by it (docs/systems.md §1.7)."""
 
     def __init__(self, score: Callable[[Sequence[tuple[int, ...]]], Tensor]) -> None:
         self.score = score
@@ -276,7 +276,7 @@ class Hypothesis:
 
 
 class OpenNMTBeams:
-    """The ``opennmt`` rule, one input at a time (CopyBERT's ``qg_utils/beam_search.py``, SYSTEMS.md §1.7).
+    """The ``opennmt`` rule, one input at a time (CopyBERT's ``qg_utils/beam_search.py``, docs/systems.md §1.7).
 
     k candidates a step; a slot that emitted EOS stays in the beam with every continuation scored :data:`DEAD`,
     and every EOS hypothesis is collected; the search stops once the top slot has finished and ``n_best`` are
@@ -290,7 +290,7 @@ class OpenNMTBeams:
     def __init__(self, batch_size: int, cfg: SearchConfig) -> None:
         if batch_size != 1:
             raise ValueError(f"the opennmt beam rule searches one input at a time (as CopyBERT's reference "
-                             f"decodes, SYSTEMS.md §1.7), not {batch_size}")
+                             f"decodes, docs/systems.md §1.7), not {batch_size}")
         self.cfg = cfg
         self.tokens: list[tuple[int, ...]] = [()] * cfg.beam_size
         self.scores = torch.full((cfg.beam_size,), NEG_INF)
@@ -346,7 +346,7 @@ def renormalise(prev: Tensor, logp: Tensor, t: int, alpha: float) -> Tensor:
 
 
 class PaddleBeams:
-    """The ``paddle`` rule (ERNIE-GEN's Paddle ``beam_search`` op, SYSTEMS.md §3.6).
+    """The ``paddle`` rule (ERNIE-GEN's Paddle ``beam_search`` op, docs/systems.md §3.6).
 
     The running score is GNMT-normalised, ``Σ log p / gnmt_penalty(n, length_penalty)``, renormalised every step;
     a finished hypothesis stays in the beam with its frozen score and competes with the open ones (its one

@@ -1,4 +1,4 @@
-"""CopyBERT unit tests (SYSTEMS.md §1.9): mask, offset labels, no leakage, copy distribution, gate,
+"""CopyBERT unit tests (docs/systems.md §1.9): mask, offset labels, no leakage, copy distribution, gate,
 decode consistency, overfit. Tiny random models (2 layers, hidden 64, ~100-token vocab)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""UniLM (SYSTEMS.md §2.7): mask, masking statistics, incremental == full, overfit to exact greedy output."""
+"""UniLM (docs/systems.md §2.7): mask, masking statistics, incremental == full, overfit to exact greedy output."""
 
 from __future__ import annotations
 

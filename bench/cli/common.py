@@ -136,3 +136,21 @@ def print_scores(record: dict) -> None:
     subset = f" [yellow](partial: {lit(data['note'])})[/]" if data.get("partial") else ""
     console.print(f"budget: [bold]{lit(record['spec']['budget'], one_line=True)}[/]{subset}")
     console.print(plain(f"outputs: {record['outputs']['path']}"), soft_wrap=True)
+
+
+def render_data_fetch(data_dir: Path | None, mirror: str | None, *, dry_run: bool, force: bool) -> list[Any]:
+    """Run the data fetch under a rich progress bar (one task per file, on stderr); returns its outcomes."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+    from bench.workflows.fetch_data import fetch_everything
+
+    bars: dict[str, Any] = {}
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                  console=Console(stderr=True), transient=True, disable=dry_run) as progress:
+
+        def step(label: str, done: int, total: int | None) -> None:
+            if label not in bars:
+                bars[label] = progress.add_task(label, total=total)
+            progress.update(bars[label], completed=done, total=total)
+
+        return fetch_everything(data_dir, mirror=mirror, dry_run=dry_run, force=force, progress=step)

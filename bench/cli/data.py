@@ -1,4 +1,4 @@
-"""`bench data build | verify | show`: a task's splits, built, checked and read."""
+"""`bench data build | verify | show | fetch`: a task's splits, built, checked and read."""
 
 from __future__ import annotations
 
@@ -78,3 +78,25 @@ def data_show(
     for ex in sp.examples[:n]:
         ui.console.rule(ui.lit(ex.id, one_line=True))
         ui.console.print({"source": ex.source[:400], "target": ex.target, **dict(ex.fields)})
+
+
+@data_app.command("fetch")
+def data_fetch(
+    data_dir: DataDir = None,
+    mirror: Annotated[str | None, typer.Option(help="Fetch https://HOST/PATH from MIRROR/HOST/PATH instead "
+                                               "(default $BENCH_DATA_MIRROR).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List URL → path; download nothing.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Download again what is present.")] = False,
+) -> None:
+    """Every task's raw files from their public sources, pinned by commit and sha256 (= `bench fetch --data`)."""
+    outcomes = ui.render_data_fetch(data_dir, mirror, dry_run=dry_run, force=force)
+    colour = {"fetched": "green", "present": "green", "would fetch": "cyan", "failed": "red"}
+    for o in outcomes:  # URL and path on lines of their own, so a narrow terminal never cuts them
+        ui.console.print(f"[{colour.get(o.status, 'yellow')}]{o.status}[/] {ui.lit(o.what)}")
+        ui.console.print(f"  {o.source}\n  → {o.where}", markup=False, soft_wrap=True)
+        if o.status == "failed":
+            ui.console.print(f"  {o.detail}", markup=False, soft_wrap=True)
+    bad = [o.what for o in outcomes if not o.ok]
+    if bad and not dry_run:
+        ui.fail(f"{len(bad)} of {len(outcomes)} source(s) failed ({', '.join(bad)}); each says why above.", code=1)
+

@@ -97,15 +97,18 @@ def fetch_cmd(
                                               "mist:1).")] = None,
     checkpoint: Annotated[list[str], typer.Option("--checkpoint", help="A checkpoint by name or hub id "
                                                   "(repeatable), e.g. bert-base-uncased.")] = [],  # noqa: B006
-    data: Annotated[bool, typer.Option("--data", help="Also fetch the full XSum corpus (hub copy EdinburghNLP/xsum) "
-                                       "into $BENCH_XSUM or <data dir>/xsum/full.")] = False,
+    data: Annotated[bool, typer.Option("--data", help="Also fetch every task's raw files from their public sources "
+                                       "(pinned by commit and sha256) into the data directory, and the full XSum "
+                                       "corpus (hub copy EdinburghNLP/xsum).")] = False,
     data_dir: DataDir = None,
+    mirror: Annotated[str | None, typer.Option(help="With --data: fetch https://HOST/PATH from MIRROR/HOST/PATH "
+                                               "instead (default $BENCH_DATA_MIRROR).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be fetched; download nothing.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Download again what is present (e.g. after a failed "
                                         "check).")] = False,
 ) -> None:
     """Download (on a machine with internet) and check the checkpoints a system or a paper table needs, into
-    $BENCH_CHECKPOINTS/<name> or the HF cache, and with --data the full XSum corpus: run it on a SLURM login
+    $BENCH_CHECKPOINTS/<name> or the HF cache, and with --data every task's raw data: run it on a SLURM login
     node before `bench reproduce --launcher slurm`. Exits 1 when anything is missing or fails its check."""
     from rich.markup import escape
 
@@ -138,7 +141,7 @@ def fetch_cmd(
         ui.fail(str(exc))
     outcomes = fetch.fetch_plan(plan, dry_run=dry_run, force=force)
     if data:
-        outcomes.append(fetch.fetch_xsum(data_dir, dry_run=dry_run, force=force))
+        outcomes += ui.render_data_fetch(data_dir, mirror, dry_run=dry_run, force=force)
     colour = {"fetched": "green", "present": "green", "would fetch": "cyan", "no hub copy": "yellow", "failed": "red"}
     view = Table("what", "from", "status", "where", "needed by", "detail", header_style="bold",
                  title="bench fetch" + (" (dry run: nothing downloaded)" if dry_run else ""))

@@ -19,7 +19,7 @@ from bench.api.errors import DataError
 from bench.api.tasks import Built, Task
 from bench.api.types import Example, Split, encode
 from bench.data import cache
-from bench.data.sources import data_dir, sha256_file, verify_raw
+from bench.data.sources import data_dir, present, sha256_file, verify_raw
 from bench.data.tasks import TASKS
 
 MANIFEST = "manifest.json"
@@ -210,7 +210,7 @@ def _fresh_manifest(t: Task, root: Path, tdir: Path) -> dict[str, Any] | None:
     if manifest is None or manifest.get("task") != t.name or manifest.get("version") != t.version:
         return None
     sources = manifest.get("sources", {})
-    if set(t.raw_files) - set(sources):
+    if {present(root, spec) for spec in t.raw_files} - set(sources):
         return None
     for rel, rec in sources.items():
         path = Path(rec["path"]) if rec.get("extra") else root / rel
@@ -261,6 +261,14 @@ def _build(t: Task, root: Path, tdir: Path) -> dict[str, Any]:
                 )
             data = encode(examples)
             sha = hashlib.sha256(data).hexdigest()
+            alternatives = [f"{present(root, r)} (instead of {r.split('|')[0]})" for r in t.raw_files
+                            if present(root, r) != r.split("|")[0]]
+            if spec.sha256 and sha != spec.sha256 and alternatives:
+                raise DataError(
+                    f"Task '{t.name}' split '{spec.name}' built from {', '.join(alternatives)} has sha256 {sha}, "
+                    f"not the pinned {spec.sha256}: that file's examples differ from the ones the pin was made "
+                    "from (docs/data.md, 'Data from its public sources'). Fix: use the other file."
+                )
             if spec.sha256 and sha != spec.sha256:
                 raise DataError(
                     f"Task '{t.name}' v{t.version} split '{spec.name}' built with sha256 {sha}, but the task "

@@ -48,8 +48,9 @@ def data_dir(explicit: Path | str | None = None) -> Path:
     raise DataError(
         "Data directory not found. Looked at:\n  "
         + "\n  ".join(lines)
-        + f"\nFix: pass --data-dir DIR or set ${ENV_VAR}=DIR to a directory holding the raw data "
-        f"and its {SUMS_FILE} (see shared/data/README.md for the expected layout)."
+        + f"\nFix: `bench fetch --data` downloads it from its public sources into {default_data_dir()} "
+        f"(or --data-dir DIR); or pass --data-dir DIR / set ${ENV_VAR}=DIR to a directory holding the raw "
+        f"data and its {SUMS_FILE} (docs/data.md)."
     )
 
 
@@ -95,15 +96,24 @@ def raw_path(root: Path, rel: str) -> Path:
     return path
 
 
+def present(root: Path, spec: str) -> str:
+    """The file a raw-file entry names: ``a|b`` means ``a``, or ``b`` where only ``b`` is there (e.g. the
+    reconstructed SQuAD train file of the shared data, or the official one ``bench fetch --data`` gets)."""
+    options = spec.split("|")
+    return next((o for o in options if (root / o).is_file()), options[0])
+
+
 def verify_raw(root: Path, rels: list[str] | tuple[str, ...]) -> dict[str, str]:
-    """Hash each raw file and compare with ``SHA256SUMS``; return ``{rel: sha256}``.
+    """Hash each raw file and compare with ``SHA256SUMS``; return ``{rel: sha256}`` (``a|b`` entries: see
+    :func:`present`).
 
     A mismatch raises ``DataError`` naming the file with expected and actual hashes, because
     building a split from an altered file would silently change every number computed on it.
     """
     sums = read_sums(root)
     got: dict[str, str] = {}
-    for rel in rels:
+    for spec in rels:
+        rel = present(root, spec)
         path = raw_path(root, rel)
         if rel not in sums:
             raise DataError(

@@ -18,18 +18,23 @@ from bench.api.errors import DataError
 from bench.api.tasks import Built, Task, read_lines
 from bench.api.types import Example
 from bench.data.sentences import sentence_containing
+from bench.data.sources import present
 
 TRAIN_JSON = "squad/train-v1.1.reconstructed.json"
+#: the shared reconstruction, else the official file (``bench fetch --data``); both give the same splits
+#: because train examples are normalised the way the reconstruction is made (see :func:`_examples`)
+TRAIN_FILES = f"{TRAIN_JSON}|squad/train-v1.1.json"
 DEV_JSON = "squad/dev-v1.1.json"
 SEP = " [SEP] "
 _NON_ALNUM = re.compile(r"[\W_]+")
 
 
 def build(task: Task, root: Path) -> Built:
-    train_articles = _articles_by_title(root / TRAIN_JSON)
+    train_json = present(root, TRAIN_FILES)
+    train_articles = _articles_by_title(root / train_json)
     dev_articles = _articles_by_title(root / DEV_JSON)
-    train = _examples(_in_doclist_order(root, "train", train_articles, TRAIN_JSON))
-    test = _examples(_in_doclist_order(root, "test", train_articles, TRAIN_JSON))
+    train = _examples(_in_doclist_order(root, "train", train_articles, train_json), du_train=True)
+    test = _examples(_in_doclist_order(root, "test", train_articles, train_json))
     dev = _examples(_in_doclist_order(root, "dev", dev_articles, DEV_JSON))
     test = _attach_du(root, "test", test)
     dev = _attach_du(root, "dev", dev)
@@ -66,8 +71,13 @@ def _in_doclist_order(
     return out
 
 
-def _examples(articles: list[dict[str, Any]]) -> list[Example]:
-    """One example per question; the first gold answer is the answer (dev has up to 3 annotations)."""
+def _examples(articles: list[dict[str, Any]], du_train: bool = False) -> list[Example]:
+    """One example per question; the first gold answer is the answer (dev has up to 3 annotations).
+
+    ``du_train``: the Du train articles, whose ids are null and answer offsets the first occurrence of the
+    answer in the reconstructed SQuAD train file; the same is applied to the official file (ids dropped,
+    first occurrence), so the train split, and its pinned sha256, is the same whichever file is read.
+    """
     out: list[Example] = []
     seen: set[str] = set()
     for article in articles:
@@ -76,8 +86,8 @@ def _examples(articles: list[dict[str, Any]]) -> list[Example]:
             context = para["context"]
             for qi, qa in enumerate(para["qas"]):
                 answer = qa["answers"][0]
-                text, start = answer["text"], int(answer["answer_start"])
-                if context[start : start + len(text)] != text:
+                text, start = answer["text"], -1 if du_train else int(answer["answer_start"])
+                if start < 0 or context[start : start + len(text)] != text:
                     found = context.find(text)
                     if found < 0:
                         raise DataError(
@@ -85,7 +95,7 @@ def _examples(articles: list[dict[str, Any]]) -> list[Example]:
                             f"{text!r} is not in its paragraph."
                         )
                     start = found
-                ex_id = qa.get("id") or f"{title}/p{pi}/q{qi}"
+                ex_id = (None if du_train else qa.get("id")) or f"{title}/p{pi}/q{qi}"
                 if ex_id in seen:
                     raise DataError(f"SQuAD article '{title}': duplicate question id {ex_id!r}.")
                 seen.add(ex_id)

@@ -27,7 +27,7 @@ def task_info(name: str, train: Sequence[Example] = (), dev: Sequence[Example] =
 _MIST_LENS: dict[str, Any] = {"max_source_len": 464, "max_target_len": 48}  # MIST paper, section "Settings"
 
 _SQUAD_FILES = (
-    "squad/train-v1.1.reconstructed.json",
+    "squad/train-v1.1.reconstructed.json|squad/train-v1.1.json",  # shared copy | official (bench fetch --data)
     "squad/dev-v1.1.json",
     "du2017/doclist-train.txt",
     "du2017/doclist-dev.txt",

@@ -3,7 +3,7 @@
 Public API: ``RECIPES`` (lazy registry), ``score_split``, ``score_files``, ``score_all``, ``compare``,
 ``applicable_recipes``, ``ScoringSession``, ``Scores``, and the error types. Metric cores are
 pycocoevalcap 1.2 (BLEU, METEOR 1.5 jar, ROUGE-L), Perl ROUGE-1.5.5, pltrdy ``rouge``,
-``rouge-score`` and sacreBLEU; the recipes add the text preparation around them (PROTOCOLS.md).
+``rouge-score`` and sacreBLEU; the recipes add the text preparation around them (docs/protocols.md).
 Importing this package is cheap: recipes and tools load on first use.
 """
 

@@ -1,4 +1,4 @@
-"""The question-generation / paraphrase recipes (PROTOCOLS.md §2, §4): coco BLEU-1..4, METEOR, ROUGE-L.
+"""The question-generation / paraphrase recipes (docs/protocols.md §2, §4): coco BLEU-1..4, METEOR, ROUGE-L.
 
 They differ only in key, references and hypothesis preparation; all group by key with the last
 prediction winning. ``ascii`` marks the Python-2 scripts (byte-string semantics).

@@ -1,4 +1,4 @@
-"""Line-aligned recipes without key grouping: XSum ROUGE variants (PROTOCOLS.md §3) and sacreBLEU."""
+"""Line-aligned recipes without key grouping: XSum ROUGE variants (docs/protocols.md §3) and sacreBLEU."""
 
 from __future__ import annotations
 

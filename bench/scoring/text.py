@@ -1,4 +1,4 @@
-"""Text preparation used by the scoring recipes, reimplemented from PROTOCOLS.md §2-§3.
+"""Text preparation used by the scoring recipes, reimplemented from docs/protocols.md §2-§3.
 
 Every quirk of the reference scripts is kept on purpose: the goal is parity with the published
 numbers, not pretty text. ``ascii_only=True`` reproduces the Python-2 originals (UniLM

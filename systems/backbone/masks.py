@@ -1,4 +1,4 @@
-"""Attention masks built from lengths (SYSTEMS.md §0.5), never from ``token == pad``.
+"""Attention masks built from lengths (docs/systems.md §0.5), never from ``token == pad``.
 
 All builders return bool ``[B, Q, K]`` with True = query may attend key, the convention of
 :class:`systems.backbone.Backbone`.

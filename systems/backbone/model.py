@@ -39,7 +39,7 @@ def mask_to_bias(mask: Tensor | None, dtype: torch.dtype, q_len: int, k_len: int
     """Boolean ``[B,Q,K]`` (or key-padding ``[B,K]``) mask -> additive bias ``[B,1,Q,K]``.
 
     The bias is finite (half the dtype minimum) so a row with no allowed key gives a uniform
-    distribution instead of NaN (SYSTEMS.md §0.1); halving keeps ``score + bias`` from overflowing.
+    distribution instead of NaN (docs/systems.md §0.1); halving keeps ``score + bias`` from overflowing.
     """
     if mask is None:
         return None

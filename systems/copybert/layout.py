@@ -1,4 +1,4 @@
-"""The semi-diagonal mask and the offset-by-one labels of SYSTEMS.md §1.3-1.4.
+"""The semi-diagonal mask and the offset-by-one labels of docs/systems.md §1.3-1.4.
 
 A sequence is ``[CLS] p_1..p_P [MASK] q_1..q_Q [SEP] [PAD]..``; ``seg`` holds the *stored* segment
 ids (0 for ``[CLS]`` and the paragraph, 1 from ``[MASK]`` on, 0 for padding) and ``lengths`` the

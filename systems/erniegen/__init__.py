@@ -1,4 +1,4 @@
-"""ERNIE-GEN fine-tuning (Xiao et al., IJCAI-20) on the shared backbone: SYSTEMS.md §3.
+"""ERNIE-GEN fine-tuning (Xiao et al., IJCAI-20) on the shared backbone: docs/systems.md §3.
 
 Two-stream infilling training (context stream over source + noised target, query stream of
 ``[ATTN]`` symbols with the same weights), noise-aware generation, infilling decoding with a

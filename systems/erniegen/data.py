@@ -1,4 +1,4 @@
-"""Input layout and noise-aware batches for ERNIE-GEN (SYSTEMS.md §3.2).
+"""Input layout and noise-aware batches for ERNIE-GEN (docs/systems.md §3.2).
 
 Source: ``[CLS]`` then each field (split at the literal ``[SEP]`` of ``Example.source``) as
 ``tokens + [SEP]`` with text-type id k; target: ``[CLS] tokens [SEP]`` truncated to ``max_target_len``

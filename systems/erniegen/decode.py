@@ -1,4 +1,4 @@
-"""ERNIE-GEN's infilling decoding (SYSTEMS.md §3.6): its own step, searched by :mod:`systems.decoding`.
+"""ERNIE-GEN's infilling decoding (docs/systems.md §3.6): its own step, searched by :mod:`systems.decoding`.
 
 The search is the shared one under the ``paddle`` rule (the reference's Paddle ``beam_search`` op: GNMT-normalised
 scores, finished hypotheses kept in the beam). What stays here is the one thing only ERNIE-GEN does, so it is

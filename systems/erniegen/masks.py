@@ -1,4 +1,4 @@
-"""The two ERNIE-GEN masks (SYSTEMS.md §3.3), built from lengths, never from ``token == pad``.
+"""The two ERNIE-GEN masks (docs/systems.md §3.3), built from lengths, never from ``token == pad``.
 
 Batch layout: ``[source block (src_max) | target block (tgt_max)]`` for the context stream (L =
 src_max + tgt_max) and ``tgt_max`` query slots; with one example and no padding this is exactly

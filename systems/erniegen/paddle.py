@@ -9,7 +9,7 @@ data type, field 2 repeated int64 dims) · raw little-endian data.
 verified against a real released ERNIE-GEN checkpoint (none is available offline). A combined
 single-file ``params`` (``save_params(..., filename=...)``) is not supported.
 
-Name map (SYSTEMS.md §3.1); Paddle fc weights are ``[in, out]`` and are transposed.
+Name map (docs/systems.md §3.1); Paddle fc weights are ``[in, out]`` and are transposed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ERNIE-GEN presets (SYSTEMS.md §3.7) and the budgets that size their runs.
+"""ERNIE-GEN presets (docs/systems.md §3.7) and the budgets that size their runs.
 
 ``erniegen_base`` / ``erniegen_large`` differ in checkpoint, lr and dropout (paper Table 1). The
 ``cpu`` and ``smoke`` budgets cannot run the 110M/340M Paddle checkpoints on 2 cores; they use

@@ -1,6 +1,6 @@
 """The six fairseq baselines as data: one :class:`FairseqConfig` per system and budget.
 
-``paper`` reproduces the published recipes (SYSTEMS.md §5.2: fairseq's
+``paper`` reproduces the published recipes (docs/systems.md §5.2: fairseq's
 ``examples/nonautoregressive_translation/scripts.md`` for the NAT family, GLGE's
 ``train_transformer.sh``/``test_transformer.sh`` for the AR Transformer). ``cpu`` and ``smoke``
 keep every recipe flag and shrink only the model, the update count and the data, so a smoke run

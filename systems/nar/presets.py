@@ -59,7 +59,7 @@ BACKBONE_SHAPES = {
 }
 WEIGHTS = ("pretrained", "random")
 
-#: MIST README steps per task (⚠ quora's is a duplicated label, xsum's unverified; SYSTEMS.md §4.7)
+#: MIST README steps per task (⚠ quora's is a duplicated label, xsum's unverified; docs/systems.md §4.7)
 PAPER_STEPS = {"squad_qg": 30_005, "squad_qg_reversed": 30_005, "quora": 50_005, "xsum": 600_005}
 
 

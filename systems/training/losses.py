@@ -1,4 +1,4 @@
-"""The three label-smoothing losses of SYSTEMS.md §0.2 (mixing them up changes the numbers)."""
+"""The three label-smoothing losses of docs/systems.md §0.2 (mixing them up changes the numbers)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Optimisers and LR schedules of SYSTEMS.md §0.3: HF AdamW + linear, BertAdam, Paddle, inverse_sqrt."""
+"""Optimisers and LR schedules of docs/systems.md §0.3: HF AdamW + linear, BertAdam, Paddle, inverse_sqrt."""
 
 from __future__ import annotations
 

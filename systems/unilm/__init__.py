@@ -1,6 +1,6 @@
 """UniLM seq2seq fine-tuning: the unilm-v1 QG recipe (``unilm``) and s2s-ft pseudo-masking (``unilm_s2sft``).
 
-SYSTEMS.md §2. Both train a BERT-layout backbone with an MLM head on ``[CLS] src [SEP] tgt [SEP]``
+docs/systems.md §2. Both train a BERT-layout backbone with an MLM head on ``[CLS] src [SEP] tgt [SEP]``
 under a seq2seq mask and decode left to right with a ``[MASK]`` query per step; the source K/V
 is computed once and cached (unilm-v1 caches hidden states, which gives the same numbers).
 Registered through ``systems.unilm.system:make`` (one per name in ``VARIANTS``). Modules: ``presets``

@@ -80,7 +80,8 @@ def _groups(page: str) -> list[tuple[str, list[list[str]]]]:
     for section in page.split('<section class="group"')[1:]:
         title = re.search(r"<h2>(.*?)</h2>", section, re.S).group(1)  # type: ignore[union-attr]
         rows = re.findall(r'<tr class="run[^"]*"[^>]*>(.*?)</tr>', section.split("</section>")[0], re.S)
-        cells = [[re.sub(r"<[^>]+>", " ", c.replace("<wbr>", "")).split() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
+        cells = [[re.sub(r"<[^>]+>", " ", c.replace("<wbr>", "")).split()
+                  for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
                  for r in rows]
         out.append((re.sub(r"<[^>]+>", "", title), [[" ".join(c) for c in row] for row in cells]))
     return out

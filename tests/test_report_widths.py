@@ -40,7 +40,8 @@ Array.from(document.querySelectorAll('table.board')).map(function(t){
 
 _ROWS = """
 Array.from(document.querySelectorAll('.scroll > table')).map(function(t){
-  return {kind: t.classList.contains('board') ? 'board' : 'table', key: t.getAttribute('data-key')||t.getAttribute('data-group'),
+  return {kind: t.classList.contains('board') ? 'board' : 'table',
+          key: t.getAttribute('data-key')||t.getAttribute('data-group'),
           tallest: Math.max.apply(null, Array.from(t.tBodies[0].rows).filter(function(r){return !r.hidden;})
                                   .map(function(r){return r.getBoundingClientRect().height;}))};
 })

@@ -75,11 +75,13 @@ def page() -> str:
 
 
 def _groups(page: str) -> list[tuple[str, list[list[str]]]]:
+    """Each group's title and cell texts (a ``<wbr>`` break point inside a system name is no space)."""
     out = []
     for section in page.split('<section class="group"')[1:]:
         title = re.search(r"<h2>(.*?)</h2>", section, re.S).group(1)  # type: ignore[union-attr]
         rows = re.findall(r'<tr class="run[^"]*"[^>]*>(.*?)</tr>', section.split("</section>")[0], re.S)
-        cells = [[re.sub(r"<[^>]+>", " ", c).split() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
+        cells = [[re.sub(r"<[^>]+>", " ", c.replace("<wbr>", "")).split()
+                  for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
                  for r in rows]
         out.append((re.sub(r"<[^>]+>", "", title), [[" ".join(c) for c in row] for row in cells]))
     return out

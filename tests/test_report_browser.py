@@ -94,8 +94,8 @@ def test_a_flag_is_on_the_first_screen(browser: Browser) -> None:
 def test_index_shows_each_table_before_its_notes(browser: Browser) -> None:
     _open(browser, "index.html")
     gaps = browser.eval(
-        "Array.from(document.querySelectorAll('section[id] > table')).map(function(t){"
-        "var h=t.parentElement.querySelector('h2').getBoundingClientRect().bottom;"
+        "Array.from(document.querySelectorAll('section[id] > .scroll > table')).map(function(t){"
+        "var h=t.closest('section').querySelector('h2').getBoundingClientRect().bottom;"
         "return t.getBoundingClientRect().top - h;})"
     )
     assert gaps and max(gaps) < 40  # the table follows its title at once

@@ -16,7 +16,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 
 class _Tables(HTMLParser):
-    """Collects every <table data-key=...> as header + rows of cell texts."""
+    """Collects every <table data-key=...> as header + rows of cell texts, read back to the markdown's strings:
+    a ``<code>`` span is `code`, and a short run id (``<code class="rid short" title=ID>``) is its whole id."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -24,6 +25,7 @@ class _Tables(HTMLParser):
         self._key: str | None = None
         self._row: list[str] | None = None
         self._cell: list[str] | None = None
+        self._short = False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -34,8 +36,14 @@ class _Tables(HTMLParser):
             self._row = []
         elif tag in ("td", "th") and self._row is not None:
             self._cell = []
+        elif tag == "code" and self._cell is not None:
+            self._short = "short" in (a.get("class") or "").split()
+            self._cell.append(a.get("title") or "" if self._short else "`")
 
     def handle_endtag(self, tag):
+        if tag == "code" and self._cell is not None:
+            self._cell.append("" if self._short else "`")
+            self._short = False
         if tag in ("td", "th") and self._cell is not None and self._row is not None:
             self._row.append("".join(self._cell).strip())
             self._cell = None
@@ -46,7 +54,7 @@ class _Tables(HTMLParser):
             self._key = None
 
     def handle_data(self, data):
-        if self._cell is not None:
+        if self._cell is not None and not self._short:
             self._cell.append(data)
 
 
@@ -85,6 +93,7 @@ def test_html_page_shows_the_markdown_numbers(reports, tmp_path):
     dom = _dump_dom(reports / "index.html", tmp_path / "profile")
     parser = _Tables()
     parser.feed(dom)
+    parser.feed(_dump_dom(reports / "runs.html", tmp_path / "profile"))  # the every-run tables have their own page
     html_tables = parser.tables
 
     expected: dict[str, list[list[str]]] = {}

@@ -1,7 +1,8 @@
 """Regenerate (or check) everything under reports/ from results/ and bench/papers/.
 
-Outputs are deterministic (sorted records, fixed number formats, no timestamps), so
-``check=True`` can compare the committed markdown, HTML and plot sidecars byte for byte.
+Outputs are deterministic (sorted records, fixed number formats), so ``check=True`` can compare the
+committed markdown, HTML and plot sidecars byte for byte; the one exception is each HTML page's build stamp
+line (:mod:`bench.report.stamp`), which the comparison and the rewrite leave out.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from bench.papers import all_tables, get_table, load_paper, normalize_paper
 from bench.report import html as html_mod
 from bench.report import markdown as md
 from bench.report import plots
+from bench.report import stamp as stamps
+from bench.report.html_page import results_href
 from bench.report.run_views import build_protocol_view, build_runs_view
 from bench.report.views import TableView, build_table_view, table_key
 from bench.store.calibration import load_summaries
@@ -32,7 +35,7 @@ from bench.store.targets import UnsafeTargetError, check_reports_dir, is_store_j
 #: Names render_all owns in reports/; anything else there is left alone (and never flagged).
 OWNED = re.compile(
     r"^([a-z]+-table\w+\.md|pareto-[\w.-]+\.(png|json)|mist-table6-iterations\.(png|json)"
-    r"|calibration-[\w.-]+\.(png|json)|index\.html|leaderboard-[\w.-]+\.html|protocol-sensitivity\.md)$"
+    r"|calibration-[\w.-]+\.(png|json)|index\.html|runs\.html|leaderboard-[\w.-]+\.html|protocol-sensitivity\.md)$"
 )
 
 
@@ -101,9 +104,12 @@ def _plan(
     calibrations: Sequence[dict] = (),
     orderings: Sequence[dict] = (),
     pvalues: Any = None,
+    stamp: stamps.BuildStamp | None = None,
+    results: str | None = None,
 ) -> tuple[dict[str, str], dict[str, tuple[Callable, dict]]]:
     """Every text file (name -> content) and every PNG (name -> (drawer, data)) to produce; ``pvalues``: the
-    leaderboards' stored p-values (:class:`bench.store.pvalues.PValues`)."""
+    leaderboards' stored p-values (:class:`bench.store.pvalues.PValues`); ``stamp``: the pages' build line;
+    ``results``: the relative URL of the records from the pages (``None``: no record links)."""
     texts: dict[str, str] = {}
     pngs: dict[str, tuple[Callable, dict]] = {}
     views: list[TableView] = []
@@ -137,9 +143,11 @@ def _plan(
 
     boards = []
     for task in leaderboard.leaderboard_tasks(records):
-        texts[f"leaderboard-{task}.html"] = leaderboard.task_page(task, records, latency_records, pvalues=pvalues)
+        texts[f"leaderboard-{task}.html"] = leaderboard.task_page(task, records, latency_records, pvalues=pvalues,
+                                                                  stamp=stamp, results=results)
         boards.append((f"leaderboard-{task}.html", task))
-    texts["index.html"] = html_mod.page(views + [protocol, runs], images, leaderboards=boards)
+    texts["index.html"] = html_mod.page(views, images, leaderboards=boards, stamp=stamp)
+    texts[html_mod.RUNS_PAGE] = html_mod.runs_page([runs, protocol], stamp=stamp, results=results)
     return texts, pngs
 
 
@@ -205,7 +213,7 @@ def render_all(
     orderings = load_orderings(results_dir)
     pvalues = PValues(pvalues_file(results_dir))
     texts, pngs = _plan(records, budget, load_latency_records(results_dir), load_summaries(results_dir), orderings,
-                        pvalues)
+                        pvalues, stamps.build_stamp(results_dir, out), results_href(results_dir, out))
     expected = set(texts) | set(pngs)
     existing = {p.name for p in out.iterdir() if generated(p)} if out.is_dir() else set()
     if check:
@@ -216,11 +224,11 @@ def render_all(
                 problems.append(f"- {path}: missing")
                 continue
             have = path.read_text(encoding="utf-8")
-            if have != texts[name]:
+            if not stamps.same(have, texts[name]):  # the build stamp line alone is no difference
                 diff = list(
                     difflib.unified_diff(
-                        have.splitlines(),
-                        texts[name].splitlines(),
+                        stamps.strip(have).splitlines(),
+                        stamps.strip(texts[name]).splitlines(),
                         f"{path} (committed)",
                         f"{path} (from records)",
                         lineterm="",
@@ -249,7 +257,7 @@ def render_all(
     written = []
     for name, text in sorted(texts.items()):
         path = out / name
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        if not path.is_file() or not stamps.same(path.read_text(encoding="utf-8"), text):
             write_text_atomic(path, text)
         written.append(path)
     for name, (draw, data) in sorted(pngs.items()):

@@ -1,11 +1,13 @@
-"""The static HTML report (reports/index.html): the same table views as the markdown files.
+"""The static HTML report: reports/index.html (the paper tables and plots) and reports/runs.html (every run).
 
-No JavaScript and no external assets, so the page renders offline and headless Chromium shows
-exactly the cells written here (tests compare them with the markdown cell by cell).
+No JavaScript and no external assets, so the pages render offline and headless Chromium shows exactly the
+cells written here (tests compare them with the markdown cell by cell; `code` spans render as ``<code>``).
 
-Read at a glance: under each title comes the table itself; the preamble (paper, scoring, speed
-source) and the notes (each run's signatures, orderings, floors) fold under a "How this was
-measured" toggle, and long cells wrap, so nothing scrolls sideways at 1400 px.
+Read at a glance: under each title comes the table itself; the preamble (paper, scoring, speed source) and
+the notes (each run's signatures, orderings, floors) fold under a "How this was measured" toggle. A table
+wider than the screen scrolls in its own box with its first column held (:mod:`bench.report.html_page`), so
+the page works from 390 px to 1400 px. The every-run tables (each run under every recipe, the run list) are
+on their own page: on the index they were most of its height.
 """
 
 from __future__ import annotations
@@ -13,56 +15,69 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bench.report import html_escape
+from bench.report.html_page import head, record_link, scroll
+from bench.report.stamp import BuildStamp
 from bench.report.views import TableView
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222;max-width:1320px}
-h2{margin:1.6em 0 .3em}
-table{border-collapse:collapse;margin:.4em 0;font-size:13px;max-width:100%}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word}
-td.long{overflow-wrap:anywhere}
-th{background:#f3f3f3}
+table{border-collapse:collapse;font-size:13px}
+th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;min-width:4.5em}
+td.long{min-width:15em}td.longer{min-width:28em}td.rid{min-width:0}
+th{background:#f3f3f3;font-weight:600}
 tr:nth-child(even) td{background:#fafafa}
-code{background:#f3f3f3;padding:0 2px;overflow-wrap:anywhere}
 li{margin:2px 0;overflow-wrap:anywhere}
 details.how{font-size:13px;margin:.3em 0 1em}details.how summary{cursor:pointer;color:#235}
 nav ul{columns:2;max-width:70em}
-img{max-width:100%;border:1px solid #ddd;margin:0.5em}
+figure{margin:.5em 0}img{max-width:100%;height:auto;border:1px solid #ddd}
+@media (max-width:700px){nav ul{columns:1;padding-left:1.2em}}
 """.strip()
 
-
-_inline = html_escape.inline  # preamble and notes only, never table cells
-
-
-#: a cell holding a word longer than this (a run id, a signature) may break it anywhere, so the table fits
-LONG_WORD = 28
+RUNS_PAGE = "runs.html"
+#: a cell longer than these gets room to wrap in a few lines rather than one word a line (sane row heights)
+LONG_CELL, LONGER_CELL = 40, 110
 
 
-def _td(text: str) -> str:
-    long = any(len(word) > LONG_WORD for word in text.split())
-    return f'<td class="long">{html_escape.text(text)}</td>' if long else f"<td>{html_escape.text(text)}</td>"
+def _td(value: str, stick: bool, results: str | None) -> str:
+    classes = ["stick"] if stick else []
+    if html_escape.RUN_ID.fullmatch(value):  # the run list's id column: the short id, linked to its record
+        classes.append("rid")
+        body = record_link(value, results, html_escape.run_id(value, short=True))
+    else:
+        classes += ["longer"] if len(value) > LONGER_CELL else ["long"] if len(value) > LONG_CELL else []
+        body = html_escape.inline(value)
+    cls = f' class="{" ".join(classes)}"' if classes else ""
+    return f"<td{cls}>{body}</td>"
 
 
-def view_html(view: TableView) -> str:
-    """One view: its title, the table, then the preamble and notes folded under one toggle."""
+def view_html(view: TableView, results: str | None = None) -> str:
+    """One view: its title, the table (scrolling in its own box), then the preamble and notes under one toggle.
+
+    ``results``: the relative URL of the records folder (:func:`bench.report.html_page.results_href`)."""
     e = html_escape.text
     parts = [f'<section id="{e(view.key)}">', f"<h2>{e(view.title)}</h2>"]
     if view.rows:
-        parts.append(f'<table id="table-{e(view.key)}" data-key="{e(view.key)}">')
-        parts.append("<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in view.header) + "</tr></thead>")
-        parts.append("<tbody>")
-        for row in view.rows:
-            parts.append("<tr>" + "".join(_td(c) for c in row) + "</tr>")
-        parts.append("</tbody></table>")
+        held = view.header.index("Model") if "Model" in view.header else 0  # the row's name, not its section
+        heads = "".join(('<th class="stick">' if i == held else "<th>") + f"{html_escape.inline(h)}</th>"
+                        for i, h in enumerate(view.header))
+        body = "".join("<tr>" + "".join(_td(c, i == held, results) for i, c in enumerate(row)) + "</tr>\n"
+                       for row in view.rows)
+        table = (f'<table id="table-{e(view.key)}" data-key="{e(view.key)}">'
+                 f"<thead><tr>{heads}</tr></thead>\n<tbody>\n{body}</tbody></table>")
+        parts.append(scroll(table, view.title))
     if view.preamble or view.notes:
         parts.append('<details class="how"><summary>How this was measured</summary>')
         if view.preamble:
-            parts.append("<ul>" + "".join(f"<li>{_inline(p)}</li>" for p in view.preamble) + "</ul>")
+            parts.append("<ul>" + "".join(f"<li>{html_escape.inline(p)}</li>" for p in view.preamble) + "</ul>")
         if view.notes:
-            parts.append("<h3>Notes</h3><ul>" + "".join(f"<li>{_inline(n)}</li>" for n in view.notes) + "</ul>")
+            parts.append("<h3>Notes</h3><ul>" + "".join(f"<li>{html_escape.inline(n)}</li>" for n in view.notes)
+                         + "</ul>")
         parts.append("</details>")
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _stamp(stamp: BuildStamp | None) -> str:
+    return stamp.html() if stamp is not None else ""
 
 
 def page(
@@ -70,9 +85,11 @@ def page(
     images: Sequence[tuple[str, str]],
     title: str = "bench leaderboard",
     leaderboards: Sequence[tuple[str, str]] = (),
+    stamp: BuildStamp | None = None,
+    runs_page: str | None = RUNS_PAGE,
 ) -> str:
-    """The whole page: links to the per-task leaderboards (``(file name, task)``), a contents list,
-    every view, then the plots (``(file name, caption)``)."""
+    """The index: links to the per-task leaderboards (``(file name, task)``) and the runs page, a contents
+    list, every view, then the plots (``(file name, caption)``), and the build stamp."""
     e = html_escape.text
     toc = "".join(f'<li><a href="#{e(v.key)}">{e(v.title)}</a></li>' for v in views)
     boards = "".join(f'<li><a href="{e(src)}">{e(task)}</a></li>' for src, task in leaderboards)
@@ -81,17 +98,37 @@ def page(
         for src, cap in images
     )
     body = "\n".join(view_html(v) for v in views)
+    runs = (f'<p>Every recorded run, and each run under every recipe it was scored with: '
+            f'<a href="{e(runs_page)}">all runs</a>.</p>\n' if runs_page else "")
     return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{e(title)}</title><style>{_CSS}</style></head><body>\n"
-        f"<h1>{e(title)}</h1>\n"
+        head(title, _CSS)
+        + f"<h1>{e(title)}</h1>\n"
         "<p>Generated by <code>bench table</code> from the run records in <code>results/</code> and the "
         "reported numbers in <code>bench/papers/</code>. Cells: reported / reproduced (budget) / Δ; how each "
         "table was measured (paper, recipe signatures, runs) folds out under it.</p>\n"
         + (f"<p>Leaderboards (every run of a task, ranked in significance clusters, grouped by the examples "
            f"scored):</p><ul>{boards}</ul>\n" if boards else "")
+        + runs
         + f"<nav><ul>{toc}</ul></nav>\n{body}\n"
         f'<section id="plots"><h2>Plots</h2>{figs}</section>\n'
-        "</body></html>\n"
+        + _stamp(stamp)
+        + "</body></html>\n"
+    )
+
+
+def runs_page(views: Sequence[TableView], stamp: BuildStamp | None = None, results: str | None = None,
+              title: str = "bench: every run") -> str:
+    """The runs page: the run list and each run under every recipe (``results``: as :func:`view_html`)."""
+    e = html_escape.text
+    toc = "".join(f'<li><a href="#{e(v.key)}">{e(v.title)}</a></li>' for v in views)
+    return (
+        head(title, _CSS)
+        + f"<h1>{e(title)}</h1>\n"
+        '<p>Generated by <code>bench table</code> from the run records in <code>results/</code>; the paper tables '
+        'and plots are on the <a href="index.html">index</a>. A run id shows as its 8-character spec hash: hover it '
+        "for the whole id, or follow it to the record.</p>\n"
+        f"<nav><ul>{toc}</ul></nav>\n"
+        + "\n".join(view_html(v, results) for v in views) + "\n"
+        + _stamp(stamp)
+        + "</body></html>\n"
     )

@@ -2,8 +2,10 @@
 
 Text and attribute values are escaped (``html.escape``) after :func:`bench.api.text.visible` has shown the
 characters a browser would act on but a reader cannot see: bidi controls (a name that displays as another),
-Unicode line separators and control characters. Text with `code` spans (the preamble and notes) shows them as
-``<code>``, the same spans the markdown report keeps (:mod:`bench.report.md_escape`).
+Unicode line separators and control characters. Report text is plain text with `code` spans, the one piece of
+markdown the views write (:mod:`bench.report.md_escape` keeps the same spans); :func:`inline` renders them as
+``<code>`` *after* escaping, so a span never carries markup of its own. A span holding a run id may break only
+between its ``--`` fields, never inside one.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import re
 from bench.api.text import visible
 
 _SPAN = re.compile(r"`([^`]+)`")
+#: a whole run id: ``<system>--<task>--<split>--<budget>--[s<seed>--]<8 hex>`` (the hex: its spec hash)
+RUN_ID = re.compile(r"[\w.+-]+?--\w+--[\w-]+?--[a-z]+--(?:s\d+--)?([0-9a-f]{8})")
 
 
 def text(value: object, quote: bool = True) -> str:
@@ -26,6 +30,27 @@ def attr(value: object) -> str:
     return html.escape(visible(str(value)), quote=True)
 
 
+def breakable(name: object) -> str:
+    """A name (``copybert_spanbert_selfcopy``) that a narrow column may break after an ``_`` or ``-``, not mid-word."""
+    return re.sub(r"([_-])", r"\1<wbr>", text(name))
+
+
+def run_id(rid: str, short: bool = False) -> str:
+    """A run id as ``<code class="rid">``: whole, breakable only after each ``--``; or ``short``, its spec hash
+    on one line, the whole id in the title (a table column that would otherwise be 60 characters wide)."""
+    m = RUN_ID.fullmatch(visible(rid))
+    if m is None:
+        return f"<code>{text(rid)}</code>"
+    if short:
+        return f'<code class="rid short" title="{attr(rid)}">{text(m.group(1))}</code>'
+    return f'<code class="rid" title="{attr(rid)}">' + "--<wbr>".join(text(p) for p in rid.split("--")) + "</code>"
+
+
+def _span(m: re.Match[str]) -> str:
+    code = html.unescape(m.group(1))
+    return run_id(code) if RUN_ID.fullmatch(code) else f"<code>{m.group(1)}</code>"
+
+
 def inline(value: str) -> str:
-    """Text whose `code` spans show as ``<code>`` (preamble, notes, facts; never a table cell)."""
-    return _SPAN.sub(r"<code>\1</code>", text(value, quote=False))
+    """Text whose `code` spans show as ``<code>`` (a table cell, a preamble bullet, a note, a fact)."""
+    return _SPAN.sub(_span, text(value, quote=False))

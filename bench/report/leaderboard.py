@@ -12,6 +12,9 @@ best on this task". Its default view (:mod:`bench.report.board` builds the data)
 - a quality-versus-speed plot per group with a measured speed-up (inline SVG, labelled points, the
   Pareto front dashed); the signatures and definitions folded under "How this was measured".
 
+Below ~1000 px a group's table scrolls sideways in its own box with the rank and the system held at the left
+(:mod:`bench.report.html_page`), so every score, speed-up and paper row stays reachable on a phone.
+
 A few lines of inline JavaScript (no external assets: the page works offline) toggle the details,
 filter by budget and re-sort a group by a column; the view lives in the URL fragment
 (``#budget=cpu&sort=speedup``), so a filtered view is a link and headless Chromium shows exactly it.
@@ -27,8 +30,11 @@ from bench.papers.matching import CONTEXT_SYSTEMS
 from bench.report import html_escape
 from bench.report.board import Board, build_board, display_name, settings
 from bench.report.cells import DEGENERATE_MARK, fmt_num
+from bench.report.html_page import head as page_head
+from bench.report.html_page import record_link, scroll
 from bench.report.ranking import ALPHA, Ranked, RankedGroup, metric_label
 from bench.report.significance import SAMPLES, SEED, PairedBootstrap
+from bench.report.stamp import BuildStamp
 from bench.report.svg_plot import SVG_CSS, Point, quality_speed_svg
 from bench.scoring.output_stats import summary as output_summary
 from bench.store.pvalues import PValues
@@ -38,11 +44,10 @@ DETAIL_METRICS = ("bleu1", "bleu2", "bleu3", "bleu4", "meteor", "rougeL", "rouge
 ARCH_MARK = "†"  # a speed-up measured on the paper row's architecture, not on this run
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222;max-width:1320px}
-h1{margin:0 0 .3em}h2{margin:1.4em 0 .2em;font-size:1.2em}h2 small{font-weight:normal;color:#555}
+h2{margin:1.4em 0 .2em;font-size:1.2em}h2 small{font-weight:normal;color:#555}
 p.lede{margin:.2em 0 .6em;max-width:80em}
 .controls{margin:.4em 0;display:flex;gap:1.5em;align-items:center;flex-wrap:wrap;font-size:14px}
-table.board{border-collapse:collapse;margin:.4em 0;font-size:13px;width:100%;table-layout:fixed}
+table.board{border-collapse:collapse;margin:.4em 0;font-size:13px;width:100%;min-width:84em;table-layout:fixed}
 .board col.rank{width:5em}.board col.flag{width:8.5em}.board col.sys{width:17em}.board col.head{width:11.5em}
 .board col.ex{width:6em}.board col.budget{width:5.5em}.board col.speed{width:6.5em}.board col.more{width:5.5em}
 .board th,.board td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
@@ -51,6 +56,9 @@ table.board{border-collapse:collapse;margin:.4em 0;font-size:13px;width:100%;tab
 .board td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .board td.rank{font-weight:bold;white-space:nowrap}.board td.flag{white-space:nowrap}
 .board td.sys,.board td.paper{overflow-wrap:anywhere}
+.board .stick{position:sticky;z-index:1;background:#fff;box-shadow:inset -1px 0 #bbb}
+.board .rank.stick{left:0}.board .sys.stick{left:5em}
+.board th.stick{background:#f3f3f3}tr.degenerate td.stick{background:#fff8ec}
 .board .ci{color:#666;font-size:11px}.board .set{color:#555;font-size:11px}
 .badge{display:inline-block;font-size:10px;padding:0 4px;border-radius:3px;background:#eee;color:#333;margin-left:4px}
 .badge.sub{background:#e8f0fe}.badge.ref{background:#f0f0f0;border:1px solid #ccc}
@@ -62,7 +70,9 @@ button.more{font-size:11px;padding:0 5px}
 .untested{color:#8a4b00;font-size:13px;margin:.2em 0}
 .plots{display:flex;flex-wrap:wrap}
 details.how{margin:1.5em 0;font-size:13px}details.how li{overflow-wrap:anywhere;margin:2px 0}
-code{background:#f3f3f3;padding:0 2px}
+@media (max-width:700px){table.board{min-width:72em}.board col.rank{width:3.6em}.board .sys.stick{left:3.6em}
+.board col.sys{width:10em}.board col.flag{width:7em}.board col.head{width:10.5em}
+.controls{gap:.6em 1em}}
 """.strip() + SVG_CSS
 
 # Details toggles, the budget filter and per-group sorting; state in the fragment (#budget=cpu&sort=speedup&dir=asc).
@@ -142,7 +152,7 @@ def _paper_cell(board: Board, rec: dict) -> str:
             f"{e(first.short)}</a>{more}</td>")
 
 
-def _row(board: Board, r: Ranked, columns: int) -> str:
+def _row(board: Board, r: Ranked, columns: int, results: str | None) -> str:
     rec, spec = r.record, r.record["spec"]
     head = board.head
     classes = ["run"] + (["degenerate"] if r.degenerate else [])
@@ -157,10 +167,11 @@ def _row(board: Board, r: Ranked, columns: int) -> str:
     n = (rec.get("data") or {}).get("n_examples")
     sets = settings(spec)
     cells = [
-        f'<td class="rank" data-v="{r.position or ""}" title="{rank_title}">{e(r.rank)}</td>',
+        f'<td class="rank stick" data-v="{r.position or ""}" title="{rank_title}">{e(r.rank)}</td>',
         f'<td class="flag">{flag}</td>',
-        f'<td class="sys"><a href="../results/{e(rec["run_id"])}.json" title="{e(rec["run_id"])}">'
-        f"{e(display_name(rec))}</a>{_badges(rec)}" + (f'<div class="set">{e(sets)}</div>' if sets else "") + "</td>",
+        f'<td class="sys stick" title="{e(rec["run_id"])}">'
+        f"{record_link(rec['run_id'], results, html_escape.breakable(display_name(rec)))}"
+        f"{_badges(rec)}" + (f'<div class="set">{e(sets)}</div>' if sets else "") + "</td>",
         f'<td class="num" data-v="{"" if r.value is None else f"{r.value:.4f}"}">{value}</td>',
         f'<td class="num" data-v="{n or ""}">{"" if n is None else f"{n:,}"}</td>',
         f"<td>{e(spec['budget'])}</td>",
@@ -207,22 +218,24 @@ def _details(board: Board, r: Ranked) -> str:
         facts.append("reproduces: " + "; ".join(f"{p.table}: {p.label}" for p in rows))
     if board.head and board.head.recipe in scores:
         facts.append(f"headline signature `{scores[board.head.recipe]['signature']}`")
-    facts.append(f"record `results/{rec['run_id']}.json`")
+    facts.append(f"record `results/{rec['run_id']}.json` (run `{rec['run_id']}`)")
     return grid + "<ul>" + "".join(f"<li>{_code(f)}</li>" for f in facts) + "</ul>"
 
 
 _HEAD = [("rank", "Rank"), ("", "Flag"), ("", "System"), ("headline", ""), ("examples", "Examples"),
          ("", "Budget"), ("speedup", "Speed-up"), ("", "Paper row"), ("", "")]
+_TH_CLASS = {0: "rank stick", 2: "sys stick"}  # the columns held at the left while a narrow screen scrolls
 #: column widths (the paper row takes the rest), the same in every group so the groups line up
 _COLS = '<colgroup>' + "".join(f'<col class="{c}">' for c in (
     "rank", "flag", "sys", "head", "ex", "budget", "speed", "paper", "more")) + "</colgroup>"
 
 
-def _group(board: Board, g: RankedGroup) -> str:
+def _group(board: Board, g: RankedGroup, results: str | None) -> str:
     label = board.head.label if board.head else "score"
     head = "".join(
-        (f'<th data-sort="{key}">' if key else "<th>") + e(label if key == "headline" else text) + "</th>"
-        for key, text in _HEAD
+        "<th" + (f' class="{_TH_CLASS[i]}"' if i in _TH_CLASS else "") + (f' data-sort="{key}"' if key else "")
+        + ">" + e(label if key == "headline" else text) + "</th>"
+        for i, (key, text) in enumerate(_HEAD)
     )
     items = ""
     if board.head is not None:  # the scoring items (one per key) behind the headline, when all runs agree
@@ -235,9 +248,10 @@ def _group(board: Board, g: RankedGroup) -> str:
     if not g.tested and g.untested_reason:
         parts.append(f'<p class="untested">Ranks are a plain order by score: significance not tested here '
                      f"({_code(g.untested_reason)}).</p>")
-    parts.append(f'<table class="board" data-group="{e(g.examples.slug)}">{_COLS}<thead><tr>{head}</tr></thead><tbody>')
-    parts += [_row(board, r, len(_HEAD)) for r in g.rows]
-    parts.append("</tbody></table></section>")
+    rows = "\n".join(_row(board, r, len(_HEAD), results) for r in g.rows)
+    parts.append(scroll(f'<table class="board" data-group="{e(g.examples.slug)}">{_COLS}<thead><tr>{head}</tr>'
+                        f"</thead><tbody>\n{rows}\n</tbody></table>", g.name))
+    parts.append("</section>")
     return "\n".join(parts)
 
 
@@ -306,9 +320,10 @@ def _how(board: Board, records: Sequence[dict]) -> str:
 
 def task_page(task: str, records: Sequence[dict], latency_records: Sequence[dict] = (),
               data_dir: Path | None = None, test: PairedBootstrap | None = None,
-              pvalues: PValues | None = None) -> str:
+              pvalues: PValues | None = None, stamp: BuildStamp | None = None, results: str | None = None) -> str:
     """The leaderboard page of one task (``test``: the pair test, default ``bench compare``'s on stored outputs,
-    with the p-values kept in ``pvalues``)."""
+    with the p-values kept in ``pvalues``; ``stamp``: the build line; ``results``: the relative URL of the
+    records, :func:`bench.report.html_page.results_href`, ``None`` for no record links)."""
     board = build_board(task, records, latency_records, data_dir, test, pvalues)
     mine = [r for r in records if r["spec"]["task"] == task]
     budgets = sorted({r["spec"]["budget"] for r in mine})
@@ -323,17 +338,16 @@ def task_page(task: str, records: Sequence[dict], latency_records: Sequence[dict
         if head else "No scored run yet."
     )
     return (
-        "<!DOCTYPE html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><title>bench leaderboard: {e(task)}</title>'
-        f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_CSS}</style></head><body>\n'
-        f"<h1>Leaderboard: <code>{e(task)}</code></h1>\n"
+        page_head(f"bench leaderboard: {task}", _CSS)
+        + f"<h1>Leaderboard: <code>{e(task)}</code></h1>\n"
         f'<p class="lede">{lede}</p>\n'
         f'<div class="controls"><label>Budget <select id="budget">{options}</select></label>'
         '<button id="expand-all" type="button" aria-expanded="false">show all details</button>'
         '<a href="index.html">Paper tables</a></div>\n'
-        + "\n".join(_group(board, g) for g in board.groups) + "\n"
+        + "\n".join(_group(board, g, results) for g in board.groups) + "\n"
         + _plots(board) + "\n" + _how(board, mine) + "\n"
-        f"<script>{_JS}</script>\n</body></html>\n"
+        + (stamp.html() if stamp is not None else "")
+        + f"<script>{_JS}</script>\n</body></html>\n"
     )
 
 

@@ -270,7 +270,7 @@ def _build(t: Task, root: Path, tdir: Path) -> dict[str, Any]:
                 raise DataError(
                     f"Task '{t.name}' v{t.version} split '{spec.name}' built from {root} has sha256 {sha}, but "
                     f"the task pins {spec.sha256} (bench/data/tasks.py), so these are not the examples it names. "
-                    f"Nothing was cached. Fix: restore the raw files and {root / SUMS_FILE} from their source "
+                    f"Fix: restore the raw files and {root / SUMS_FILE} from their source "
                     f"(see {root / 'README.md'}); a SHA256SUMS that lists other hashes than the source's was "
                     "edited. The pin is right unless the split's builder was changed on purpose, which makes a new "
                     "task version with its own pin."

@@ -60,9 +60,10 @@ def _close(a: float, b: float, rtol: float = RATIO_RTOL) -> bool:
     return math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12)
 
 
-def _interval(ci: Any, point: float, where: str, lo_bound: float = -math.inf,
+def _interval(ci: Any, point: float, where: str, point_field: str, lo_bound: float = -math.inf,
               hi_bound: float = math.inf) -> Iterator[Problem]:
-    """A two-number interval [lo, hi] with lo <= point <= hi, inside [lo_bound, hi_bound]."""
+    """``ci`` (at ``where``) is two numbers [lo, hi] with lo <= point <= hi, inside [lo_bound, hi_bound]; a point
+    outside is named by its own field (``point_field``), with the CI's."""
     if not (isinstance(ci, list | tuple) and len(ci) == 2 and all(_num(v) for v in ci)):
         yield Problem(where, f"must be two finite numbers [lo, hi], got {ci!r}")
         return
@@ -70,7 +71,7 @@ def _interval(ci: Any, point: float, where: str, lo_bound: float = -math.inf,
     if lo > hi:
         yield Problem(where, f"has lo {lo!r} > hi {hi!r}")
     elif not (lo <= point <= hi or _close(point, lo) or _close(point, hi)):
-        yield Problem(where, f"[{lo:.6g}, {hi:.6g}] does not contain its point {point!r}")
+        yield Problem(point_field, f"is {point!r}, outside its CI '{where}' [{lo:.6g}, {hi:.6g}]")
     elif lo < lo_bound or hi > hi_bound:
         yield Problem(where, f"[{lo!r}, {hi!r}] is outside [{lo_bound:g}, {hi_bound:g}]")
 
@@ -125,7 +126,7 @@ def _score_problems(rec: Mapping[str, Any]) -> Iterator[Problem]:
             elif not lo <= value <= hi:
                 yield Problem(where, f"is {value!r}, outside [{lo:g}, {hi:g}] (scores are x100)")
             elif isinstance(cis, Mapping) and name in cis:
-                yield from _interval(cis[name], value, f"scores.{recipe}.ci.{name}", lo, hi)
+                yield from _interval(cis[name], value, f"scores.{recipe}.ci.{name}", where, lo, hi)
         if cis is not None and not isinstance(cis, Mapping):
             yield Problem(f"scores.{recipe}.ci", "must be an object of metric -> [lo, hi]")
         for name in sorted(set(cis or {}) - set(metrics or {}) if isinstance(cis, Mapping) else ()):
@@ -167,7 +168,7 @@ def _run_latency_problems(lat: Any) -> Iterator[Problem]:
         if not (_num(v) and v > 0):
             yield Problem(f"latency.{point}", f"must be a positive ratio, got {v!r}")
         elif lat.get(ci) is not None:
-            yield from _interval(lat[ci], v, f"latency.{ci}", 0.0)
+            yield from _interval(lat[ci], v, f"latency.{ci}", f"latency.{point}", 0.0)
 
 
 def _latency_stats(stats: Any, where: str) -> Iterator[Problem]:
@@ -227,7 +228,7 @@ def _speedup_problems(sp: Mapping[str, Any], base: Any, own: Any, where: str) ->
                                                   f"{want!r}")
                 continue
         if sp.get(ci) is not None:
-            yield from _interval(sp[ci], v, f"{where}.{ci}", 0.0)
+            yield from _interval(sp[ci], v, f"{where}.{ci}", f"{where}.{point}", 0.0)
 
 
 # ---------------------------------------------------------------- digests
@@ -243,6 +244,11 @@ def digest(rec: Mapping[str, Any]) -> str:
 def sealed(rec: Mapping[str, Any]) -> dict[str, Any]:
     """``rec`` with its digest (what a writer stores)."""
     return {**{k: v for k, v in rec.items() if k != DIGEST_FIELD}, DIGEST_FIELD: digest(rec)}
+
+
+def unsealed(rec: dict[str, Any]) -> dict[str, Any]:
+    """``rec`` without its digest: what readers hand on (the digest is the file's, not part of the record)."""
+    return {k: v for k, v in rec.items() if k != DIGEST_FIELD} if DIGEST_FIELD in rec else rec
 
 
 def digest_problem(rec: Mapping[str, Any]) -> Problem | None:

@@ -21,7 +21,7 @@ from typing import Any
 from bench.api.errors import UserError
 from bench.api.paths import REPO_ROOT  # a record names its outputs relative to it, or absolutely
 from bench.store.files import StoreError, is_number, json_files, read_json, write_json
-from bench.store.integrity import DIGEST_FIELD, Problem, digest_problem, record_problems, sealed
+from bench.store.integrity import DIGEST_FIELD, Problem, digest_problem, record_problems, sealed, unsealed
 from bench.store.paths import run_record_file
 
 SCHEMA_VERSION = 1
@@ -111,7 +111,7 @@ def config_value(rec: dict[str, Any], *names: str) -> Any:
 
 def read_record(path: Path | str) -> dict[str, Any]:
     """One record file as written (any status), with the JSON error named; see :func:`validate_record`. Its
-    digest, when it has one, must fit its content (:func:`check_digest`)."""
+    digest, when it has one, must fit its content, and is not in the dict returned (:func:`check_digest`)."""
     return check_digest(validate_record(_read_json(path), path), path)
 
 
@@ -204,12 +204,12 @@ def _check_integrity(rec: dict[str, Any], path: Path | str) -> None:
 
 
 def check_digest(rec: dict[str, Any], path: Path | str) -> dict[str, Any]:
-    """``rec``, unless the digest it carries does not fit its content (:class:`RecordIntegrityError`). A record
-    without one (written before digests) passes: docs/integrity.md says what covers it."""
+    """``rec`` without its digest, unless the digest does not fit its content (:class:`RecordIntegrityError`). A
+    record without one (written before digests) passes: docs/integrity.md says what covers it."""
     problem = digest_problem(rec)
     if problem is not None:
         raise _integrity_error(rec, path, problem)
-    return rec
+    return unsealed(rec)
 
 
 def _check_submission(sub: Any, path: Path | str) -> None:

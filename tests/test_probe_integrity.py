@@ -33,6 +33,7 @@ SIB = "mist_minilm_l6--quora--test--cpu--s42--2acd50eb"  # the same 2,000 exampl
 RECIPE = "mist-quora"
 LATENCY = next((RESULTS / "latency").glob("quora--*.json"))
 PVALUES = RESULTS / "significance" / "pvalues.json"
+ORDERING = RESULTS / "ordering" / "mist-table6--quora--cpu.json"
 
 Edit = Callable[[dict[str, Any]], None]
 
@@ -151,6 +152,14 @@ def _edited_pvalues(work: Path) -> None:
     (results / "significance" / "pvalues.json").write_text(json.dumps(values), encoding="utf-8")
 
 
+def _edited_ordering(work: Path) -> None:
+    results = _copy_records(work)
+    (results / "ordering").mkdir()
+    data = json.loads(ORDERING.read_text(encoding="utf-8"))
+    data["pairs"][0]["reproduced_delta"] += 1.5  # a reversed pair made to hold
+    (results / "ordering" / ORDERING.name).write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
 def _edited_split_cache(work: Path) -> None:
     _copy_records(work)
     _tamper_split(work / "cache" / "splits" / "quora" / "v1")
@@ -191,6 +200,7 @@ def _cases() -> list[Case]:
     for command in ("table", "table --paper"):
         cases.append(Case(f"speed-up 123.45: {command}", _edited_latency, command, (LATENCY.name, "speedup.mean")))
     cases.append(Case("p-value 1.5: table", _edited_pvalues, "table", ("pvalues.json", "[0, 1]")))
+    cases.append(Case("ordering delta: table", _edited_ordering, "table", (ORDERING.name, "pairs[0].reproduced_delta")))
     for command in ("compare", "score", "run smoke"):
         cases.append(Case(f"split cache: {command}", _edited_split_cache, command, ("manifest.json", "pins")))
     return cases
@@ -364,9 +374,10 @@ def test_the_writer_seals_and_the_reader_checks(tmp_path: Path) -> None:
     assert read_record(path) == rec.to_json() and load_records(tmp_path) == [rec.to_json()]
     text = path.read_text().replace('"bleu4": 27.689364132412987', '"bleu4": 28.0')
     path.write_text(text)
-    for read in (read_record, load_records):
-        with pytest.raises(RecordIntegrityError, match=r"'digest' does not match.*git checkout"):
-            read(path if read is read_record else tmp_path)  # type: ignore[operator]
+    with pytest.raises(RecordIntegrityError, match=r"'digest' does not match.*git checkout"):
+        read_record(path)
+    with pytest.raises(RecordIntegrityError, match=r"'digest' does not match.*git checkout"):
+        load_records(tmp_path)
     bad = RunRecord.from_json({**_record(), "scores": {}})
     bad = RunRecord(**{**bad.__dict__, "data": {**bad.data, "n_examples": 7}})
     with pytest.raises(RecordError, match=r"not written: 'data.n_examples' is 7"):
@@ -379,10 +390,10 @@ def test_the_outputs_file_holds_outputs_n_lines(tmp_path: Path) -> None:
 
     out = tmp_path / "outputs.txt"
     out.write_text("a\nb\nc\n", encoding="utf-8")
-    rec = {"run_id": "x", "spec": {"system": "s", "task": "t", "split": "test", "budget": "cpu"},
-           "outputs": {"path": str(out), "sha256": hashlib.sha256(b"a\nb\nc\n").hexdigest(), "n": 3}}
+    outputs: dict[str, Any] = {"path": str(out), "sha256": hashlib.sha256(b"a\nb\nc\n").hexdigest(), "n": 3}
+    rec = {"run_id": "x", "spec": {"system": "s", "task": "t", "split": "test", "budget": "cpu"}, "outputs": outputs}
     check_outputs(rec, "x.json")
-    rec["outputs"]["n"] = 2
+    outputs["n"] = 2
     with pytest.raises(RecordIntegrityError, match=r"'outputs.n' is 2 but its outputs file .* holds 3"):
         check_outputs(rec, "x.json")
 
@@ -404,6 +415,21 @@ def test_an_edited_latency_record_is_refused_at_load(tmp_path: Path) -> None:
     path.write_text(json.dumps(sealed))
     with pytest.raises(LatencyRecordError, match=rf"{path.name}: 'systems.{name}.speedup.mean' is 123.45"):
         read_latency_record(path)
+
+
+def test_an_ordering_s_numbers_are_checked() -> None:
+    from bench.store.integrity import ordering_problems
+
+    data = json.loads(ORDERING.read_text(encoding="utf-8"))
+    assert ordering_problems(data) == []
+    for edit, field in ((lambda d: d["pairs"][1].update(p_bootstrap=1.2), "pairs[1].p_bootstrap"),
+                        (lambda d: d["pairs"][0].update(reproduced_delta=9.0), "pairs[0].reproduced_delta"),
+                        (lambda d: d["rows"][2].update(reproduced=-4.0), "rows[2].reproduced"),
+                        (lambda d: d.update(tau_b=1.5), "tau_b"),
+                        (lambda d: d.update(tau_ci95=[0.5, -0.5]), "tau_ci95")):
+        bad = json.loads(json.dumps(data))
+        edit(bad)
+        assert [p.field for p in ordering_problems(bad)][:1] == [field]
 
 
 @pytest.mark.parametrize("value", [1.5, -0.01, float("nan"), float("inf")])

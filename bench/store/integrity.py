@@ -88,7 +88,7 @@ def record_problems(rec: Mapping[str, Any]) -> list[Problem]:
 def _count_problems(rec: Mapping[str, Any]) -> Iterator[Problem]:
     data, outputs = rec.get("data") or {}, rec.get("outputs") or {}
     n = data.get("n_examples") if isinstance(data, Mapping) else None
-    if isinstance(data, Mapping) and "n_examples" in data and not (_count(n) and n > 0):
+    if isinstance(data, Mapping) and "n_examples" in data and not (_count(n) and n is not None and n > 0):
         yield Problem("data.n_examples", f"must be a positive integer (the examples scored), got {n!r}")
         n = None
     n_out = outputs.get("n") if isinstance(outputs, Mapping) else None
@@ -229,6 +229,44 @@ def _speedup_problems(sp: Mapping[str, Any], base: Any, own: Any, where: str) ->
                 continue
         if sp.get(ci) is not None:
             yield from _interval(sp[ci], v, f"{where}.{ci}", f"{where}.{point}", 0.0)
+
+
+# ---------------------------------------------------------------- orderings (results/ordering/*.json)
+
+#: a pair's delta is the difference of its rows' values, each rounded to 4 decimals by the writer
+DELTA_ATOL = 2e-4
+
+
+def ordering_problems(data: Mapping[str, Any]) -> list[Problem]:
+    """What is inconsistent in an ordering (bench.workflows.ordering): values on the metric scale, p-values in
+    [0, 1], Kendall's tau-b and its CI in [-1, 1], and each pair's delta the difference of its rows' values."""
+    out: list[Problem] = []
+    lo, hi = METRIC_RANGE
+    values: dict[str, float] = {}
+    for i, row in enumerate(data.get("rows") or []):
+        for key in ("reproduced", "reported"):
+            v = row.get(key) if isinstance(row, Mapping) else None
+            if v is not None and not (_num(v) and lo <= v <= hi):
+                out.append(Problem(f"rows[{i}].{key}", f"is {v!r}, outside [{lo:g}, {hi:g}] (scores are x100)"))
+        if isinstance(row, Mapping) and _num(row.get("reproduced")):
+            values[str(row.get("row"))] = row["reproduced"]
+    tau, ci = data.get("tau_b"), data.get("tau_ci95")
+    if _num(tau) and not -1.0 <= tau <= 1.0:
+        out.append(Problem("tau_b", f"is {tau!r}, outside [-1, 1]"))
+    if isinstance(ci, list) and len(ci) == 2 and all(_num(v) for v in ci) and not -1.0 <= ci[0] <= ci[1] <= 1.0:
+        out.append(Problem("tau_ci95", f"{ci!r} is not an interval inside [-1, 1]"))
+    for where, items in (("pairs", data.get("pairs")), ("reference.rows", (data.get("reference") or {}).get("rows"))):
+        for i, item in enumerate(items or []):
+            p = item.get("p_bootstrap") if isinstance(item, Mapping) else None
+            if p is not None and not (_num(p) and 0.0 <= p <= 1.0):
+                out.append(Problem(f"{where}[{i}].p_bootstrap", f"must be a p-value in [0, 1], got {p!r}"))
+    for i, pair in enumerate(data.get("pairs") or []):
+        if not isinstance(pair, Mapping):
+            continue
+        a, b, d = values.get(str(pair.get("higher"))), values.get(str(pair.get("lower"))), pair.get("reproduced_delta")
+        if a is not None and b is not None and _num(d) and abs((a - b) - d) > DELTA_ATOL:
+            out.append(Problem(f"pairs[{i}].reproduced_delta", f"is {d!r}, but its rows' values differ by {a - b:.4f}"))
+    return out
 
 
 # ---------------------------------------------------------------- digests

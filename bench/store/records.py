@@ -111,8 +111,12 @@ def config_value(rec: dict[str, Any], *names: str) -> Any:
 
 def read_record(path: Path | str) -> dict[str, Any]:
     """One record file as written (any status), with the JSON error named; see :func:`validate_record`. Its
-    digest, when it has one, must fit its content, and is not in the dict returned (:func:`check_digest`)."""
-    return check_digest(validate_record(_read_json(path), path), path)
+    digest, when it has one, must fit its content, and is not in the dict returned (:func:`check_digest`); a
+    complete one's ``outputs.n`` must be the number of lines of its outputs file when that file is as scored."""
+    rec = check_digest(validate_record(_read_json(path), path), path)
+    if rec["status"] == "complete":
+        _check_outputs_count(rec, path)
+    return rec
 
 
 def _read_json(path: Path | str) -> Any:
@@ -328,8 +332,17 @@ def check_outputs(rec: dict[str, Any], record: Path | str) -> None:
             f"{path}: sha256 differs from its record {record}; the outputs were edited after they were scored. "
             f"Restore the file (`git checkout` it) or {_redo(rec)}."
         )
-    n = (rec.get("outputs") or {}).get("n")
-    if n is not None and n != outputs_lines(path):
+    _check_outputs_count(rec, record)
+
+
+def _check_outputs_count(rec: dict[str, Any], record: Path | str) -> None:
+    """:class:`RecordIntegrityError` when the outputs file is there, hashes to the record's sha256, and holds
+    another number of outputs than ``outputs.n`` (the count was edited, the evidence was not)."""
+    outputs = rec.get("outputs") or {}
+    path, n = outputs_file(rec), outputs.get("n")
+    if n is None or not outputs.get("sha256") or path is None or not path.is_file():
+        return
+    if outputs_sha256(path) == outputs["sha256"] and n != outputs_lines(path):
         raise _integrity_error(rec, record, Problem(
             "outputs.n", f"is {n!r} but its outputs file {path} (sha256 as recorded) holds {outputs_lines(path)}"))
 

@@ -24,13 +24,19 @@ def record_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return record_path(spec, results)
 
 
+def _older(rec: dict, **changes: object) -> dict:
+    """``rec`` as a record written before a recipe (or statistic) existed: changed, and without a digest (an edit
+    of a sealed record is refused, docs/integrity.md)."""
+    return {k: v for k, v in {**rec, **changes}.items() if k != "digest"}
+
+
 def test_rescore_restores_a_missing_recipe_exactly(record_path: Path) -> None:
     from bench.runs.rescore import missing_recipes, rescore
 
     full = json.loads(record_path.read_text())
     assert missing_recipes(full) == []
     assert rescore(record_path) == []  # nothing to do: the record is untouched
-    stripped = dict(full, scores={})
+    stripped = _older(full, scores={})
     record_path.write_text(json.dumps(stripped))
     assert rescore(record_path, say=lambda _m: None) == ["mist-quora"]
     again = json.loads(record_path.read_text())
@@ -43,7 +49,7 @@ def test_rescore_refuses_edited_outputs(record_path: Path) -> None:
     from bench.runs.rescore import RescoreError, rescore
 
     rec = json.loads(record_path.read_text())
-    record_path.write_text(json.dumps(dict(rec, scores={})))
+    record_path.write_text(json.dumps(_older(rec, scores={})))
     out = REPO_ROOT / rec["outputs"]["path"]
     original = out.read_text(encoding="utf-8")
     out.write_text("edited\n" + original.split("\n", 1)[1], encoding="utf-8")
@@ -60,7 +66,7 @@ def test_rescore_adds_output_statistics_equal_to_a_fresh_run_s(record_path: Path
     full = json.loads(record_path.read_text())
     stats = full["output_stats"]  # written by execute: copy_source on Quora copies the question
     assert stats["n"] == 40 and stats["distinct_ratio"] > 0.9 and full["training_curve"] is None
-    record_path.write_text(json.dumps({k: v for k, v in full.items() if k != "output_stats"}))
+    record_path.write_text(json.dumps({k: v for k, v in _older(full).items() if k != "output_stats"}))
     assert rescore(record_path, say=lambda _m: None)[-1] == "output_stats"  # (after any recipe an earlier test removed)
     assert json.loads(record_path.read_text())["output_stats"] == stats
     record_path.write_text(json.dumps(full))

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import DataError
-from bench.api.tasks import Built, Task
+from bench.api.tasks import Built, SplitSpec, Task
 from bench.api.types import Example, Split, encode
 from bench.data import cache
-from bench.data.sources import data_dir, present, sha256_file, verify_raw
+from bench.data.sources import SUMS_FILE, data_dir, present, sha256_file, verify_raw
 from bench.data.tasks import TASKS
 
 MANIFEST = "manifest.json"
@@ -79,7 +79,10 @@ def load_split(
     if split not in manifest["splits"]:
         raise DataError(f"Task '{t.name}' built no split '{split}' from {root}.")
     entry = manifest["splits"][split]
-    examples = _read_fast(tdir, entry)
+    _check_pinned(t, spec, tdir, entry)
+    # a pinned split is read from its JSONL, whose hash is compared with the pin: the marshal sidecar's hash is
+    # only in the manifest, which can be edited into agreement with a rewritten sidecar
+    examples = _read_fast(tdir, entry) if spec.sha256 is None else None
     if examples is None:
         path = tdir / entry["file"]
         data = path.read_bytes() if path.is_file() else b""
@@ -148,6 +151,20 @@ def verify(
         _verify_fast(tdir, entry, data)
         counts[name] = n
     return counts
+
+
+def _check_pinned(t: Task, spec: SplitSpec, tdir: Path, entry: dict[str, Any]) -> None:
+    """Refuse a cached split whose manifest names another hash than the one the task pins in code: the manifest
+    and the cache file beside it were rewritten together (a stale build of an older task version never gets
+    here: :func:`_fresh_manifest` rebuilds it). The cache file itself is then hashed against the manifest's
+    hash, so the pinned hash is what the loaded examples have."""
+    if spec.sha256 is not None and entry.get("sha256") != spec.sha256:
+        raise DataError(
+            f"{tdir / MANIFEST}: split '{spec.name}' is recorded with sha256 {entry.get('sha256')}, but task "
+            f"'{t.name}' v{t.version} pins {spec.sha256} (bench/data/tasks.py): the cached split "
+            f"{tdir / str(entry.get('file'))} was replaced. Fix: delete {tdir}; the next load rebuilds it from the "
+            "checksummed raw files."
+        )
 
 
 def _verify_fast(tdir: Path, entry: dict[str, Any], jsonl: bytes) -> None:
@@ -271,9 +288,12 @@ def _build(t: Task, root: Path, tdir: Path) -> dict[str, Any]:
                 )
             if spec.sha256 and sha != spec.sha256:
                 raise DataError(
-                    f"Task '{t.name}' v{t.version} split '{spec.name}' built with sha256 {sha}, but the task "
-                    f"pins {spec.sha256}. Raw files passed their checksums, so the builder changed: bump "
-                    "the task version and update the pinned hash in bench/data/tasks.py."
+                    f"Task '{t.name}' v{t.version} split '{spec.name}' built from {root} has sha256 {sha}, but "
+                    f"the task pins {spec.sha256} (bench/data/tasks.py), so these are not the examples it names. "
+                    f"Fix: restore the raw files and {root / SUMS_FILE} from their source "
+                    f"(see {root / 'README.md'}); a SHA256SUMS that lists other hashes than the source's was "
+                    "edited. The pin is right unless the split's builder was changed on purpose, which makes a new "
+                    "task version with its own pin."
                 )
             file, fast_file = f"{spec.name}.jsonl", f"{spec.name}.marshal"
             cache.atomic_write(tdir / file, data)

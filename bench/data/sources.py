@@ -69,8 +69,9 @@ def read_sums(root: Path) -> dict[str, str]:
     if not sums_path.is_file():
         raise DataError(
             f"{sums_path} not found: the data directory must list its files' hashes.\n"
-            f"Fix: point --data-dir/${ENV_VAR} at the shared data directory, or create the list with "
-            f"`cd {root} && find . -type f ! -name {SUMS_FILE} | sort | xargs sha256sum > {SUMS_FILE}`."
+            f"Fix: point --data-dir/${ENV_VAR} at the shared data directory, or restore {SUMS_FILE} from the "
+            f"data's source and check with `cd {root} && sha256sum -c {SUMS_FILE}` (a list hashed from the files "
+            "at hand would vouch for whatever they hold)."
         )
     out: dict[str, str] = {}
     for lineno, line in enumerate(sums_path.read_text(encoding="utf-8").splitlines(), 1):
@@ -118,8 +119,8 @@ def verify_raw(root: Path, rels: list[str] | tuple[str, ...]) -> dict[str, str]:
         if rel not in sums:
             raise DataError(
                 f"{path} is not listed in {root / SUMS_FILE}, so it cannot be verified.\n"
-                f"Fix: add its line (`cd {root} && sha256sum ./{rel} >> {SUMS_FILE}`) if the file is "
-                "the intended one."
+                f"Fix: restore {root / SUMS_FILE} from the data's source (see {root / 'README.md'}): its hash "
+                "is the source's, never one computed from the file at hand."
             )
         actual = sha256_file(path)
         if actual != sums[rel]:

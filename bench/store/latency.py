@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.store.files import StoreError, is_number, json_files, read_json, write_json
+from bench.store.integrity import Problem, digest_problem, latency_record_problems, sealed, unsealed
 from bench.store.paths import latency_dir, latency_record_file
 
 LATENCY_RECORD_SCHEMA = 1
@@ -68,12 +69,27 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
         not isinstance(v, dict) or v.get("timed_as") not in systems for v in stand.values()
     ):
         raise _fail(path, "'stand_ins' must map a system to {\"timed_as\": <a timed system>, \"basis\": text}")
+    problems = latency_record_problems(rec)
+    if problems:
+        raise _edited(path, problems[0])
     return rec
 
 
+def _edited(path: Path | str, problem: Problem) -> LatencyRecordError:
+    return LatencyRecordError(
+        f"{path}: {problem}; the record is not as `bench latency --record` wrote it (edited or damaged), so no "
+        f"number of it is shown. Restore it (`git checkout -- {path}` if it is committed) or measure again."
+    )
+
+
 def read_latency_record(path: Path | str) -> dict[str, Any]:
-    """One latency record file, schema-checked."""
-    return validate_latency_record(read_json(path, _fail), path)
+    """One latency record file, schema-checked, its numbers consistent and its digest (if any) fitting; the
+    dict returned is the record without its digest (the file's seal, made again by the writer)."""
+    rec = validate_latency_record(read_json(path, _fail), path)
+    problem = digest_problem(rec)
+    if problem is not None:
+        raise _edited(path, problem)
+    return unsealed(rec)
 
 
 def load_latency_records(results_dir: Path | str) -> list[dict[str, Any]]:
@@ -85,4 +101,4 @@ def load_latency_records(results_dir: Path | str) -> list[dict[str, Any]]:
 def write_latency_record(results_dir: Path | str, record: Mapping[str, Any]) -> Path:
     """Check, then write atomically to ``results/latency/<latency_id>.json`` (a reader never sees half a file)."""
     validate_latency_record(record, "<new record>")
-    return write_json(latency_record_file(results_dir, str(record["latency_id"])), record)
+    return write_json(latency_record_file(results_dir, str(record["latency_id"])), sealed(record))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.store.files import StoreError, is_number, json_files, read_json, write_json
+from bench.store.integrity import ordering_problems
 from bench.store.paths import ordering_dir, ordering_file
 
 KIND = "ordering"
@@ -80,6 +81,10 @@ def validate_ordering(data: Any, path: Path | str = "<ordering>") -> dict[str, A
                     and all(is_number(r.get(k)) for k in ("reference_value", "delta", "p_bootstrap"))):
                 raise _fail(path, f"'reference.rows[{i}]' needs 'row', 'recipe' and number 'reference_value', "
                                   "'delta' and 'p_bootstrap'")
+    problems = ordering_problems(data)
+    if problems:
+        raise OrderingError(f"{path}: {problems[0]}; the ordering is not as `bench order` wrote it (edited or "
+                            "damaged). Restore it (`git checkout`), or delete it and run `bench order` again.")
     return data
 
 

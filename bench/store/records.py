@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.api.errors import UserError
 from bench.store.files import StoreError, is_number, json_files, read_json, write_json
+from bench.store.integrity import DIGEST_FIELD, Problem, digest_problem, record_problems, sealed, unsealed
 from bench.store.outputs import StoredRecord, outputs_location
 from bench.store.paths import run_record_file
 
@@ -73,6 +74,7 @@ class RunRecord:
         if rec["status"] != "complete":
             raise _fail(path, f"status is '{rec['status']}', not 'complete'")
         names = {f.name for f in fields(cls)}
+        rec = {k: v for k, v in rec.items() if k != DIGEST_FIELD}  # the file's seal, made again by save()
         unknown = sorted(set(rec) - names)
         if unknown:
             known = ", ".join(sorted(names))
@@ -88,8 +90,15 @@ class RunRecord:
         return self.save(run_record_file(results_dir, self.run_id))
 
     def save(self, path: Path | str) -> Path:
-        """Atomically at ``path`` (a crash leaves the old file or the new one, never half of one)."""
-        return write_json(path, self.to_json())
+        """Atomically at ``path`` (a crash leaves the old file or the new one, never half of one), sealed with
+        its digest (:mod:`bench.store.integrity`) after the checks every reader makes: the harness never writes
+        a record its own readers refuse."""
+        rec = self.to_json()
+        problems = record_problems(rec) if self.status == "complete" else []
+        if problems:
+            raise RecordError(f"{path}: not written: {problems[0]}, which every reader of records refuses. The "
+                              "harness computed an inconsistent record: report it with this line.")
+        return write_json(path, sealed(rec))
 
 
 def config_value(rec: dict[str, Any], *names: str) -> Any:
@@ -101,9 +110,14 @@ def config_value(rec: dict[str, Any], *names: str) -> Any:
 
 
 def read_record(path: Path | str) -> dict[str, Any]:
-    """One record file as written (any status), with the JSON error named; see :func:`validate_record`. It
+    """One record file as written (any status), with the JSON error named; see :func:`validate_record`. Its
+    digest, when it has one, must fit its content, and is not in the dict returned (:func:`check_digest`); a
+    complete one's ``outputs.n`` must be the number of lines of its outputs file when that file is as scored. It
     knows its file (:class:`bench.store.outputs.StoredRecord`): its outputs are found beside it."""
-    return StoredRecord(validate_record(_read_json(path), path), path)
+    rec = StoredRecord(check_digest(validate_record(_read_json(path), path), path), path)
+    if rec["status"] == "complete":
+        _check_outputs_count(rec, path)
+    return rec
 
 
 def _read_json(path: Path | str) -> Any:
@@ -171,7 +185,36 @@ def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
         _check_submission(rec.get("submission"), path)
     elif rec.get("submission") is not None:
         raise _fail(path, "'submission' is only for records of kind 'external' (outputs given to `bench submit`)")
+    _check_integrity(rec, path)
     return rec
+
+
+class RecordIntegrityError(RecordError):
+    """A record whose numbers fail its own checks (:mod:`bench.store.integrity`) or whose digest does not fit:
+    edited or damaged after the harness wrote it. No command shows a number from it."""
+
+
+def _integrity_error(rec: dict[str, Any], path: Path | str, problem: Problem) -> RecordIntegrityError:
+    return RecordIntegrityError(
+        f"{path}: {problem}; the record is not as the harness wrote it (edited or damaged), so no number of it "
+        f"is shown. Restore it (`git checkout -- {path}` if it is committed) or {_redo(rec)}."
+    )
+
+
+def _check_integrity(rec: dict[str, Any], path: Path | str) -> None:
+    """Raise :class:`RecordIntegrityError` on the first inconsistent number of a complete record."""
+    problems = record_problems(rec)
+    if problems:
+        raise _integrity_error(rec, path, problems[0])
+
+
+def check_digest(rec: dict[str, Any], path: Path | str) -> dict[str, Any]:
+    """``rec`` without its digest, unless the digest does not fit its content (:class:`RecordIntegrityError`). A
+    record without one (written before digests) passes: docs/integrity.md says what covers it."""
+    problem = digest_problem(rec)
+    if problem is not None:
+        raise _integrity_error(rec, path, problem)
+    return unsealed(rec)
 
 
 def _check_submission(sub: Any, path: Path | str) -> None:
@@ -202,7 +245,7 @@ def load_records(results_dir: Path | str) -> list[dict]:
         data = _read_json(path)
         if isinstance(data, dict) and data.get("kind") == "calibration":
             continue  # results/calibration/ keeps each sweep's summary beside its points' run records
-        rec = StoredRecord(validate_record(data, path), path)
+        rec = StoredRecord(check_digest(validate_record(data, path), path), path)
         if rec["status"] != "complete":
             continue
         rid = rec["run_id"]
@@ -238,8 +281,8 @@ class OutputsChangedError(RecordError):
     """A record's outputs file no longer hashes to the sha256 it was scored with."""
 
 
-#: (path, mtime_ns, size) -> sha256: `bench table` checks every record's outputs, once per file version
-_HASHES: dict[tuple[str, int, int], str] = {}
+#: (path, mtime_ns, size) -> (sha256, lines): `bench table` checks every record's outputs, once per file version
+_HASHES: dict[tuple[str, int, int], tuple[str, int]] = {}
 
 
 def outputs_file(rec: dict[str, Any], record: Path | str | None = None) -> Path | None:
@@ -252,19 +295,31 @@ def outputs_file(rec: dict[str, Any], record: Path | str | None = None) -> Path 
 def outputs_sha256(path: Path) -> str:
     """The sha256 the harness records for an outputs file: of its text read back with universal newlines
     (as `bench show` reads it), cached by (path, mtime, size) so a table of ~100 records stays fast."""
+    return _hash_and_lines(path)[0]
+
+
+def outputs_lines(path: Path) -> int:
+    """The outputs in an outputs file as the harness writes it: one per ``\n`` (universal newlines), the last
+    one counted without its final newline too; cached with :func:`outputs_sha256`."""
+    return _hash_and_lines(path)[1]
+
+
+def _hash_and_lines(path: Path) -> tuple[str, int]:
     st = path.stat()
     key = (str(path), st.st_mtime_ns, st.st_size)
     if key not in _HASHES:
         data = path.read_bytes()
         if b"\r" in data:  # what reading it as text (universal newlines) gives
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        _HASHES[key] = hashlib.sha256(data).hexdigest()
+        lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        _HASHES[key] = (hashlib.sha256(data).hexdigest(), lines)
     return _HASHES[key]
 
 
 def check_outputs(rec: dict[str, Any], record: Path | str) -> None:
     """Raise :class:`OutputsChangedError` when the outputs file ``rec`` names is there but no longer hashes
-    to the record's sha256, naming the file and the fix.
+    to the record's sha256, naming the file and the fix; and :class:`RecordIntegrityError` when it does but
+    holds another number of outputs than the record's ``outputs.n`` (the count was edited).
 
     An absent file is not checked here: the scores are in the record, and calibration points' outputs and
     third-party outputs submitted with ``--no-copy`` are not kept in every copy of results/ (`bench show`,
@@ -272,12 +327,26 @@ def check_outputs(rec: dict[str, Any], record: Path | str) -> None:
     """
     want = (rec.get("outputs") or {}).get("sha256")
     path = outputs_file(rec, record)
-    if not want or path is None or not path.is_file() or outputs_sha256(path) == want:
+    if not want or path is None or not path.is_file():
         return
-    raise OutputsChangedError(
-        f"{path}: sha256 differs from its record {record}; the outputs were edited after they were scored. "
-        f"Restore the file (`git checkout` it) or {_redo(rec)}."
-    )
+    if outputs_sha256(path) != want:
+        raise OutputsChangedError(
+            f"{path}: sha256 differs from its record {record}; the outputs were edited after they were scored. "
+            f"Restore the file (`git checkout` it) or {_redo(rec)}."
+        )
+    _check_outputs_count(rec, record)
+
+
+def _check_outputs_count(rec: dict[str, Any], record: Path | str) -> None:
+    """:class:`RecordIntegrityError` when the outputs file is there, hashes to the record's sha256, and holds
+    another number of outputs than ``outputs.n`` (the count was edited, the evidence was not)."""
+    outputs = rec.get("outputs") or {}
+    path, n = outputs_file(rec, record), outputs.get("n")
+    if n is None or not outputs.get("sha256") or path is None or not path.is_file():
+        return
+    if outputs_sha256(path) == outputs["sha256"] and n != outputs_lines(path):
+        raise _integrity_error(rec, record, Problem(
+            "outputs.n", f"is {n!r} but its outputs file {path} (sha256 as recorded) holds {outputs_lines(path)}"))
 
 
 def _redo(rec: dict[str, Any]) -> str:

@@ -1,0 +1,302 @@
+"""The checks a stored record must pass before any command shows a number from it: cheap, local to the file.
+
+Two kinds, both read at load by the store's readers (:mod:`bench.store.records`, :mod:`bench.store.latency`):
+
+- **internal consistency**: every number within its scale (metrics and CI bounds are x100, as
+  :class:`bench.scoring.types.Scores` stores them, so in [0, 100]; counts are non-negative integers), a CI
+  holds its point, ``n_examples`` is the number of outputs, a latency record's speed-ups are the ratios of
+  the medians and means it stores (:func:`bench.latency.stats.paired_bootstrap_speedup`);
+- **the digest**: the sha256 of the record's canonical JSON, written by the harness's one writer of each
+  kind, so a hand edit that keeps every number plausible (27.69 -> 28.0) is still caught.
+
+Neither is a proof: a record can be rewritten with a fresh digest. The deep check (re-deriving every
+number from outputs, split and recipe) is; it can call these functions first. Each check returns
+:class:`Problem` values (the field and what is wrong) and raises nothing, so a caller chooses the error.
+See docs/integrity.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple, TypeGuard
+
+#: a run record's metrics and their CI bounds are x100 (bench.scoring.types.Scores): every one is in this range
+METRIC_RANGE = (0.0, 100.0)
+#: the top-level field that holds a record's digest; it is not part of what it hashes
+DIGEST_FIELD = "digest"
+DIGEST_PREFIX = "sha256:"
+#: relative tolerance of a stored ratio against the ratio of its stored parts (floats written by json round-trip
+#: exactly; the ratio of ms means differs from the ratio of ns means in the last bits only)
+RATIO_RTOL = 1e-9
+#: fields of ``output_stats`` that are shares of the outputs (0..1)
+SHARES = ("at_max_len", "distinct_ratio", "most_frequent_share", "reference_distinct_ratio", "repeated_trigram_rate")
+#: a latency summary's fields in the order numpy's percentiles guarantee
+ORDERED_MS = ("min_ms", "p50_ms", "p90_ms", "p99_ms")
+
+
+class Problem(NamedTuple):
+    """One failed check: the dotted field (``scores.mist.metrics.bleu4``) and what is wrong with it."""
+
+    field: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"'{self.field}' {self.what}"
+
+
+def _num(x: Any) -> TypeGuard[int | float]:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _count(x: Any) -> bool:
+    """A non-negative integer (an int, or a float with no fraction: JSON writers differ)."""
+    return _num(x) and x >= 0 and float(x).is_integer()
+
+
+def _close(a: float, b: float, rtol: float = RATIO_RTOL) -> bool:
+    return math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12)
+
+
+def _interval(ci: Any, point: float, where: str, point_field: str, lo_bound: float = -math.inf,
+              hi_bound: float = math.inf) -> Iterator[Problem]:
+    """``ci`` (at ``where``) is two numbers [lo, hi] with lo <= point <= hi, inside [lo_bound, hi_bound]; a point
+    outside is named by its own field (``point_field``), with the CI's."""
+    if not (isinstance(ci, list | tuple) and len(ci) == 2 and all(_num(v) for v in ci)):
+        yield Problem(where, f"must be two finite numbers [lo, hi], got {ci!r}")
+        return
+    lo, hi = ci
+    if lo > hi:
+        yield Problem(where, f"has lo {lo!r} > hi {hi!r}")
+    elif not (lo <= point <= hi or _close(point, lo) or _close(point, hi)):
+        yield Problem(point_field, f"is {point!r}, outside its CI '{where}' [{lo:.6g}, {hi:.6g}]")
+    elif lo < lo_bound or hi > hi_bound:
+        yield Problem(where, f"[{lo!r}, {hi!r}] is outside [{lo_bound:g}, {hi_bound:g}]")
+
+
+# ---------------------------------------------------------------- run records (results/<run_id>.json)
+
+def record_problems(rec: Mapping[str, Any]) -> list[Problem]:
+    """What is inconsistent in a complete run record's numbers (its scores, counts, statistics, timings,
+    latency block); [] when nothing is. Types the schema check already refused are reported, never raised."""
+    return [*_count_problems(rec), *_score_problems(rec), *_stats_problems(rec), *_timing_problems(rec),
+            *_run_latency_problems(rec.get("latency"))]
+
+
+def _count_problems(rec: Mapping[str, Any]) -> Iterator[Problem]:
+    data, outputs = rec.get("data") or {}, rec.get("outputs") or {}
+    n = data.get("n_examples") if isinstance(data, Mapping) else None
+    if isinstance(data, Mapping) and "n_examples" in data and not (_count(n) and n is not None and n > 0):
+        yield Problem("data.n_examples", f"must be a positive integer (the examples scored), got {n!r}")
+        n = None
+    n_out = outputs.get("n") if isinstance(outputs, Mapping) else None
+    if isinstance(outputs, Mapping) and "n" in outputs:
+        if not _count(n_out):
+            yield Problem("outputs.n", f"must be a non-negative integer (lines in the outputs file), got {n_out!r}")
+            n_out = None
+        elif n is not None and n_out != n:
+            yield Problem("data.n_examples", f"is {n!r} but the record has {n_out!r} outputs ('outputs.n')")
+    for recipe, sc in _mapping(rec.get("scores")):
+        items = sc.get("n_items") if isinstance(sc, Mapping) else None
+        if items is None:
+            continue
+        limit = n_out if n_out is not None else n
+        if not _count(items):
+            yield Problem(f"scores.{recipe}.n_items", f"must be a non-negative integer, got {items!r}")
+        elif limit is not None and items > limit:
+            yield Problem(f"scores.{recipe}.n_items", f"is {items!r}, more than the {limit!r} outputs scored")
+
+
+def _mapping(x: Any) -> Iterator[tuple[str, Any]]:
+    return iter(x.items()) if isinstance(x, Mapping) else iter(())
+
+
+def _score_problems(rec: Mapping[str, Any]) -> Iterator[Problem]:
+    lo, hi = METRIC_RANGE
+    for recipe, sc in _mapping(rec.get("scores")):
+        if not isinstance(sc, Mapping):
+            continue
+        metrics, cis = sc.get("metrics"), sc.get("ci")
+        for name, value in _mapping(metrics):
+            where = f"scores.{recipe}.metrics.{name}"
+            if not _num(value):
+                yield Problem(where, f"must be a finite number, got {value!r}")
+            elif not lo <= value <= hi:
+                yield Problem(where, f"is {value!r}, outside [{lo:g}, {hi:g}] (scores are x100)")
+            elif isinstance(cis, Mapping) and name in cis:
+                yield from _interval(cis[name], value, f"scores.{recipe}.ci.{name}", where, lo, hi)
+        if cis is not None and not isinstance(cis, Mapping):
+            yield Problem(f"scores.{recipe}.ci", "must be an object of metric -> [lo, hi]")
+        for name in sorted(set(cis or {}) - set(metrics or {}) if isinstance(cis, Mapping) else ()):
+            yield Problem(f"scores.{recipe}.ci.{name}", "has no metric of that name beside it")
+
+
+def _stats_problems(rec: Mapping[str, Any]) -> Iterator[Problem]:
+    stats, outputs = rec.get("output_stats"), rec.get("outputs")
+    if not isinstance(stats, Mapping):
+        return
+    for name in SHARES:
+        v = stats.get(name)
+        if v is not None and not (_num(v) and 0.0 <= v <= 1.0):
+            yield Problem(f"output_stats.{name}", f"must be a share in [0, 1], got {v!r}")
+    ratio = stats.get("length_ratio")
+    if ratio is not None and not (_num(ratio) and ratio >= 0):
+        yield Problem("output_stats.length_ratio", f"must be a non-negative number, got {ratio!r}")
+    n, n_out = stats.get("n"), outputs.get("n") if isinstance(outputs, Mapping) else None
+    if n is not None and _count(n_out) and n != n_out:
+        yield Problem("output_stats.n", f"is {n!r} but the record has {n_out!r} outputs ('outputs.n')")
+
+
+def _timing_problems(rec: Mapping[str, Any]) -> Iterator[Problem]:
+    for name, v in _mapping(rec.get("timings")):
+        if not (_num(v) and v >= 0):
+            yield Problem(f"timings.{name}", f"must be a non-negative number of seconds, got {v!r}")
+
+
+def _run_latency_problems(lat: Any) -> Iterator[Problem]:
+    """A run record's ``latency`` block (its baseline's times are not in it: the ratio is checked where both
+    are, in the latency record)."""
+    if not isinstance(lat, Mapping):
+        return
+    yield from _latency_stats(lat.get("stats"), "latency.stats")
+    for point, ci in (("speedup_mean", "speedup_ci95"), ("speedup_median", "speedup_median_ci95")):
+        v = lat.get(point)
+        if v is None:
+            continue
+        if not (_num(v) and v > 0):
+            yield Problem(f"latency.{point}", f"must be a positive ratio, got {v!r}")
+        elif lat.get(ci) is not None:
+            yield from _interval(lat[ci], v, f"latency.{ci}", f"latency.{point}", 0.0)
+
+
+def _latency_stats(stats: Any, where: str) -> Iterator[Problem]:
+    """One system's single-stream summary (bench.latency.stats.summarize): positive times in percentile order."""
+    if not isinstance(stats, Mapping):
+        return
+    for name, v in stats.items():
+        if name == "mean_iterations" and v is None:
+            continue
+        if not (_num(v) and v >= 0):
+            yield Problem(f"{where}.{name}", f"must be a non-negative finite number, got {v!r}")
+            return
+    if "n" in stats and not (_count(stats["n"]) and stats["n"] > 0):
+        yield Problem(f"{where}.n", f"must be a positive integer (items timed), got {stats['n']!r}")
+    present = [k for k in ORDERED_MS if k in stats]
+    for a, b in zip(present, present[1:], strict=False):
+        if stats[a] > stats[b]:
+            yield Problem(f"{where}.{b}", f"is {stats[b]!r}, below {a} {stats[a]!r} (percentiles only increase)")
+    if "min_ms" in stats and "mean_ms" in stats and stats["mean_ms"] < stats["min_ms"]:
+        yield Problem(f"{where}.mean_ms", f"is {stats['mean_ms']!r}, below min_ms {stats['min_ms']!r}")
+
+
+# ---------------------------------------------------------------- latency records (results/latency/*.json)
+
+def latency_record_problems(rec: Mapping[str, Any]) -> list[Problem]:
+    """What is inconsistent in a latency record: each system's summary, and each speed-up against the ratio
+    of the baseline's stored mean (median) to the system's (the meter computes exactly that ratio)."""
+    systems = rec.get("systems")
+    if not isinstance(systems, Mapping):
+        return []
+    out: list[Problem] = []
+    for name, entry in systems.items():
+        if isinstance(entry, Mapping):
+            out += _latency_stats(entry.get("stats"), f"systems.{name}.stats")
+    base = systems.get(rec.get("baseline")) if isinstance(rec.get("baseline"), str) else None
+    base_stats = base.get("stats") if isinstance(base, Mapping) else None
+    for name, entry in systems.items():
+        sp = entry.get("speedup") if isinstance(entry, Mapping) else None
+        if isinstance(sp, Mapping):
+            out += _speedup_problems(sp, base_stats, entry.get("stats"), f"systems.{name}.speedup")
+    return out
+
+
+def _speedup_problems(sp: Mapping[str, Any], base: Any, own: Any, where: str) -> Iterator[Problem]:
+    for point, part, ci in (("mean", "mean_ms", "mean_ci95"), ("median", "p50_ms", "median_ci95")):
+        v = sp.get(point)
+        if v is None:
+            continue
+        if not (_num(v) and v > 0):
+            yield Problem(f"{where}.{point}", f"must be a positive ratio, got {v!r}")
+            continue
+        if isinstance(base, Mapping) and isinstance(own, Mapping) and _num(base.get(part)) and _num(own.get(part)) \
+                and own[part] > 0:
+            want = base[part] / own[part]
+            if not _close(v, want):
+                yield Problem(f"{where}.{point}", f"is {v!r}, but the baseline's {part} over this system's is "
+                                                  f"{want!r}")
+                continue
+        if sp.get(ci) is not None:
+            yield from _interval(sp[ci], v, f"{where}.{ci}", f"{where}.{point}", 0.0)
+
+
+# ---------------------------------------------------------------- orderings (results/ordering/*.json)
+
+#: a pair's delta is the difference of its rows' values, each rounded to 4 decimals by the writer
+DELTA_ATOL = 2e-4
+
+
+def ordering_problems(data: Mapping[str, Any]) -> list[Problem]:
+    """What is inconsistent in an ordering (bench.workflows.ordering): values on the metric scale, p-values in
+    [0, 1], Kendall's tau-b and its CI in [-1, 1], and each pair's delta the difference of its rows' values."""
+    out: list[Problem] = []
+    lo, hi = METRIC_RANGE
+    values: dict[str, float] = {}
+    for i, row in enumerate(data.get("rows") or []):
+        for key in ("reproduced", "reported"):
+            v = row.get(key) if isinstance(row, Mapping) else None
+            if v is not None and not (_num(v) and lo <= v <= hi):
+                out.append(Problem(f"rows[{i}].{key}", f"is {v!r}, outside [{lo:g}, {hi:g}] (scores are x100)"))
+        if isinstance(row, Mapping) and _num(row.get("reproduced")):
+            values[str(row.get("row"))] = row["reproduced"]
+    tau, ci = data.get("tau_b"), data.get("tau_ci95")
+    if _num(tau) and not -1.0 <= tau <= 1.0:
+        out.append(Problem("tau_b", f"is {tau!r}, outside [-1, 1]"))
+    if isinstance(ci, list) and len(ci) == 2 and all(_num(v) for v in ci) and not -1.0 <= ci[0] <= ci[1] <= 1.0:
+        out.append(Problem("tau_ci95", f"{ci!r} is not an interval inside [-1, 1]"))
+    for where, items in (("pairs", data.get("pairs")), ("reference.rows", (data.get("reference") or {}).get("rows"))):
+        for i, item in enumerate(items or []):
+            p = item.get("p_bootstrap") if isinstance(item, Mapping) else None
+            if p is not None and not (_num(p) and 0.0 <= p <= 1.0):
+                out.append(Problem(f"{where}[{i}].p_bootstrap", f"must be a p-value in [0, 1], got {p!r}"))
+    for i, pair in enumerate(data.get("pairs") or []):
+        if not isinstance(pair, Mapping):
+            continue
+        a, b, d = values.get(str(pair.get("higher"))), values.get(str(pair.get("lower"))), pair.get("reproduced_delta")
+        if a is not None and b is not None and _num(d) and abs((a - b) - d) > DELTA_ATOL:
+            out.append(Problem(f"pairs[{i}].reproduced_delta", f"is {d!r}, but its rows' values differ by {a - b:.4f}"))
+    return out
+
+
+# ---------------------------------------------------------------- digests
+
+def digest(rec: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of ``rec``'s canonical JSON (sorted keys, no spaces, UTF-8), without its digest field:
+    the same for the dict a writer holds and the dict read back from its file."""
+    body = {k: v for k, v in rec.items() if k != DIGEST_FIELD}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
+    return DIGEST_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sealed(rec: Mapping[str, Any]) -> dict[str, Any]:
+    """``rec`` with its digest (what a writer stores)."""
+    return {**{k: v for k, v in rec.items() if k != DIGEST_FIELD}, DIGEST_FIELD: digest(rec)}
+
+
+def unsealed(rec: dict[str, Any]) -> dict[str, Any]:
+    """``rec`` without its digest: what readers hand on (the digest is the file's, not part of the record)."""
+    return {k: v for k, v in rec.items() if k != DIGEST_FIELD} if DIGEST_FIELD in rec else rec
+
+
+def digest_problem(rec: Mapping[str, Any]) -> Problem | None:
+    """None when ``rec`` carries no digest (a legacy record: docs/integrity.md) or the one it carries fits."""
+    if DIGEST_FIELD not in rec:
+        return None
+    stored = rec[DIGEST_FIELD]
+    if not isinstance(stored, str) or not stored.startswith(DIGEST_PREFIX):
+        return Problem(DIGEST_FIELD, f"must be '{DIGEST_PREFIX}<hex>', got {stored!r}")
+    if stored != digest(rec):
+        return Problem(DIGEST_FIELD, "does not match the record's content: a field was changed after the "
+                                     "harness wrote it")
+    return None

@@ -118,7 +118,9 @@ class Built:
 
 def read_lines(path: Path) -> list[str]:
     """Lines of a text file split on ``\\n`` only (not Unicode line separators), final newline dropped."""
-    text = path.read_text(encoding="utf-8")
+    from bench.api.reading import read_text
+
+    text = read_text(path, "restore it from its source (`bench data verify` names altered files)")
     if text.endswith("\n"):
         text = text[:-1]
     return text.split("\n") if text else []

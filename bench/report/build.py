@@ -16,6 +16,7 @@ from typing import Any
 from bench.api.atomic import atomic_path, write_text_atomic
 from bench.api.errors import UserError
 from bench.api.paths import RESULTS_DIR
+from bench.api.reading import read_text
 from bench.papers import all_tables, get_table, load_paper, normalize_paper
 from bench.report import html as html_mod
 from bench.report import markdown as md
@@ -134,7 +135,7 @@ def dropped(out: Path, existing: Collection[str], texts: Mapping[str, str], pngs
 
 def _run_ids(paths: Any) -> dict[str, str]:
     """spec hash -> the run id printed with it, over the text of ``paths``."""
-    return {m.group(1): m.group(0) for p in paths for m in RUN_ID.finditer(p.read_text(encoding="utf-8"))}
+    return {m.group(1): m.group(0) for p in paths for m in RUN_ID.finditer(read_text(p, errors="replace"))}
 
 
 def _refuse_drops(losses: Sequence[str], results_dir: Path | str, reports_dir: Path) -> None:
@@ -184,7 +185,7 @@ def render_all(
             if not path.is_file():
                 problems.append(f"- {path}: missing")
                 continue
-            have = path.read_text(encoding="utf-8")
+            have = read_text(path, errors="replace")  # bad bytes are a difference, shown as such
             if have != texts[name]:
                 diff = list(
                     difflib.unified_diff(
@@ -217,7 +218,7 @@ def render_all(
     written = []
     for name, text in sorted(texts.items()):
         path = out / name
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
             write_text_atomic(path, text)
         written.append(path)
     for name, (draw, data) in sorted(pngs.items()):

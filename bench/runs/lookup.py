@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
+from bench.api.reading import read_text
 from bench.runs.evaluation import first_examples
 from bench.store.records import OutputsChangedError, check_outputs, outputs_file, read_record, require_dir
 
@@ -43,7 +44,7 @@ def outputs_text(rec: dict[str, Any]) -> str:
         check_outputs(rec, rec["run_id"])
     except OutputsChangedError as exc:  # callers (refile) catch this module's error
         raise RunLookupError(str(exc)) from exc
-    return path.read_text(encoding="utf-8")
+    return read_text(path)
 
 
 def split_of(rec: dict[str, Any], data_dir: Path | None = None) -> Any:

@@ -76,8 +76,9 @@ def _plugin(source: str, name: str = "plug.py") -> Callable[[Path], None]:
 
 
 def _odd_folder(work: Path) -> None:
-    """A plugin folder holding a FIFO, a dangling link and a folder, each named ``*.py``, beside one module."""
-    folder = work / "plugins"
+    """A plugin folder holding a FIFO, a dangling link and a folder, each named ``*.py``, beside one module
+    (beside the case's folder, whose files the probe hashes: reading a FIFO would block the probe itself)."""
+    folder = work.parent / "plugins"
     folder.mkdir()
     (folder / "good.py").write_text("X = 1\n")
     os.mkfifo(folder / "fifo.py")
@@ -86,7 +87,7 @@ def _odd_folder(work: Path) -> None:
 
 
 def _fifo(work: Path) -> None:
-    os.mkfifo(work / "pipe.py")
+    os.mkfifo(work.parent / "pipe.py")
 
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
@@ -121,8 +122,8 @@ FAULTS: list[Fault] = [
     Fault("record is a list", TABLE, "crafted.json", make=_crafted(lambda r: [r])),
     Fault("latency is a string", TABLE, "latency", make=_crafted(_set("latency", "fast"))),
     # plugins: odd files, sys.exit, a built-in name in another case or with -/_ swapped
-    Fault("include fifo", ("--include", "{work}/pipe.py", "ls", "tasks"), "pipe.py", make=_fifo),
-    Fault("include odd folder", ("--include", "{work}/plugins", "ls", "tasks"), "quora", codes=(0,),
+    Fault("include fifo", ("--include", "{work}/../pipe.py", "ls", "tasks"), "pipe.py", make=_fifo),
+    Fault("include odd folder", ("--include", "{work}/../plugins", "ls", "tasks"), "quora", codes=(0,),
           make=_odd_folder),
     Fault("plugin sys.exit", ("--include", "{work}/plug.py", "ls", "tasks"), "sys.exit",
           make=_plugin("import sys\nsys.exit(3)\n")),
@@ -349,7 +350,7 @@ def test_include_hashes_only_regular_py_files(tmp_path: Path) -> None:
     """A FIFO named ``*.py`` would block the hash's read for ever; links and folders are not code either."""
     from bench.env.plugins import python_files
 
-    _odd_folder(tmp_path)
+    _odd_folder(tmp_path / "work")
     (tmp_path / "plugins" / "sub").mkdir()
     (tmp_path / "plugins" / "sub" / "deep.py").write_text("")
     (tmp_path / "plugins" / "link.py").symlink_to(tmp_path / "plugins" / "good.py")

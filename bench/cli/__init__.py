@@ -32,11 +32,11 @@ def main() -> None:
         err_console.print(f"[bold red]error:[/] {exc}")
         sys.exit(2)
     except (EnvironmentProblem, OSError) as exc:
-        from bench.api.atomic import is_unwritable, not_writable
+        from bench.api.atomic import os_problem
 
-        if isinstance(exc, OSError) and not isinstance(exc, EnvironmentProblem):
-            if not is_unwritable(exc):
-                raise
-            exc = not_writable(exc.filename or ".", exc)  # a read-only $BENCH_CACHE, results/ or --out folder
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
-        sys.exit(1)
+        # a read-only or full $BENCH_CACHE, results/ or --out folder, a name too long: one line, by errno
+        problem = exc if isinstance(exc, EnvironmentProblem) else os_problem(exc)
+        if problem is None:
+            raise
+        err_console.print(f"[bold red]error:[/] {escape(str(problem))}")
+        sys.exit(2 if isinstance(problem, UserError) else 1)

@@ -22,6 +22,9 @@ def run(
     seed: Annotated[int, typer.Option(help="Random seed (part of the run identity).")] = 42,
     set_: Annotated[list[str], typer.Option("--set", help="Override key=value (repeatable).")] = [],  # noqa: B006
     force: Annotated[bool, typer.Option(help="Re-run even if a complete record exists.")] = False,
+    fresh: Annotated[bool, typer.Option(help="Re-run from scratch: discard the model's training workdir "
+                                        "(checkpoints, decode journal) first: the fix for a corrupt checkpoint.")
+                 ] = False,
     limit: Annotated[int | None, typer.Option(help="Decode only the first N examples (smoke: 200).")] = None,
     latency_n: Annotated[int, typer.Option(help="Also time N items at batch size 1 (0 = skip).")] = 0,
     results_dir: ResultsDir = RESULTS_DIR,
@@ -66,7 +69,7 @@ def run(
             ui.console.print(f"{label}: [bold]{ui.lit(value)}[/] {ui.lit(why)}")
         record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
                          latency_items=latency_n, say=ui.say(ui.console), progress=ui.console, device=device,
-                         score_outputs=score, wait=wait)
+                         score_outputs=score, wait=wait, fresh=fresh)
     except LockBusy as exc:  # not bad input: the machine is busy with the same run
         ui.fail(str(exc), code=1)
     except (RegistryError, DataError, ValueError) as exc:

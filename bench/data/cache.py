@@ -100,7 +100,7 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
         return None
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deep
         return None  # treated as stale: the next load rebuilds it
     return manifest if isinstance(manifest, dict) and manifest.get("format") == FORMAT else None
 

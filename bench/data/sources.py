@@ -14,6 +14,10 @@ from pathlib import Path
 
 from bench.api.errors import DataError
 from bench.api.paths import repo_root
+from bench.api.reading import read_text
+
+#: the fix for a raw data file that is not the text or JSON it should be
+DATA_FIX = "restore it from the shared data (`bench data verify` names altered files)"
 
 ENV_VAR = "BENCH_DATA"
 SUMS_FILE = "SHA256SUMS"
@@ -74,7 +78,7 @@ def read_sums(root: Path) -> dict[str, str]:
             "at hand would vouch for whatever they hold)."
         )
     out: dict[str, str] = {}
-    for lineno, line in enumerate(sums_path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in enumerate(read_text(sums_path, "restore it from the shared data").splitlines(), 1):
         if not line.strip():
             continue
         parts = line.split(None, 1)

@@ -9,16 +9,16 @@ off-by-one would corrupt every grouped BLEU/METEOR score computed on the split.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from bench.api.errors import DataError
+from bench.api.reading import read_json
 from bench.api.tasks import Built, Task, read_lines
 from bench.api.types import Example
 from bench.data.sentences import sentence_containing
-from bench.data.sources import present
+from bench.data.sources import DATA_FIX, present
 
 TRAIN_JSON = "squad/train-v1.1.reconstructed.json"
 #: the shared reconstruction, else the official file (``bench fetch --data``); both give the same splits
@@ -50,8 +50,8 @@ def normalize_question(text: str) -> str:
 
 def _articles_by_title(path: Path) -> dict[str, dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))["data"]
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        data = read_json(path, DATA_FIX)["data"]
+    except (KeyError, TypeError) as e:
         raise DataError(f"{path}: not a SQuAD v1.1 JSON file ({e}).") from e
     return {article["title"]: article for article in data}
 

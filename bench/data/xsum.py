@@ -19,7 +19,6 @@ with :func:`check_full`.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator
@@ -27,9 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.api.errors import DataError
+from bench.api.reading import parse_json, read_json, read_text
 from bench.api.tasks import Built, Task, read_lines
 from bench.api.types import Example
-from bench.data.sources import verify_raw
+from bench.data.sources import DATA_FIX, verify_raw
 
 SPLIT_JSON = "xsum/XSum-TRAINING-DEV-TEST-SPLIT-90-5-5.json"
 GOLD = "xsum/gold-test-sentences.txt"
@@ -136,9 +136,9 @@ def training_missing_message(root: Path) -> str:
 
 def _split_ids(path: Path) -> dict[str, list[str]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, DATA_FIX)
         return {name: [str(i) for i in data[name]] for name in FULL_SPLITS}
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
+    except (KeyError, TypeError) as e:
         raise DataError(f"{path}: not the XSum split file with train/validation/test id lists ({e}).") from e
 
 
@@ -146,7 +146,9 @@ def _available(path: Path, split_ids: dict[str, list[str]], gold: list[str]) -> 
     index = {name: {tid: i for i, tid in enumerate(ids)} for name, ids in split_ids.items()}
     rows: dict[str, list[tuple[int, Example]]] = {"test": [], "validation": []}
     for lineno, line in enumerate(read_lines(path), 1):
-        rec = json.loads(line)
+        rec = parse_json(line, f"{path}:{lineno}", DATA_FIX)
+        if not isinstance(rec, dict):
+            raise DataError(f"{path}:{lineno}: not an XSum record (a JSON object with id, document, summary).")
         split, doc_id = rec.get("split"), str(rec.get("id"))
         if split not in rows or doc_id not in index[split]:
             raise DataError(f"{path}:{lineno}: id {doc_id} is not a {split!r} id of {SPLIT_JSON}.")
@@ -201,7 +203,7 @@ def _records(path: Path) -> Iterator[tuple[str, dict]]:
     if path.suffix == ".jsonl":
         for lineno, line in enumerate(read_lines(path), 1):
             if line.strip():
-                yield f"{path}:{lineno}", json.loads(line)
+                yield f"{path}:{lineno}", parse_json(line, f"{path}:{lineno}", DATA_FIX)
         return
     try:
         import pyarrow.parquet as pq  # optional: only for users who supply parquet
@@ -220,7 +222,7 @@ _SECTION = re.compile(r"^\[SN\](URL|TITLE|FIRST-SENTENCE|RESTBODY)\[SN\]\s*$", r
 def _parse_summary_file(path: Path) -> tuple[str, str]:
     """Original XSum ``.summary`` format: ``[SN]FIRST-SENTENCE[SN]`` is the summary, ``[SN]RESTBODY[SN]``
     the document; lines are stripped, blank ones dropped, and joined with ``\\n`` (summary: spaces)."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, DATA_FIX)
     parts = _SECTION.split(text)
     sections = {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
     if "FIRST-SENTENCE" not in sections or "RESTBODY" not in sections:

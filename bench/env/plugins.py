@@ -32,6 +32,7 @@ import hashlib
 import importlib
 import importlib.util
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -64,10 +65,12 @@ def include(path: Path | str) -> str:
     path = Path(path).expanduser().resolve()
     if not path.exists():
         raise PluginError(f"--include {path}: no such file or folder. Fix: pass a .py file or a folder of them.")
+    if not (path.is_file() or path.is_dir()):  # a FIFO or a device: opening it could block for ever
+        raise PluginError(f"--include {path}: not a regular file or folder. Fix: pass a .py file or a folder.")
     if path.is_file() and path.suffix != ".py":
         raise PluginError(f"--include {path}: not a .py file. Fix: pass a Python module or a folder.")
     # the hash covers the included file's whole folder: the modules it imports beside it are the plugin too
-    files = sorted((path.parent if path.is_file() else path).rglob("*.py"))
+    files = python_files(path.parent if path.is_file() else path, recursive=True)
     if not files:
         raise PluginError(f"--include {path}: the folder holds no .py file.")
     origin = f"--include {path} (code sha256 {_code_hash(files)[:12]})"
@@ -78,7 +81,7 @@ def include(path: Path | str) -> str:
         elif (path / "__init__.py").is_file():
             _import_package(path)
         else:
-            for file in sorted(path.glob("*.py")):
+            for file in python_files(path):
                 _import_file(file)
     if path not in _INCLUDED:
         _INCLUDED.append(path)
@@ -91,12 +94,38 @@ def _import_registries() -> None:
     import systems  # noqa: F401
 
 
+def python_files(folder: Path, recursive: bool = False) -> list[Path]:
+    """The regular ``*.py`` files in ``folder`` (below it too when ``recursive``), sorted: a FIFO (whose read
+    would block), a dangling link or a folder named ``x.py`` is not code, and is neither hashed nor imported."""
+    found = folder.rglob("*.py") if recursive else folder.glob("*.py")
+    return sorted(f for f in found if _is_regular(f))
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)  # follows a link: a link to a module is that module
+    except OSError:  # a dangling link, a loop, a name too long
+        return False
+
+
 def _code_hash(files: list[Path]) -> str:
     """One hash over the included code: a record says which version of a plugin made it."""
     h = hashlib.sha256()
     for file in files:
-        h.update(file.name.encode() + b"\0" + file.read_bytes())
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise PluginError(f"--include {file}: cannot read it ({exc.strerror or exc}). Fix: make it readable, "
+                              "or move it out of the included folder.") from None
+        h.update(file.name.encode() + b"\0" + data)
     return h.hexdigest()
+
+
+def _exited(where: Path | str, exc: SystemExit) -> PluginError:
+    """A plugin that calls ``sys.exit`` (or ``exit()``, or argparse on import) would end ``bench`` silently."""
+    return PluginError(f"--include {where}: it called sys.exit({exc.code!r}) while being imported; a plugin must "
+                       "only register systems, tasks or recipes. Fix: remove the exit (guard script code with "
+                       "`if __name__ == '__main__':`).")
 
 
 def _import_file(file: Path) -> None:
@@ -115,6 +144,9 @@ def _import_file(file: Path) -> None:
         spec.loader.exec_module(module)
     except UserError:
         raise
+    except SystemExit as exc:
+        del sys.modules[name]
+        raise _exited(file, exc) from None
     except Exception as exc:
         del sys.modules[name]
         raise PluginError(
@@ -131,6 +163,8 @@ def _import_package(folder: Path) -> None:
         importlib.import_module(folder.name)
     except UserError:
         raise
+    except SystemExit as exc:
+        raise _exited(folder, exc) from None
     except Exception as exc:
         raise PluginError(
             f"--include {folder}: importing package '{folder.name}' failed with {type(exc).__name__}: {exc}. "

@@ -14,7 +14,10 @@ import shlex
 from pathlib import Path
 
 from bench.api.errors import UserError
+from bench.api.reading import read_text
 from bench.runs import RunSpec, parse_overrides
+
+_TEXT_FIX = "write it as UTF-8 text, one `bench run` option line per run"
 
 
 class QueueFileError(UserError, ValueError):
@@ -39,7 +42,7 @@ def read_queue(path: Path) -> list[RunSpec]:
         raise QueueFileError(f"{path}: no such queue file. Fix: write one `bench run` option line per run.")
     specs: list[RunSpec] = []
     parser = _parser()
-    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, raw in enumerate(read_text(path, _TEXT_FIX).splitlines(), 1):
         try:
             words = shlex.split(raw, comments=True)
         except ValueError as exc:

@@ -41,9 +41,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from bench.api.errors import UserError
+from bench.api.reading import UnreadableFile, read_yaml
 
 PAPERS_DIR = Path(__file__).resolve().parent
 PAPER_FILES: dict[str, str] = {"mist": "mist.yaml", "copybert": "copybert.yaml", "erniegen": "erniegen.yaml"}
@@ -314,9 +313,9 @@ def runnable_rows(paper: str, table: str | int, budget: str = "cpu") -> list[Row
 def parse_paper_file(path: Path, key: str) -> Paper:
     """Parse and validate one paper YAML file (``key`` must equal its `paper` field)."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise PaperDataError(f"{path}: not valid YAML: {exc}") from exc
+        raw = read_yaml(path)
+    except UnreadableFile as exc:
+        raise PaperDataError(f"{path}: {exc.what}; restore it (`git checkout` it)") from None
     where = str(path)
     if not isinstance(raw, dict):
         raise PaperDataError(f"{where}: top level must be a mapping")

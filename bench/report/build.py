@@ -17,6 +17,7 @@ from typing import Any
 from bench.api.atomic import atomic_path, write_text_atomic
 from bench.api.errors import UserError
 from bench.api.paths import RESULTS_DIR
+from bench.api.reading import read_text
 from bench.papers import all_tables, get_table, load_paper, normalize_paper
 from bench.report import html as html_mod
 from bench.report import markdown as md
@@ -164,7 +165,7 @@ def dropped(out: Path, existing: Collection[str], texts: Mapping[str, str], pngs
 
 def _run_ids(paths: Any) -> dict[str, str]:
     """spec hash -> the run id printed with it, over the text of ``paths``."""
-    return {m.group(1): m.group(0) for p in paths for m in RUN_ID.finditer(p.read_text(encoding="utf-8"))}
+    return {m.group(1): m.group(0) for p in paths for m in RUN_ID.finditer(read_text(p, errors="replace"))}
 
 
 def _refuse_drops(losses: Sequence[str], results_dir: Path | str, reports_dir: Path) -> None:
@@ -223,7 +224,7 @@ def render_all(
             if not path.is_file():
                 problems.append(f"- {path}: missing")
                 continue
-            have = path.read_text(encoding="utf-8")
+            have = read_text(path, errors="replace")  # bad bytes are a difference, shown as such
             if not stamps.same(have, texts[name]):  # the build stamp line alone is no difference
                 diff = list(
                     difflib.unified_diff(
@@ -257,7 +258,7 @@ def render_all(
     written = []
     for name, text in sorted(texts.items()):
         path = out / name
-        if not path.is_file() or not stamps.same(path.read_text(encoding="utf-8"), text):
+        if not path.is_file() or not stamps.same(read_text(path, errors="replace"), text):
             write_text_atomic(path, text)
         written.append(path)
     for name, (draw, data) in sorted(pngs.items()):

@@ -28,10 +28,12 @@ def _thin(points: list[list[float]]) -> list[list[float]]:
 
 def _jsonl(path: Path, key: str) -> list[list[float]]:
     out: dict[int, float] = {}  # a resumed run rewrites steps it had logged before the kill: keep the last
-    for line in path.read_text().splitlines():
-        if line.strip():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:  # a line torn by a kill, or not ours, is not a point of the curve
             row = json.loads(line)
             out[int(row["step"])] = round(float(row[key]), 5)
+        except (ValueError, KeyError, TypeError, IndexError, RecursionError):
+            continue
     return [[s, v] for s, v in sorted(out.items())]
 
 

@@ -95,7 +95,7 @@ def _read(journal: Path, header: dict[str, Any], ids: list[str], say: Callable[[
         first = fh.readline()
         try:
             found = json.loads(first)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # torn, not UTF-8, or nested too deep
             found = None
         if found != json.loads(json.dumps(header)):
             say(f"[decode] {journal} was written for another run, split or harness commit; starting over")
@@ -120,7 +120,7 @@ def _entry(line: bytes) -> dict[str, Any] | None:
     """A well-formed chunk entry, or None (a torn or foreign line)."""
     try:
         entry = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         return None
     if not isinstance(entry, dict) or not isinstance(entry.get("pos"), int):
         return None

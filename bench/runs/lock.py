@@ -221,7 +221,7 @@ def _parse(data: bytes) -> Holder | None:
     try:
         raw = json.loads(data.decode())
         return Holder(int(raw["pid"]), str(raw["host"]), str(raw["since"]), str(raw["what"]))
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # not ours, torn, or crafted
         return None
 
 

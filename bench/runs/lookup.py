@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
+from bench.api.reading import read_text
 from bench.api.text import split_lines
 from bench.runs.evaluation import first_examples
 from bench.store.outputs import OutputsPathError, record_source
@@ -46,7 +47,7 @@ def outputs_text(rec: dict[str, Any]) -> str:
         check_outputs(rec, record_source(rec))
     except (OutputsChangedError, OutputsPathError) as exc:  # callers (refile) catch this module's error
         raise RunLookupError(str(exc)) from exc
-    return path.read_text(encoding="utf-8")  # universal newlines: a CRLF checkout reads (and hashes) as written
+    return read_text(path)  # universal newlines: a CRLF checkout reads (and hashes) as written
 
 
 def split_of(rec: dict[str, Any], data_dir: Path | None = None) -> Any:

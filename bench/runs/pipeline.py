@@ -10,6 +10,7 @@ timed and described in the record. Identity and workdirs live in :mod:`bench.run
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import time
 from dataclasses import dataclass, replace
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.atomic import write_text_atomic
+from bench.api.checkpoints import CorruptCheckpoint
+from bench.api.errors import UserError
 from bench.api.paths import RESULTS_DIR
 from bench.runs.evaluation import check_recipes, eval_limit, first_examples
 from bench.runs.identity import build_system, model_spec, model_workdir
@@ -85,6 +88,7 @@ def execute(
     device: str = "auto",
     score_outputs: bool = True,
     wait: bool = True,
+    fresh: bool = False,
 ) -> dict[str, Any]:
     """Train (or resume), decode, score and optionally time one spec; write and return its record.
 
@@ -98,6 +102,7 @@ def execute(
     The run holds the lock of its run id throughout and the training workdir's while it fits
     (:mod:`bench.runs.lock`): the same run started twice waits for the first (``wait=False``, ``--no-wait``:
     :class:`bench.runs.lock.LockBusy` naming the holder), then finds its record complete.
+    ``fresh`` (``--fresh``, for a corrupt checkpoint): re-run (as ``force``) from a discarded training workdir.
     """
     from bench.env.device import resolve_device
     from bench.runs.lock import held, run_lock_path
@@ -106,17 +111,18 @@ def execute(
     system = build(spec)
     resolve_device(device)
     with held(run_lock_path(results_dir, spec.run_id), f"bench run {spec.run_id}", wait=wait, say=say):
-        return _execute(spec, system, results_dir, data_dir, force, latency_items, say, progress, device,
-                        score_outputs, wait)
+        return _execute(spec, system, results_dir, data_dir, force or fresh, latency_items, say, progress, device,
+                        score_outputs, wait, fresh)
 
 
 def _execute(spec: RunSpec, system: Any, results_dir: Path, data_dir: Path | None, force: bool, latency_items: int,
-             say: Reporter, progress: Any, device: str, score_outputs: bool, wait: bool) -> dict[str, Any]:
+             say: Reporter, progress: Any, device: str, score_outputs: bool, wait: bool,
+             fresh: bool = False) -> dict[str, Any]:
     existing = reusable_record(spec, results_dir, force, say, score_outputs, system=system)
     if existing is not None:
         return existing
     prep = prepare(spec, system, data_dir, device)
-    trained = train(prep, data_dir, say, wait)
+    trained = train(prep, data_dir, say, wait, fresh)
     outputs = decode(prep, trained, results_dir, progress, say)
     if score_outputs:
         scored = score(prep, outputs, say)
@@ -196,9 +202,10 @@ def prepare(spec: RunSpec, system: Any, data_dir: Path | None, device: str = "au
     return PreparedRun(spec, task, system, examples, harness, environment, started, placed)
 
 
-def train(prep: PreparedRun, data_dir: Path | None, say: Reporter, wait: bool = True) -> Trained:
+def train(prep: PreparedRun, data_dir: Path | None, say: Reporter, wait: bool = True, fresh: bool = False) -> Trained:
     """Fit (or resume, or find finished) the model in the workdir its resolved training config names,
-    holding the workdir's lock: another run id may train the same model (``wait``: as :func:`execute`)."""
+    holding the workdir's lock: another run id may train the same model (``wait``: as :func:`execute`).
+    ``fresh`` (``--fresh``): discard the workdir first (a corrupt checkpoint), and train from scratch."""
     from bench.data import task_info
     from bench.env.device import fit_on
     from bench.runs.lock import held, workdir_lock_path
@@ -221,10 +228,24 @@ def train(prep: PreparedRun, data_dir: Path | None, say: Reporter, wait: bool = 
     asked = time.perf_counter()
     with held(workdir_lock_path(workdir), f"training for bench run {spec.run_id}", wait=wait, say=say):
         t0 += time.perf_counter() - asked  # fit_s is this run's training, not its wait for another's
+        if fresh:
+            discard_workdir(workdir, say)
+        new = not workdir.exists()
         workdir.mkdir(parents=True, exist_ok=True)
         say(f"[fit] {spec.system} on {spec.task} ({'; '.join([*shared, f'{spec.budget} budget'])}) on "
             f"{prep.device} -> {workdir}")
-        fit_on(system, info, workdir, prep.device)
+        try:
+            fit_on(system, info, workdir, prep.device)
+        except CorruptCheckpoint as exc:
+            if exc.path.resolve().is_relative_to(workdir.resolve()):  # the run's own: --fresh, naming the folder
+                raise CorruptCheckpoint(exc.path, exc.why, f"Fix: run again with --fresh, which discards {workdir} "
+                                        "and trains from scratch") from None
+            raise
+        except BaseException:
+            if new:  # a fit that failed before writing anything (weights offline) leaves no empty workdir behind
+                with contextlib.suppress(OSError):
+                    workdir.rmdir()
+            raise
     return Trained(workdir, key, trained.run_id, time.perf_counter() - t0)
 
 
@@ -241,6 +262,21 @@ def training_examples(trained: RunSpec, task: Any, data_dir: Path | None) -> tup
     dev_name = "dev" if "dev" in task.splits else "validation"
     train = load_split(trained.task, "train", data_dir=data_dir)
     return train.examples, load_split(trained.task, dev_name, data_dir=data_dir).examples
+
+
+def discard_workdir(workdir: Path, say: Reporter) -> None:
+    """Remove a training workdir (``--fresh``): only one under the cache's ``runs/``, never a path elsewhere."""
+    import shutil
+
+    from bench.api.paths import cache_root
+
+    runs = (cache_root() / "runs").resolve()
+    if not workdir.exists():
+        return
+    if workdir.is_symlink() or workdir.resolve().parent != runs:
+        raise UserError(f"--fresh: {workdir} is not a workdir under {runs}; remove it yourself if it is one.")
+    say(f"[fit] --fresh: discarding {workdir}")
+    shutil.rmtree(workdir)
 
 
 def decode(prep: PreparedRun, trained: Trained, results_dir: Path, progress: Any, say: Reporter) -> Outputs:

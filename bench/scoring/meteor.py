@@ -29,6 +29,25 @@ ALPHA, BETA, GAMMA, DELTA = 0.85, 0.2, 0.6, 0.75
 WEIGHTS = (1.0, 0.6, 0.8, 0.6)
 N_STATS = 23  # MeteorStats.STATS_LENGTH: 4 lengths, 4 modules x 4 match counts, chunks, 2 word matches
 
+#: seconds a JVM may take to start and answer (it loads a paraphrase table: ~15 s, minutes on a loaded node),
+#: plus seconds per item (a few ms each): a ``java`` that never answers is stopped, not waited on for ever
+TIMEOUT_ENV = "BENCH_METEOR_TIMEOUT"
+BASE_TIMEOUT_S = 600.0
+PER_ITEM_S = 0.1
+
+
+def time_limit(n_items: int) -> float:
+    """Seconds allowed for ``n_items`` lines: ``$BENCH_METEOR_TIMEOUT`` (else 600) plus 0.1 s per item."""
+    import os
+
+    raw = os.environ.get(TIMEOUT_ENV, "")
+    try:
+        base = float(raw) if raw.strip() else BASE_TIMEOUT_S
+    except ValueError:
+        raise ToolFailedError(f"${TIMEOUT_ENV}={raw!r}: not a number of seconds. Fix: e.g. "
+                              f"{TIMEOUT_ENV}=1200, or unset it.") from None
+    return max(base, 0.0) + PER_ITEM_S * n_items
+
 
 def meteor_jar() -> Path:
     """The jar shipped by pycocoevalcap (next to ``data/paraphrase-en.gz``)."""
@@ -67,6 +86,7 @@ class MeteorProcess:
         self._err: IO[bytes] | None = None
         self._lock = threading.Lock()
         self.starts = 0  # how many JVMs this object launched (1 unless one died)
+        self.java = java_path
 
     def start(self) -> None:
         """Launch the JVM without waiting for it; its table loads while the caller does other work."""
@@ -109,6 +129,15 @@ class MeteorProcess:
                 try:
                     self._stream(lines[len(out):], out)
                     return out
+                except _TimedOut as late:
+                    self.close()
+                    raise ToolFailedError(
+                        f"METEOR ({self.java} -jar {self.jar}) gave {len(out)} of {len(lines)} answers in "
+                        f"{late.seconds:.0f} s and was stopped: Java hangs, or the machine is overloaded. Fix: "
+                        f"check that `{self.java} -version` answers, or allow more time with ${TIMEOUT_ENV} "
+                        f"(seconds; now {late.seconds - PER_ITEM_S * len(lines[len(out):]):.0f} + "
+                        f"{PER_ITEM_S} per item)."
+                    ) from None
                 except _Died as died:
                     err = self._stderr_tail()
                     self.close()
@@ -135,9 +164,21 @@ class MeteorProcess:
 
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
+        limit = time_limit(len(lines))
+        late = threading.Event()
+
+        def stop() -> None:  # the watchdog: a JVM that never answers is killed, which ends readline below
+            late.set()
+            proc.kill()
+
+        watchdog = threading.Timer(limit, stop)
+        watchdog.daemon = True
+        watchdog.start()
         try:
             for line in lines:
                 raw = proc.stdout.readline()
+                if late.is_set():
+                    raise _TimedOut(limit)
                 if not raw:
                     try:
                         code = proc.wait(timeout=5)
@@ -149,6 +190,7 @@ class MeteorProcess:
                     raise _Died(f"unparseable answer {text[:200]!r} to input {line[:200]!r}")
                 out.append(text)
         finally:
+            watchdog.cancel()
             if failed or len(out) < len(lines):
                 proc.kill()  # unblocks the writer
             writer.join()
@@ -156,6 +198,12 @@ class MeteorProcess:
 
 class _Died(Exception):
     pass
+
+
+class _TimedOut(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no answer in {seconds:.0f} s")
+        self.seconds = seconds
 
 
 def parse_stats(lines: Sequence[str]) -> np.ndarray:

@@ -3,12 +3,12 @@ listing a folder's JSON files, and writing one atomically (a reader never sees h
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.api import reading
 from bench.api.atomic import write_json_atomic
 from bench.api.errors import UserError
 
@@ -19,11 +19,12 @@ class StoreError(UserError, ValueError):
 
 
 def read_json(path: Path | str, fail: Callable[[Path | str, str], StoreError]) -> Any:
-    """The parsed contents of ``path``; invalid JSON raises ``fail(path, what)`` with the parser's message."""
+    """The parsed contents of ``path``; bytes that are not UTF-8, invalid JSON or JSON nested too deeply raise
+    ``fail(path, what)`` (:func:`bench.api.reading.read_json`: the one reader of every file the harness reads)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise fail(path, f"not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+        return reading.read_json(path)
+    except reading.UnreadableFile as exc:
+        raise fail(path, exc.what) from None
 
 
 def json_files(folder: Path | str) -> list[Path]:

@@ -154,6 +154,7 @@ def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
             raise _fail(path, f"'spec.{key}' must be a non-empty string")
     if not isinstance(spec.get("overrides", {}), dict):
         raise _fail(path, "'spec.overrides' must be an object")
+    _check_sections(rec, path)
     if "created" in rec and not isinstance(rec["created"], str):
         raise _fail(path, "'created' must be an ISO-8601 string")
     scores = rec.get("scores")
@@ -215,6 +216,31 @@ def check_digest(rec: dict[str, Any], path: Path | str) -> dict[str, Any]:
     if problem is not None:
         raise _integrity_error(rec, path, problem)
     return unsealed(rec)
+
+
+#: the record's sections that readers index as objects: a crafted string or list there must be one line, not
+#: an AttributeError deep in a renderer
+_SECTIONS = ("harness", "environment", "system", "data", "outputs", "model", "output_stats", "timings")
+
+
+def _check_sections(rec: dict[str, Any], path: Path | str) -> None:
+    for key in ("data", "outputs"):  # every record since schema 1 has them; show, table and export read them
+        if key not in rec:
+            raise _fail(path, f"'{key}' is missing (a complete record names its split and its outputs)")
+    for key in _SECTIONS:
+        if rec.get(key) is not None and not isinstance(rec[key], dict):
+            raise _fail(path, f"'{key}' must be an object, got {type(rec[key]).__name__}")
+    data, outputs = rec.get("data") or {}, rec.get("outputs") or {}
+    for key, value in (("data.n_examples", data.get("n_examples")), ("outputs.n", outputs.get("n"))):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise _fail(path, f"'{key}' must be an integer, got {value!r}")
+    for key, value in (("outputs.path", outputs.get("path")), ("outputs.sha256", outputs.get("sha256")),
+                       ("data.split_sha256", data.get("split_sha256"))):
+        if value is not None and not isinstance(value, str):
+            raise _fail(path, f"'{key}' must be a string, got {type(value).__name__}")
+    for key in ("rescored", "refiled"):
+        if not isinstance(rec.get(key, []), list):
+            raise _fail(path, f"'{key}' must be a list")
 
 
 def _check_submission(sub: Any, path: Path | str) -> None:

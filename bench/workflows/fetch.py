@@ -268,7 +268,7 @@ def check_contents(path: Path) -> list[str]:
             problems.append("config.json is not a JSON object")
     except FileNotFoundError:
         problems.append("config.json missing")
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, RecursionError) as exc:
         problems.append(f"config.json does not parse ({_first_line(exc)})")
     names = [p.name for p in path.iterdir() if p.is_file()]
     weights = [w for w in checkpoint_files(names) if w.endswith(WEIGHT_SUFFIXES)]
@@ -461,7 +461,7 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
 
     try:
         data = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from bench.api.errors import UserError
 from bench.api.paths import RESULTS_DIR
+from bench.api.registry import folded, name_problem
 from bench.api.text import join_lines
 from bench.store.records import RunRecord
 from bench.store.submissions import (
@@ -33,8 +34,6 @@ from bench.store.submissions import (
     submitted_outputs_file,
     write_submission,
 )
-
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
 class SubmissionError(UserError, ValueError):
@@ -93,11 +92,12 @@ def check_name(name: str) -> None:
     stand in tables as if the harness had run that system (#40)."""
     from systems import SYSTEMS
 
-    if not _NAME.match(name):
-        raise SubmissionError(f"--name {name!r}: use letters, digits and _ . + - (it names files), e.g. nqg_du2017.")
-    taken = {system.casefold(): system for system in SYSTEMS.names()}
-    if name.casefold() in taken:
-        raise SubmissionError(f"--name {name!r} is the registered system {taken[name.casefold()]!r} (bench ls "
+    problem = name_problem(name)
+    if problem:
+        raise SubmissionError(f"--name {name[:80]!r}: {problem}, e.g. nqg_du2017.")
+    taken = {folded(system): system for system in SYSTEMS.names()}
+    if folded(name) in taken:
+        raise SubmissionError(f"--name {name!r} is the registered system {taken[folded(name)]!r} (bench ls "
                               f"systems): a submission cannot take a system's name; use e.g. --name "
                               f"{name}_submitted, or the outputs' source (nqg_du2017).")
 

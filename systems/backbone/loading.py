@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 # where checkpoints come from (names, hub, pins, offline package) is bench.api.checkpoints's: bench fetch shares it
-from bench.api.checkpoints import resolve_checkpoint, resolve_weights
+from bench.api.checkpoints import FRESH_FIX, CorruptCheckpoint, reading_checkpoint, resolve_checkpoint, resolve_weights
 from systems.backbone.config import BackboneConfig
 from systems.backbone.model import Backbone
 from systems.backbone.tokenizer import WordPieceTokenizer
@@ -38,14 +38,14 @@ def read_state_dict(path: Path) -> dict[str, Tensor]:
     if path.suffix == ".safetensors":
         from safetensors.torch import load_file
 
-        return load_file(str(path))
+        with reading_checkpoint(path):
+            return load_file(str(path))
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:
-        raise ValueError(
-            f"{path}: cannot be read with torch.load(weights_only=True) ({err}); "
-            "convert it to safetensors or re-save it as a plain state dict."
-        ) from err
+        raise CorruptCheckpoint(path, f"torch.load(weights_only=True): {(str(err).splitlines() or [''])[0][:200]}",
+                                f"{FRESH_FIX}; a checkpoint of your own: convert it to safetensors or re-save it as "
+                                "a plain state dict") from None
     if not isinstance(state, dict):
         raise ValueError(f"{path}: expected a state dict, got {type(state).__name__}")
     return {k: v for k, v in state.items() if isinstance(v, Tensor)}

@@ -19,13 +19,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.api.checkpoints import reading_checkpoint
+from bench.api.errors import UserError
+
 MANIFEST = "manifest.json"
 UNSAFE_ENV = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
 #: the file names fairseq-train writes (checkpoint_last.pt, checkpoint_best.pt, checkpoint_3_500.pt, ...)
 CHECKPOINT_RE = re.compile(r"^checkpoint(_last|_best|\d+|_\d+_\d+|\.best_.+)\.pt$")
 
 
-class UntrustedCheckpointError(RuntimeError):
+class UntrustedCheckpointError(UserError, RuntimeError):
     """A checkpoint is missing from the manifest or its bytes changed since it was recorded."""
 
 
@@ -43,7 +46,12 @@ class Manifest:
     def __init__(self, save_dir: Path) -> None:
         self.save_dir = Path(save_dir)
         self.path = self.save_dir / MANIFEST
-        self.data: dict[str, Any] = json.loads(self.path.read_text()) if self.path.is_file() else {}
+        self.data: dict[str, Any] = {}
+        if self.path.is_file():
+            with reading_checkpoint(self.path):
+                self.data = json.loads(self.path.read_text(encoding="utf-8"))
+                if not isinstance(self.data, dict) or not isinstance(self.data.setdefault("files", {}), dict):
+                    raise TypeError("not a JSON object with a 'files' object")
         self.data.setdefault("files", {})
 
     @property
@@ -92,14 +100,14 @@ class Manifest:
             raise UntrustedCheckpointError(
                 f"Refusing to load {path}: it is not in {self.path}, so this harness did not write it. "
                 "Checkpoints are pickles and can run code when loaded. Delete the file (training then "
-                "restarts) or retrain."
+                "restarts), or run again with `bench run ... --fresh`."
             )
         digest = sha256_file(path)
         if digest != entry["sha256"]:
             raise UntrustedCheckpointError(
                 f"Refusing to load {path}: its sha256 {digest[:16]}... differs from the one recorded when "
-                f"it was written ({entry['sha256'][:16]}...; {self.path}). The file was modified; delete it "
-                "and retrain."
+                f"it was written ({entry['sha256'][:16]}...; {self.path}). The file was modified or truncated; "
+                "run again with `bench run ... --fresh` (it discards the workdir and retrains)."
             )
         return digest
 

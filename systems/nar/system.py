@@ -211,6 +211,7 @@ class NARSystem(System):
         from systems.nar.glat import GlatConfig
         from systems.nar.train import Specials, StepConfig, loss_terms
         from systems.training import Trainer, latest_checkpoint, train_config
+        from systems.training.checkpoint import read_state
 
         cfg, enc = self.cfg, self.encoder
         step_cfg = StepConfig(
@@ -230,7 +231,7 @@ class NARSystem(System):
         sp = Specials(enc.pad, enc.cls, enc.sep, enc.mask)
         ckpts = workdir / CHECKPOINTS
         last = latest_checkpoint(ckpts)
-        state = {"done": int(json.loads((last / "state.json").read_text())["step"]) if last else 0}
+        state = {"done": int(read_state(last).get("step", 0)) if last else 0}
 
         def loss_fn(m: Any, batch: dict[str, Any]) -> Any:
             inner = getattr(m, "module", m)

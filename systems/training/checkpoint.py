@@ -18,6 +18,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from bench.api.checkpoints import reading_checkpoint
+
 MARKER = "COMPLETE"
 
 
@@ -100,11 +102,24 @@ def load_checkpoint(
 
     if not (path / MARKER).is_file():
         raise FileNotFoundError(f"{path} is not a complete checkpoint (no {MARKER} marker); delete it and resume")
-    load_model(model, str(path / "model.safetensors"))
+    with reading_checkpoint(path / "model.safetensors"):
+        load_model(model, str(path / "model.safetensors"))
     if optimizer is not None and (path / "optimizer.pt").is_file():
-        optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=True))
+        with reading_checkpoint(path / "optimizer.pt"):
+            optimizer.load_state_dict(torch.load(path / "optimizer.pt", weights_only=True))
     if scheduler is not None and (path / "scheduler.pt").is_file():
-        scheduler.load_state_dict(torch.load(path / "scheduler.pt", weights_only=True))
+        with reading_checkpoint(path / "scheduler.pt"):
+            scheduler.load_state_dict(torch.load(path / "scheduler.pt", weights_only=True))
     if restore_rng:
-        set_rng_state(torch.load(path / "rng.pt", weights_only=True))
-    return json.loads((path / "state.json").read_text())
+        with reading_checkpoint(path / "rng.pt"):
+            set_rng_state(torch.load(path / "rng.pt", weights_only=True))
+    return read_state(path)
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """A checkpoint's ``state.json`` (its step, ...): a torn or crafted one is :class:`CorruptCheckpoint`."""
+    with reading_checkpoint(path / "state.json"):
+        state = json.loads((path / "state.json").read_text(encoding="utf-8"))
+        if not isinstance(state, dict):
+            raise TypeError("not a JSON object")
+        return state

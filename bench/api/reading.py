@@ -1,0 +1,82 @@
+"""Reading a file the harness did not just write (a record, a report it compares, a queue, a paper table, a
+checkpoint's side file): one reader, so every bad byte or bad JSON is one line naming the file.
+
+A file on disk may be anything: a half-written copy, a binary, bytes in another encoding, or JSON crafted to
+nest ten thousand levels deep (``json`` then raises ``RecursionError``). Each of these becomes an
+:class:`UnreadableFile`, a :class:`~bench.api.errors.UserError` (exit 2) whose message names the file, what is
+wrong with it (the byte offset, the JSON line) and the fix; callers with their own error type (the store's
+``RecordError``) catch it and re-raise theirs with :attr:`UnreadableFile.what`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.api.errors import UserError
+
+__all__ = ["UnreadableFile", "parse_json", "read_json", "read_text", "read_yaml"]
+
+#: the generic fix when a caller has none of its own
+DEFAULT_FIX = "restore it (e.g. `git checkout` it), or delete it and make it again"
+
+
+class UnreadableFile(UserError, ValueError):
+    """A file is not the UTF-8 text, JSON or YAML the harness expects: ``path`` and ``what`` is wrong."""
+
+    def __init__(self, path: Path | str, what: str, fix: str = DEFAULT_FIX) -> None:
+        super().__init__(f"{path}: {what}; {fix}.")
+        self.path = Path(path)
+        self.what = what
+
+
+def _undecodable(exc: UnicodeDecodeError) -> str:
+    return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+
+
+def read_text(path: Path | str, fix: str = DEFAULT_FIX, errors: str = "strict", *,
+              translate_newlines: bool = True) -> str:
+    """The text of ``path`` as UTF-8 (universal newlines, as ``Path.read_text``; ``translate_newlines=False``:
+    the bytes as they are, a lone ``\\r`` kept); bytes that are not UTF-8 raise :class:`UnreadableFile` naming
+    the file and the offset. OS errors (missing, unreadable) pass."""
+    try:
+        if not translate_newlines:
+            return Path(path).read_bytes().decode("utf-8", errors=errors)
+        return Path(path).read_text(encoding="utf-8", errors=errors)
+    except UnicodeDecodeError as exc:
+        raise UnreadableFile(path, _undecodable(exc), fix) from None
+
+
+def parse_json(text: str | bytes, where: Path | str, fix: str = DEFAULT_FIX) -> Any:
+    """``text`` parsed as JSON; invalid JSON, undecodable bytes or nesting too deep for the parser raise
+    :class:`UnreadableFile` naming ``where`` (a file, or ``file:line`` for one line of a JSON-lines file)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UnreadableFile(where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
+                             fix) from None
+    except UnicodeDecodeError as exc:
+        raise UnreadableFile(where, _undecodable(exc), fix) from None
+    except RecursionError:
+        raise UnreadableFile(where, "JSON nested too deeply to read", fix) from None
+
+
+def read_json(path: Path | str, fix: str = DEFAULT_FIX) -> Any:
+    """The parsed JSON of ``path`` (see :func:`read_text` and :func:`parse_json` for what fails, and how)."""
+    return parse_json(read_text(path, fix), path, fix)
+
+
+def read_yaml(path: Path | str, fix: str = DEFAULT_FIX) -> Any:
+    """The parsed YAML of ``path`` (safe loader), with the same one-line failures as :func:`read_json`."""
+    import yaml  # only the paper tables are YAML: keep it off every other command's import path
+
+    text = read_text(path, fix)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}" if where is not None else ""
+        raise UnreadableFile(path, f"not valid YAML ({getattr(exc, 'problem', None) or exc}{at})", fix) from None
+    except RecursionError:
+        raise UnreadableFile(path, "YAML nested too deeply to read", fix) from None

@@ -39,6 +39,7 @@ def _write_record(spec: RunSpec, results: Path, config_changes: dict | None = No
     out.write_text(OUTPUTS, encoding="utf-8")
     rec = {"schema": 1, "run_id": spec.run_id, "status": "complete", "kind": "run", "spec": spec.to_json(),
            "harness": {"git_sha": "abc", "dirty": False}, "system": {"name": spec.system, "config": config},
+           "data": {"split_sha256": "0" * 64, "n_examples": 2},
            "outputs": {"path": display_path(out), "sha256": sha256_text(OUTPUTS), "n": 2},
            "model": {"training_key": key, "training_run_id": trained.run_id, "workdir": "w"},
            "scores": {"unilm": {"signature": "s", "metrics": {"bleu4": 9.5}}}, "timings": {"fit_s": 12.0}}

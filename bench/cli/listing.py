@@ -45,16 +45,21 @@ def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
         table.add_column("family", no_wrap=True)
         table.add_column("runs here at", no_wrap=True)
         table.add_column("cpu stand-in", no_wrap=True)
-        plugins = any(SYSTEMS.meta(name)["origin"] != "built-in" for name in SYSTEMS.names())
-        if plugins:
-            table.add_column("from")
+        added = []  # (name, origin) of the systems a plugin added: said under the table, in full, not squeezed
         for name in SYSTEMS.names():
             meta = SYSTEMS.meta(name)
             budgets, stand_in = budgets_here(name)
-            row = [name, meta.get("family", ""), " ".join(budgets) or "-", stand_in or ""]
-            table.add_row(*map(ui.plain, (*row, *([meta["origin"]] if plugins else []))))
+            table.add_row(*map(ui.plain, (name, meta.get("family", ""), " ".join(budgets) or "-", stand_in or "")))
+            if meta["origin"] != "built-in":
+                added.append((name, meta["origin"]))
         table.caption = ("runs here at: budgets whose weights are on this machine (paper also wants a GPU). "
                          "cpu stand-in: what `bench run --budget cpu --stand-in` runs instead.")
+        ui.console.print(table)
+        if added:
+            ui.console.print("Added by plugins (every other system is built-in):")
+            for name, origin in added:
+                ui.console.print(ui.plain(f"  {name}: {origin}"), soft_wrap=True)  # a path is never broken
+        return
     else:
         from bench.scoring import RECIPES
 

@@ -29,7 +29,7 @@ def _rec(system: str, bleu: float, n: int = 30000, partial: bool = False, kind: 
         "data": {"n_examples": n, "partial": partial, "split_sha256": "s"},
         "outputs": {"sha256": f"sha-{system}-{tag}", "path": "results/outputs/none.txt", "n": n},
         "output_stats": stats or HEALTHY,
-        "system": {"family": "NAR", "backbone": "minilm-l6"},
+        "system": {"family": "reference" if system == "copy_source" else "NAR", "backbone": "minilm-l6"},
         "scores": {
             "mist-quora": {"metrics": {"bleu1": bleu + 20, "bleu4": bleu, "meteor": bleu + 5},
                            "ci": {"bleu4": [bleu - 0.3, bleu + 0.3]}, "signature": "quora:mist-quora|x",
@@ -64,7 +64,8 @@ def page() -> str:
         _rec("fairseq_nat", 14.7),  # MIST Table 3's NAT row at the cpu budget: its speed-up is measured
         _rec("fairseq_transformer", 23.3),
         _rec("encoder_minilm_l6", 23.1),
-        _rec("copy_source", 31.5),  # a reference baseline: ranked, and marked
+        _rec("copy_source", 31.5, stats=dict(HEALTHY, most_frequent_share=0.5)),  # a reference baseline: marked,
+        # never ranked (nor flagged: not a learned model), whatever its score and outputs
         _rec("collapsed", 40.0, stats=dict(HEALTHY, most_frequent_share=0.5)),  # degenerate, best number
         _rec("nqg", 12.0, kind="external"),
         _rec("mist_minilm_l6", 11.5, n=2000, partial=True, overrides={"iterations": 3}, tag="1"),
@@ -91,9 +92,9 @@ def test_groups_are_named_by_their_examples_and_ranked_within_themselves(page: s
     (whole_title, whole), (sub_title, sub) = _groups(page)
     assert whole_title.startswith("Whole test split (30,000 examples") and sub_title.startswith("First 2,000 of test")
     systems = [row[2].split()[0] for row in whole]
-    assert systems == ["copy_source", "fairseq_transformer", "encoder_minilm_l6", "fairseq_nat", "nqg_release",
+    assert systems == ["fairseq_transformer", "encoder_minilm_l6", "fairseq_nat", "nqg_release", "copy_source",
                        "collapsed"]
-    assert [row[0] for row in whole] == ["1", "2–3", "2–3", "4", "5", "–"]  # not separated: one cluster
+    assert [row[0] for row in whole] == ["1–2", "1–2", "3", "4", "–", "–"]  # not separated: one cluster
     assert [row[0] for row in sub] == ["1", "2"] and sub[0][2] == "mist_minilm_l6 iterations=3"
 
 
@@ -106,18 +107,18 @@ def test_compact_columns_with_the_flag_first(page: str) -> None:
     collapsed = whole[-1]
     assert collapsed[1] == "⚠ degenerate" and collapsed[3].startswith("40.00")  # shown, flagged, unranked
     assert all(row[1] == "" for row in whole[:-1])
-    assert whole[0][3] == "31.50 [31.20, 31.80]" and whole[0][4] == "30,000" and whole[0][5] == "cpu"
+    assert whole[0][3] == "23.30 [23.00, 23.60]" and whole[0][4] == "30,000" and whole[0][5] == "cpu"
 
 
 def test_reference_runs_and_submissions_are_marked(page: str) -> None:
     (_, whole), _ = _groups(page)
-    assert whole[0][2] == "copy_source reference"
-    assert whole[4][2] == "nqg_release submitted" and whole[4][5] == "external"
+    assert whole[4][2] == "copy_source reference" and whole[4][0] == "–" and whole[4][3].startswith("31.50")
+    assert whole[3][2] == "nqg_release submitted" and whole[3][5] == "external"
 
 
 def test_speed_up_and_paper_row_come_from_the_row_the_run_reproduces(page: str) -> None:
     (_, whole), _ = _groups(page)
-    nat = whole[3]
+    nat = whole[2]
     assert nat[7] == "MIST T3: NAT(Gu et al. 2017)"
     assert re.fullmatch(r"\d+\.\d\d×†", nat[6])  # timed on the architecture (latency record), marked †
     assert 'href="index.html#mist-table3"' in page
@@ -129,7 +130,10 @@ def test_details_hold_every_recipe_and_the_pair_test(page: str) -> None:
     assert len(details) == 8
     first = details[0]
     assert "<td>mist-quora</td>" in first and "<td>sacrebleu</td>" in first and "<th>METEOR</th>" in first
-    assert "paired bootstrap against the next ranked run: p = 0.001" in first
+    assert ("rank 1–2: no boundary below: largest paired-bootstrap p over the pairs it separates = 0.500, "
+            "Holm-adjusted 0.500 (α = 0.05); vs the next ranked run alone p = 0.500") in first
+    second = details[1]
+    assert "rank 1–2: a cluster boundary below" in second and "Holm-adjusted 0.003" in second
 
 
 def test_quality_vs_speed_plot_labels_its_points(page: str) -> None:

@@ -88,27 +88,49 @@ def runs(tmp_path_factory) -> tuple[Split, dict[str, list[str]], list[dict]]:
     return split, outputs, records
 
 
-def test_identical_outputs_share_a_cluster_and_a_clearly_better_run_stands_alone(runs, tmp_path) -> None:
+def test_identical_outputs_are_ranked_once_and_a_clearly_better_run_stands_alone(runs, tmp_path) -> None:
     split, outputs, records = runs
     test = Given(split, outputs, tmp_path / "p.json")
     group = rank_group(ExampleSet.of(records[0]), records, HEAD, test.p)
     order = [r.record["spec"]["system"] for r in group.rows]
-    assert order[0] == "best" and group.rows[0].rank == "1"  # alone: significantly better than the next
-    assert {order[1], order[2]} == {"twin_a", "twin_b"}
-    assert group.rows[1].rank == group.rows[2].rank == "2–3"  # the same outputs: p = 1, one cluster
-    assert group.rows[1].p_next == pytest.approx(1.0)
-    assert order[3] == "worst" and group.rows[3].rank == "4"
+    assert order[0] == "best" and group.rows[0].rank == "1"  # alone: significantly better than every run below
+    assert order[1:3] == ["twin_a", "twin_b"]  # the twin listed right under the run it repeats
+    twin_a, twin_b = group.rows[1], group.rows[2]
+    assert twin_a.rank == "2" and twin_a.position == 2
+    assert twin_b.rank == "=" and twin_b.position is None and twin_b.same_as == twin_a.record["run_id"]
+    assert "ranked once" in twin_b.unranked
+    assert order[3] == "worst" and group.rows[3].rank == "3"  # positions count each model once
     assert group.rows[0].p_next is not None and group.rows[0].p_next < 0.05
     assert group.tested and group.n_clusters == 3
 
 
+def test_the_run_that_trained_the_model_is_the_one_ranked(runs, tmp_path) -> None:
+    split, outputs, records = runs
+    recs = [dict(r) for r in records]
+    recs[1]["model"] = {"workdir": ".cache/runs/twin_b--quora--test--cpu--s1--00000003"}  # twin_a decodes b's model
+    recs[2]["model"] = {"workdir": ".cache/runs/twin_b--quora--test--cpu--s1--00000003"}
+    group = rank_group(ExampleSet.of(recs[0]), recs, HEAD, Given(split, outputs, tmp_path / "p.json").p)
+    by = {r.record["spec"]["system"]: r for r in group.rows}
+    assert by["twin_b"].rank == "2" and by["twin_a"].same_as == by["twin_b"].record["run_id"]
+
+
+def test_a_reference_baseline_is_unranked_in_every_group_whatever_its_score(runs, tmp_path) -> None:
+    split, outputs, records = runs
+    ref = dict(records[0], system={"family": "reference", "name": "best"})  # the best score of the group
+    for stats in (None, DEGENERATE):  # healthy on one subset, degenerate-looking on another: one rule
+        rec = dict(ref, output_stats=stats or records[0]["output_stats"])
+        group = rank_group(ExampleSet.of(rec), [rec, *records[1:4]], HEAD, Given(split, outputs, tmp_path / "p.json").p)
+        row = next(r for r in group.rows if r.reference)
+        assert row is group.rows[-1] and row.position is None and row.rank == "–"
+        assert not row.flags and "reference baseline" in row.unranked
+        assert [r.position for r in group.rows[:-1] if not r.same_as] == [1, 2]
 def test_a_degenerate_run_is_flagged_and_never_ranked_above_a_healthy_run(runs, tmp_path) -> None:
     split, outputs, records = runs
     group = rank_group(ExampleSet.of(records[0]), records, HEAD, Given(split, outputs, tmp_path / "p.json").p)
     last = group.rows[-1]
     assert last.record["spec"]["system"] == "constant" and last.value == 99.0  # the best number of the group
     assert last.degenerate and last.rank == "–" and last.position is None and "degenerate" in last.unranked
-    assert all(r.position is not None for r in group.rows[:-1])
+    assert all(r.position is not None for r in group.rows[:-1] if not r.same_as)
 
 
 def test_the_cluster_test_is_bench_compares_paired_bootstrap(runs, tmp_path) -> None:
@@ -165,7 +187,7 @@ def test_a_group_without_its_outputs_is_ranked_by_score_and_says_why(runs, tmp_p
     board = build_board("quora", records, test=PairedBootstrap(HEAD, store=PValues(tmp_path / "p.json")))
     (group,) = board.groups
     assert not group.tested and "outputs" in group.untested_reason
-    assert [r.rank for r in group.rows] == ["1", "2", "3", "4", "–"]  # a plain order, no clusters claimed
+    assert [r.rank for r in group.rows] == ["1", "2", "=", "3", "–"]  # a plain order, no clusters claimed
 
 
 def test_stored_pvalues_keep_exactly_the_entries_a_build_uses(tmp_path) -> None:

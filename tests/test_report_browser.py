@@ -84,10 +84,10 @@ def test_each_group_starts_with_its_best_run_and_flags_are_on_screen(browser: Br
                 assert box["width"] > 0 and box["height"] > 0 and 0 <= box["left"] and box["right"] <= WIDTH
 
 
-def test_a_flag_is_on_the_first_screen(browser: Browser) -> None:
-    """squad_qg's degenerate reference run is flagged where the eye is: no scrolling either way."""
+def test_a_reference_mark_is_on_the_first_screen(browser: Browser) -> None:
+    """squad_qg's reference run (unranked in every group) is marked where the eye is: no scrolling either way."""
     _open(browser, "leaderboard-squad_qg.html")
-    top = browser.eval("document.querySelector('td.flag .deg').getBoundingClientRect().bottom")
+    top = browser.eval("document.querySelector('tr.reference .badge.ref').getBoundingClientRect().bottom")
     assert 0 < top <= HEIGHT
 
 

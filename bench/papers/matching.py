@@ -184,3 +184,17 @@ def matched_values(
         if value is not None:
             out[row_id] = (float(value), m.budget)
     return out
+
+
+def recipes_used(table: Table, task: str) -> list[str]:
+    """The recipes ``table``'s reproduced cells score ``task`` with (a row quoted under another recipe is
+    scored with that one, so Δ compares like with like), sorted; a leaderboard ranks by one recipe and
+    says where a paper table uses another."""
+    used = {
+        recipe
+        for g in table.quality_groups()
+        for row in table.rows
+        if shows_in(row, g) and table.task_split(row, g)[0] == task
+        and (recipe := table.reported_recipe(row, g)) is not None
+    }
+    return sorted(used)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.report.ranking import Headline, RankedGroup, group_records, headline, rank_group
-from bench.report.reproduces import PaperRow, RunSpeed, paper_row_links, run_speed
+from bench.report.reproduces import OtherRecipe, PaperRow, RunSpeed, other_recipes, paper_row_links, run_speed
 from bench.report.significance import PairedBootstrap, Untestable
 from bench.store.pvalues import PValues
 
@@ -26,6 +26,7 @@ class Board:
     speeds: dict[str, RunSpeed]  # run id -> speed-up, where measured
     paper_rows: dict[str, list[PaperRow]]  # run id -> the paper rows it reproduces
     latency_ids: list[str]  # latency records the speeds come from (for the notes)
+    other_recipes: list[OtherRecipe]  # paper tables that score this task under another recipe than the board
 
 
 def settings(spec: dict) -> str:
@@ -64,4 +65,5 @@ def build_board(
                 groups.append(rank_group(examples, recs, head, None, str(exc)))
     speeds = {r["run_id"]: s for r in mine if (s := run_speed(r, latency_records)) is not None}
     lat_ids = sorted({s.latency_id for s in speeds.values() if s.latency_id})
-    return Board(task, head, groups, speeds, {r["run_id"]: paper_row_links(r) for r in mine}, lat_ids)
+    others = other_recipes(task, head.recipe) if head is not None else []
+    return Board(task, head, groups, speeds, {r["run_id"]: paper_row_links(r) for r in mine}, lat_ids, others)

@@ -26,13 +26,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.papers.matching import CONTEXT_SYSTEMS
 from bench.report import html_escape
 from bench.report.board import Board, build_board, display_name, settings
 from bench.report.cells import DEGENERATE_MARK, fmt_num
 from bench.report.html_page import head as page_head
 from bench.report.html_page import record_link, scroll
-from bench.report.ranking import ALPHA, Ranked, RankedGroup, metric_label
+from bench.report.ranking import ALPHA, Ranked, RankedGroup, is_reference, metric_label
 from bench.report.significance import SAMPLES, SEED, PairedBootstrap
 from bench.report.stamp import BuildStamp
 from bench.report.svg_plot import SVG_CSS, Point, quality_speed_svg
@@ -126,7 +125,7 @@ _code = html_escape.inline  # text with `code` spans
 def _badges(rec: dict) -> str:
     if rec.get("kind") == "external":
         return '<span class="badge sub" title="outputs made elsewhere (bench submit), scored here">submitted</span>'
-    if rec["spec"]["system"] in {s for s, _ in CONTEXT_SYSTEMS.values()}:
+    if is_reference(rec):
         return '<span class="badge ref" title="harness reference baseline: no training">reference</span>'
     return ""
 
@@ -152,13 +151,26 @@ def _paper_cell(board: Board, rec: dict) -> str:
             f"{e(first.short)}</a>{more}</td>")
 
 
-def _row(board: Board, r: Ranked, columns: int, results: str | None) -> str:
+def _rank_note(g: RankedGroup, r: Ranked) -> str:
+    """Why the run has this rank: the boundary below it (Holm-corrected), or why it has none."""
+    if r.unranked:
+        return r.unranked
+    b = g.boundary_below(r)
+    if b is None:
+        return "last ranked run" if g.tested else "plain order by score (not tested)"
+    drawn = "a cluster boundary" if b.drawn else "no boundary"
+    nxt = f"; vs the next ranked run alone p = {r.p_next:.3f}" if r.p_next is not None else ""
+    return (f"{drawn} below: largest paired-bootstrap p over the pairs it separates = {b.p:.3f}, "
+            f"Holm-adjusted {b.p_holm:.3f} (α = {ALPHA}){nxt}")
+
+
+def _row(board: Board, g: RankedGroup, r: Ranked, columns: int, results: str | None) -> str:
     rec, spec = r.record, r.record["spec"]
     head = board.head
-    classes = ["run"] + (["degenerate"] if r.degenerate else [])
+    classes = ["run"] + (["degenerate"] if r.degenerate else []) + (["reference"] if r.reference else [])
+    classes += ["same-outputs"] if r.same_as else []
     classes += ["external"] if rec.get("kind") == "external" else []
-    rank_title = e(r.unranked or (f"paired bootstrap vs the next ranked run: p = {r.p_next:.3f}"
-                                  if r.p_next is not None else "last ranked run"), quote=True)
+    rank_title = e(_rank_note(g, r), quote=True)
     flag = (f'<span class="deg" title="{e("; ".join(r.flags), quote=True)}">{DEGENERATE_MARK}</span>'
             if r.degenerate else "")
     ci = head.ci(rec) if head else None
@@ -171,7 +183,8 @@ def _row(board: Board, r: Ranked, columns: int, results: str | None) -> str:
         f'<td class="flag">{flag}</td>',
         f'<td class="sys stick" title="{e(rec["run_id"])}">'
         f"{record_link(rec['run_id'], results, html_escape.breakable(display_name(rec)))}"
-        f"{_badges(rec)}" + (f'<div class="set">{e(sets)}</div>' if sets else "") + "</td>",
+        f"{_badges(rec)}" + (f'<div class="set">{e(sets)}</div>' if sets else "")
+        + (f'<div class="set">= same outputs as {e(r.same_as)}: ranked once</div>' if r.same_as else "") + "</td>",
         f'<td class="num" data-v="{"" if r.value is None else f"{r.value:.4f}"}">{value}</td>',
         f'<td class="num" data-v="{n or ""}">{"" if n is None else f"{n:,}"}</td>',
         f"<td>{e(spec['budget'])}</td>",
@@ -181,10 +194,10 @@ def _row(board: Board, r: Ranked, columns: int, results: str | None) -> str:
     ]
     return (f'<tr class="{" ".join(classes)}" data-budget="{e(spec["budget"])}" data-run="{e(rec["run_id"])}">'
             + "".join(cells) + "</tr>\n"
-            + f'<tr class="details" hidden><td colspan="{columns}">{_details(board, r)}</td></tr>')
+            + f'<tr class="details" hidden><td colspan="{columns}">{_details(board, g, r)}</td></tr>')
 
 
-def _details(board: Board, r: Ranked) -> str:
+def _details(board: Board, g: RankedGroup, r: Ranked) -> str:
     """Every recipe and metric of the run, and the facts behind its line."""
     rec, spec = r.record, r.record["spec"]
     scores = rec["scores"]
@@ -205,10 +218,10 @@ def _details(board: Board, r: Ranked) -> str:
     if stats and stats.get("n"):
         lead = f"{DEGENERATE_MARK.upper()} ({'; '.join(r.flags)}). Outputs" if r.flags else "Outputs"
         facts.append(f"{lead}: {output_summary(stats)}")
-    if r.p_next is not None:
-        facts.append(f"paired bootstrap against the next ranked run: p = {r.p_next:.3f}")
     if r.unranked:
         facts.append(f"not ranked: {r.unranked}")
+    elif g.tested:
+        facts.append(f"rank {r.rank}: {_rank_note(g, r)}")
     sp = board.speeds.get(rec["run_id"])
     if sp is not None:
         facts.append(f"speed-up {sp.mean:.2f}×" + (f" [{sp.ci[0]:.2f}–{sp.ci[1]:.2f}]" if sp.ci else "")
@@ -248,7 +261,7 @@ def _group(board: Board, g: RankedGroup, results: str | None) -> str:
     if not g.tested and g.untested_reason:
         parts.append(f'<p class="untested">Ranks are a plain order by score: significance not tested here '
                      f"({_code(g.untested_reason)}).</p>")
-    rows = "\n".join(_row(board, r, len(_HEAD), results) for r in g.rows)
+    rows = "\n".join(_row(board, g, r, len(_HEAD), results) for r in g.rows)
     parts.append(scroll(f'<table class="board" data-group="{e(g.examples.slug)}">{_COLS}<thead><tr>{head}</tr>'
                         f"</thead><tbody>\n{rows}\n</tbody></table>", g.name))
     parts.append("</section>")
@@ -292,18 +305,28 @@ def _how(board: Board, records: Sequence[dict]) -> str:
         sigs = sorted({r["scores"][head.recipe]["signature"] for r in records if head.recipe in r["scores"]})
         notes.append(f"Headline: {head.label}, ×100, from each run's record; the CI is the record's 95 % bootstrap "
                      f"interval. Signature(s): " + "; ".join(f"`{s}`" for s in sigs) + ".")
-        notes.append(f"Rank clusters: runs sorted by the headline; each run is tested against the next with "
-                     f"`bench compare`'s paired bootstrap ({SAMPLES:,} resamples, seed {SEED}) on the examples both "
-                     f"scored, re-scored from the stored outputs at `bench table` time; p ≥ {ALPHA} puts the next run "
-                     "in the same cluster, shown as the span of positions (“1–3”). Clusters chain: a cluster's first "
-                     "and last runs may differ significantly. `bench compare RUN_A RUN_B` prints any pair.")
+        notes.append(f"Rank clusters (WMT's all-pairs rule): runs sorted by the headline; every pair of ranked runs "
+                     f"in a group is tested with `bench compare`'s paired bootstrap ({SAMPLES:,} resamples, seed "
+                     f"{SEED}; two-sided) on the examples both scored, re-scored from the stored outputs at `bench "
+                     "table` time. A boundary between two adjacent positions is drawn only when every run above it "
+                     "differs from every run below it; its p is the largest p of the pairs it separates. The p-values "
+                     "are corrected for the number of comparisons: Holm–Bonferroni over the group's n − 1 "
+                     f"boundaries, a boundary drawn when its adjusted p < {ALPHA} (so the chance of any false boundary "
+                     f"in a group is at most {ALPHA:.0%}). A cluster is the span of positions between drawn boundaries "
+                     "(“1–3”); hover a rank for its boundary's p. `bench compare RUN_A RUN_B` prints any pair "
+                     "(uncorrected).")
+        notes.append("Ranked once: a run whose outputs are byte-identical (same sha256) to a ranked run's is that "
+                     "run again (one model under two names); it is listed right under it, rank “=”, and left out of "
+                     "the tests.")
     notes.append("Groups: runs over different examples (the whole split, or its first N with `bench run --limit N`) "
                  "are ranked separately; their numbers are not comparable.")
     notes.append(f"{DEGENERATE_MARK}: the run's most frequent output is more than 2 % of its outputs, or its outputs "
                  "are less than half as distinct as the references on the same examples; its number is shown but is "
                  "not evidence that the system learned, so it is never ranked above a healthy run (it is listed "
                  "unranked after them).")
-    notes.append("Marked rows: “reference” is a harness baseline with no training (copy the source, lead-1); "
+    notes.append("Marked rows: “reference” is a harness baseline with no training (copy the source, lead-1, "
+                 "lead-3), listed after the ranked runs and never ranked, in every group alike (its degeneracy is not "
+                 "flagged: it is not a learned model); "
                  "“submitted” is outputs made elsewhere (`bench submit`), scored by the harness, never a "
                  "reproduction.")
     notes.append(f"Speed-up: mean latency of the AR baseline ÷ the run's, batch 1, measured in one process "
@@ -316,6 +339,23 @@ def _how(board: Board, records: Sequence[dict]) -> str:
                  "cpu budget —, task, split, budget, settings and recipe); “details” lists every one.")
     return ('<details class="how"><summary>How this was measured</summary><ul>'
             + "".join(f"<li>{_code(n)}</li>" for n in notes) + "</ul></details>")
+
+
+def _recipe_statement(board: Board) -> str:
+    """The board's ranking recipe, and the paper tables that score this task with another one."""
+    head = board.head
+    assert head is not None
+    text = (f"Ranking recipe: <code>{e(head.recipe)}</code> (the task's first default recipe), for every group on "
+            "this page.")
+    if board.other_recipes:
+        tables = "; ".join(
+            f'<a href="index.html#{e(o.anchor)}">{e(o.table)}</a> ('
+            + ", ".join(f"<code>{e(r)}</code>" for r in o.recipes) + ")"
+            for o in board.other_recipes)
+        text += (f" Paper tables that score <code>{e(board.task)}</code> with another recipe (the paper's own "
+                 f"protocol): {tables}. There a run shows another number than here, and two runs' p-value "
+                 "can fall on the other side of α, so a paper table's order may differ from this board's.")
+    return text
 
 
 def task_page(task: str, records: Sequence[dict], latency_records: Sequence[dict] = (),
@@ -332,15 +372,17 @@ def task_page(task: str, records: Sequence[dict], latency_records: Sequence[dict
     head = board.head
     lede = (
         f"Ranked by <b>{e(head.label)}</b> (×100, 95 % CI in brackets), best first. A rank such as “1–3” is a "
-        "cluster: <code>bench compare</code>'s paired bootstrap does not separate those runs from their neighbours. "
-        "Each group holds runs over the same examples; do not compare numbers across groups. "
-        f"<b>{DEGENERATE_MARK}</b> runs are listed unranked."
+        "cluster: every run in a higher cluster beats every run in a lower one under <code>bench compare</code>'s "
+        f"paired bootstrap, Holm-corrected (the notes at the foot of the page say how). Each group holds runs over "
+        "the same examples; do not compare numbers across groups. Reference baselines and "
+        f"<b>{DEGENERATE_MARK}</b> runs are listed unranked; a run with another's exact outputs is ranked once (“=”)."
         if head else "No scored run yet."
     )
+    recipe_note = f'<p class="lede">{_recipe_statement(board)}</p>\n' if head else ""
     return (
         page_head(f"bench leaderboard: {task}", _CSS)
         + f"<h1>Leaderboard: <code>{e(task)}</code></h1>\n"
-        f'<p class="lede">{lede}</p>\n'
+        f'<p class="lede">{lede}</p>\n' + recipe_note +
         f'<div class="controls"><label>Budget <select id="budget">{options}</select></label>'
         '<button id="expand-all" type="button" aria-expanded="false">show all details</button>'
         '<a href="index.html">Paper tables</a></div>\n'

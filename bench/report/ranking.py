@@ -5,12 +5,20 @@ examples, so their numbers cannot be compared; each set of examples is a group o
 within itself and named ("whole test split", "first 2,000 of test").
 
 Why clusters: a strict order claims differences the data may not support. As in WMT's human
-rankings, neighbouring runs whose paired bootstrap (``bench compare``'s test, here on the headline
-metric) is not significant share a cluster, shown as the span of their positions ("1–3").
+rankings, runs share a cluster, shown as the span of their positions ("1–3"), unless every run
+above a boundary differs significantly from every run below it under ``bench compare``'s paired
+bootstrap on the headline metric, Holm-corrected over the group's boundaries
+(:mod:`bench.report.clusters` says why).
 
-Why degenerate runs sit apart: a near-constant output can score above a model that learned (BLEU
-rewards frequent n-grams), so such a run is flagged and never ranked above a healthy one; it is
-listed after the ranked runs, unranked.
+Why some runs are not ranked, by one rule per kind, in every group alike:
+
+- a harness reference baseline (system family ``reference``: copy the source, lead-1; no training)
+  is context, not a contender: listed after the ranked runs, with its score, never ranked;
+- a run whose outputs are byte-identical (same sha256) to a ranked run's is that run again (one model
+  under two names, e.g. CopyBERT's SpanBERT row at the cpu budget): ranked once, and listed right
+  under it as "= same outputs as …";
+- a degenerate run (near-constant outputs can score above a model that learned: BLEU rewards frequent
+  n-grams) is flagged and listed after them, unranked; so is a run without the headline score.
 
 Pure logic over records and a pair test: :mod:`bench.report.significance` supplies the test from
 the stored outputs; the unit tests supply their own.
@@ -20,11 +28,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from bench.report.clusters import ALPHA, Boundary, Clustering, form_clusters
 from bench.scoring.output_stats import degeneracy
 
-#: significance level of the pair test between neighbours
-ALPHA = 0.05
+__all__ = ["ALPHA", "REFERENCE_FAMILY", "ExampleSet", "Headline", "Ranked", "RankedGroup", "group_records",
+           "headline", "is_reference", "rank_group"]
+
+#: the system family of the harness's reference baselines (systems/__init__.py)
+REFERENCE_FAMILY = "reference"
 #: metrics tried, in order, for a task's headline when its first default recipe has no BLEU-4
 HEADLINE_METRICS = ("bleu4", "rouge2", "rougeL")
 
@@ -106,6 +119,16 @@ class ExampleSet:
         return (self.split, self.partial, -self.n, self.split_sha256)
 
 
+def is_reference(rec: dict) -> bool:
+    """A harness reference baseline (no training): a property of the system, the same in every group."""
+    return rec.get("kind") != "external" and (rec.get("system") or {}).get("family") == REFERENCE_FAMILY
+
+
+def outputs_key(rec: dict) -> str:
+    """What makes two runs the same run on a board: their outputs' sha256 (empty: unknown, never shared)."""
+    return str((rec.get("outputs") or {}).get("sha256") or "")
+
+
 @dataclass
 class Ranked:
     """One run on the board: its position, cluster label, and why it is unranked (if it is)."""
@@ -113,10 +136,12 @@ class Ranked:
     record: dict
     value: float | None
     position: int | None = None  # 1-based among ranked runs
-    rank: str = "–"  # "1", "1–3"; "–" for an unranked run
-    p_next: float | None = None  # paired bootstrap p against the next ranked run
-    flags: list[str] = field(default_factory=list)  # degeneracy reasons
-    unranked: str = ""  # why the run has no rank
+    rank: str = "–"  # "1", "1–3"; "=" for a run ranked once as another; "–" for an unranked run
+    p_next: float | None = None  # paired bootstrap p against the next ranked run (uncorrected)
+    flags: list[str] = field(default_factory=list)  # degeneracy reasons (never for a reference baseline)
+    unranked: str = ""  # why the run has no rank of its own
+    reference: bool = False  # a harness reference baseline
+    same_as: str = ""  # run id of the ranked run whose outputs these are
 
     @property
     def degenerate(self) -> bool:
@@ -131,6 +156,7 @@ class RankedGroup:
     rows: list[Ranked]
     tested: bool  # False: significance not computed, positions are a plain order by score
     untested_reason: str = ""
+    clustering: Clustering | None = None  # the boundaries behind the ranks, when tested
 
     @property
     def name(self) -> str:
@@ -139,6 +165,12 @@ class RankedGroup:
     @property
     def n_clusters(self) -> int:
         return len({r.rank for r in self.rows if r.position is not None})
+
+    def boundary_below(self, r: Ranked) -> Boundary | None:
+        """The boundary between ``r`` and the next ranked run (None: last, or untested)."""
+        if self.clustering is None or r.position is None or r.position > len(self.clustering.boundaries):
+            return None
+        return self.clustering.boundaries[r.position - 1]
 
 
 def group_records(records: Sequence[dict]) -> dict[ExampleSet, list[dict]]:
@@ -149,6 +181,41 @@ def group_records(records: Sequence[dict]) -> dict[ExampleSet, list[dict]]:
     return {k: out[k] for k in sorted(out, key=ExampleSet.sort_key)}
 
 
+def _by_score(r: Ranked) -> tuple:
+    return (r.value is None, -(r.value or 0.0), r.record["run_id"])
+
+
+def _trained_own_model(rec: dict) -> bool:
+    """Whether the run's system trained the model it decoded (its workdir bears the system's name)."""
+    workdir = Path(str((rec.get("model") or {}).get("workdir", ""))).name
+    return workdir.startswith(f"{rec['spec']['system']}--")
+
+
+def _set_aside(rows: list[Ranked], head: Headline) -> None:
+    """Fill ``unranked`` (and ``same_as``) by the rules of the module docstring."""
+    for r in rows:
+        if r.value is None:
+            r.unranked = f"not scored with recipe {head.recipe}"
+        elif r.reference:
+            r.unranked = "reference baseline (no training): shown for context, never ranked"
+        elif r.degenerate:
+            r.unranked = "degenerate outputs: not evidence of learning"
+    same: dict[str, list[Ranked]] = {}
+    for r in rows:
+        if not r.unranked and outputs_key(r.record):
+            same.setdefault(outputs_key(r.record), []).append(r)
+    for twins in same.values():
+        if len(twins) < 2:
+            continue
+        owner = min(twins, key=lambda r: (not _trained_own_model(r.record), r.record["run_id"]))
+        for r in twins:
+            if r is not owner:
+                r.same_as = owner.record["run_id"]
+                r.rank = "="
+                r.unranked = (f"the same outputs as {owner.record['spec']['system']} "
+                              f"({owner.record['run_id']}): one model, ranked once")
+
+
 def rank_group(
     examples: ExampleSet,
     records: Sequence[dict],
@@ -157,33 +224,40 @@ def rank_group(
     untested_reason: str = "",
     alpha: float = ALPHA,
 ) -> RankedGroup:
-    """Rank one group: healthy runs by the headline metric (best first; ties by run id), each next
-    run joining the current cluster unless ``test`` (a p-value) says it differs; then degenerate
-    runs and runs without the headline score, unranked. ``test=None``: no clusters (one per run)."""
-    rows = [Ranked(rec, head.value(rec), flags=degeneracy(rec.get("output_stats"))) for rec in records]
-    for r in rows:
-        if r.value is None:
-            r.unranked = f"not scored with recipe {head.recipe}"
-        elif r.degenerate:
-            r.unranked = "degenerate outputs: not evidence of learning"
-    ranked = sorted((r for r in rows if not r.unranked), key=lambda r: (-(r.value or 0.0), r.record["run_id"]))
-    rest = sorted((r for r in rows if r.unranked), key=lambda r: (r.value is None, -(r.value or 0.0),
-                                                                  r.record["run_id"]))
-    clusters: list[list[Ranked]] = []
+    """Rank one group: contenders by the headline metric (best first; ties by run id), clustered by
+    :func:`bench.report.clusters.form_clusters` over ``test`` (a p-value per pair); each run with
+    another's outputs right under it; then reference baselines, degenerate runs and runs without the
+    headline score, unranked. ``test=None``: no clusters (one per run), a plain order by score."""
+    rows = []
+    for rec in records:
+        ref = is_reference(rec)
+        rows.append(Ranked(rec, head.value(rec), flags=[] if ref else degeneracy(rec.get("output_stats")),
+                           reference=ref))
+    _set_aside(rows, head)
+    ranked = sorted((r for r in rows if not r.unranked), key=_by_score)
     for i, r in enumerate(ranked):
         r.position = i + 1
-        if i == 0:
-            clusters.append([r])
-            continue
-        prev = ranked[i - 1]
-        if test is not None:
-            prev.p_next = test(prev.record, r.record)
-        if test is not None and prev.p_next is not None and prev.p_next >= alpha:
-            clusters[-1].append(r)
-        else:
-            clusters.append([r])
-    for members in clusters:
-        lo, hi = members[0].position, members[-1].position
-        for r in members:
-            r.rank = str(lo) if lo == hi else f"{lo}–{hi}"
-    return RankedGroup(examples, ranked + rest, tested=test is not None, untested_reason=untested_reason)
+        r.rank = str(r.position)
+    clustering = None
+    if test is not None and ranked:
+        cache: dict[tuple[int, int], float] = {}
+
+        def p(a: int, b: int) -> float:
+            if (a, b) not in cache:
+                cache[a, b] = test(ranked[a].record, ranked[b].record)
+            return cache[a, b]
+
+        clustering = form_clusters(len(ranked), p, alpha)
+        for i, r in enumerate(ranked[:-1]):
+            r.p_next = cache[i, i + 1]
+        for i, r in enumerate(ranked):
+            lo, hi = clustering.span_of(i)
+            r.rank = str(lo + 1) if lo == hi else f"{lo + 1}–{hi + 1}"
+    twins = [r for r in rows if r.same_as]
+    ordered: list[Ranked] = []
+    for r in ranked:
+        ordered.append(r)
+        ordered += sorted((t for t in twins if t.same_as == r.record["run_id"]), key=lambda t: t.record["run_id"])
+    rest = sorted((r for r in rows if r.unranked and not r.same_as), key=lambda r: (not r.reference, *_by_score(r)))
+    return RankedGroup(examples, ordered + rest, tested=test is not None, untested_reason=untested_reason,
+                       clustering=clustering)

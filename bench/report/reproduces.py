@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench.papers import Row, Table, all_tables, load_paper
-from bench.papers.matching import find_matches
+from bench.papers.matching import find_matches, recipes_used
 from bench.report import speed
 from bench.report.views import table_key
 
@@ -104,3 +104,23 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
             latency_id=src.record["latency_id"],
         )
     return None
+
+
+@dataclass(frozen=True)
+class OtherRecipe:
+    """A paper table that scores a board's task under another recipe than the board ranks by."""
+
+    anchor: str  # the table's section id in index.html
+    table: str  # "CopyBERT Table 1"
+    recipes: tuple[str, ...]
+
+
+def other_recipes(task: str, recipe: str) -> list[OtherRecipe]:
+    """The paper tables whose cells on ``task`` use a recipe other than ``recipe``, in table order: the same
+    run then shows another number there (and its pairs another p), which the board must say."""
+    out = []
+    for t in all_tables():
+        others = tuple(r for r in recipes_used(t, task) if r != recipe)
+        if others:
+            out.append(OtherRecipe(table_key(t), _label(t), others))
+    return out

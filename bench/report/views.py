@@ -268,18 +268,26 @@ def _context_rows(
         cells = ([""] if has_section else []) + [f"{label} {CONTEXT_MARK}", system]
         statuses = []
         for g, c in table.columns():
-            rec = None
+            rec, partial = None, False
             if g.kind == "quality" and g.task in CONTEXT_SYSTEMS and CONTEXT_SYSTEMS[g.task][0] == system:
-                rec = context_match(records, system, g, list(by_group.get(g.id, {}).values()))
+                shown = list(by_group.get(g.id, {}).values())
+                rec = context_match(records, system, g, shown)
+                if rec is None and not shown:
+                    rec = _partial_split_match(records, system, g)
+                    partial = rec is not None
             value = rec["scores"][g.recipe]["metrics"].get(c.metric) if rec and c.metric else None
             if rec is None or value is None:
                 cells.append("")
                 continue
             note = f"`{rec['run_id']}`: reference baseline `{system}`, no training; " + _where(rec)
+            if partial:
+                note += (f"; PARTIAL: split `{rec['spec']['split']}`, a stated part of the table's `{g.split}` split, "
+                         "so not comparable with the published numbers above (ranked with like runs on the "
+                         f"`{g.task}` board)")
             if note not in run_notes:
                 run_notes.append(note)
                 statuses.append(f"run [{len(run_notes)}]")
-            cells.append(f"– / {fmt_num(value)}")
+            cells.append(f"– / {fmt_num(value)}" + (" (partial)" if partial else ""))
         if not statuses:
             tasks = sorted(
                 {g.task for g in table.quality_groups() if g.task and CONTEXT_SYSTEMS.get(g.task, ("",))[0] == system}
@@ -289,6 +297,18 @@ def _context_rows(
             cells.append("reference; " + ", ".join(statuses))
         out.append(cells)
     return out
+
+
+def _partial_split_match(records: Sequence[dict], system: str, group: Group) -> dict | None:
+    """The reference baseline's run on a stated partial split of the task (XSum's ``test-available``), for a
+    column where nothing else ran: shown labelled partial rather than "not run", never beside runs on the
+    table's own split."""
+    runs = [
+        r for r in records
+        if r["spec"]["system"] == system and r["spec"]["task"] == group.task and r["spec"]["split"] != group.split
+        and (r.get("data") or {}).get("partial") and group.recipe in r["scores"]
+    ]
+    return max(runs, key=lambda r: (int((r.get("data") or {}).get("n_examples") or 0), r["run_id"]), default=None)
 
 
 SUBMITTED_MARK = "(submitted outputs, not a reproduction)"
@@ -421,6 +441,28 @@ def _ordering_notes(
     return out
 
 
+def _board_recipe_notes(table: Table, records: Sequence[dict]) -> list[str]:
+    """One line per task whose leaderboard ranks by another recipe than this table scores it with: the same
+    run then shows two numbers (and a pair two p-values), and neither page may leave the reader to guess why."""
+    from bench.papers.matching import recipes_used
+    from bench.report.ranking import headline
+
+    tasks = sorted({t for g in table.quality_groups() for row in table.rows
+                    if shows_in(row, g) and (t := table.task_split(row, g)[0])})
+    out = []
+    for task in tasks:
+        head = headline(task, [r for r in records if r["spec"]["task"] == task])
+        others = [r for r in recipes_used(table, task) if head is not None and r != head.recipe]
+        if head is None or not others:
+            continue
+        out.append(
+            f"Leaderboard: `leaderboard-{task}.html` ranks `{task}` runs by {head.label}; this table scores them "
+            f"with {', '.join(f'`{r}`' for r in others)} (the paper's protocol), so a run's number here can differ "
+            "from the board's, and so can the p-value of a pair and the order it supports."
+        )
+    return out
+
+
 def table_key(table: Table) -> str:
     return f"{table.paper}-table{table.id}"
 
@@ -520,6 +562,7 @@ def build_table_view(
                 f"`{ours}`; reproduced cells use `{theirs}` so Δ compares like with like: "
                 f"{', '.join(labels)}."
             )
+    notes += _board_recipe_notes(table, records)
     notes += _ordering_notes(table, records, by_group, orderings)
     notes += _floor_notes(table, by_group, calibrations)
     notes += [f"Row note — {n}" for n in row_notes]

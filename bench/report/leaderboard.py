@@ -184,7 +184,8 @@ def _row(board: Board, g: RankedGroup, r: Ranked, columns: int, results: str | N
         f'<td class="sys stick" title="{e(rec["run_id"])}">'
         f"{record_link(rec['run_id'], results, html_escape.breakable(display_name(rec)))}"
         f"{_badges(rec)}" + (f'<div class="set">{e(sets)}</div>' if sets else "")
-        + (f'<div class="set">= same outputs as {e(r.same_as)}: ranked once</div>' if r.same_as else "") + "</td>",
+        + (f'<div class="set" title="ranked once, under the run that keeps the rank">= outputs of {e(r.same_as)}</div>'
+           if r.same_as else "") + "</td>",
         f'<td class="num" data-v="{"" if r.value is None else f"{r.value:.4f}"}">{value}</td>',
         f'<td class="num" data-v="{n or ""}">{"" if n is None else f"{n:,}"}</td>',
         f"<td>{e(spec['budget'])}</td>",

@@ -4,6 +4,12 @@ The decoding settings are ``fairseq_transformer``'s (beam, length penalty, no-re
 generator's maximum length, ``min(max_len_a * src_len + max_len_b, max_positions - 1)`` over the padded
 batch, with fairseq's ``min_len = 1``), so that at float32 and beam 1 the outputs equal fairseq's greedy ones.
 
+The no-repeat n-gram rule is applied exactly where fairseq applies it (:func:`fairseq_blocks_ngrams`): fairseq
+0.12's ``SequenceGenerator`` hands its whole padded token buffer to ``NGramRepeatBlock``, whose Python fallback
+compares the buffer's last ``n - 1`` entries (padding) with the hypothesis and so bans nothing; only its CUDA
+extension blocks. The harness's fairseq has no compiled extensions, so ``fairseq_transformer``'s outputs are
+unblocked, and CTranslate2 gets ``no_repeat_ngram_size = 0`` to decode the same way.
+
 Length-forced timing sets ``min_decoding_length = max_decoding_length = L``: L decoder steps, the work fairseq's
 generator does for ``forced_length`` L (L - 1 content tokens, then the step that emits ``</s>``). The option is
 batch-wide, so a batch of forced items is split into one call per distinct length (:meth:`translate_forced`).
@@ -49,6 +55,16 @@ def cuda_problem() -> str | None:
     return None
 
 
+def fairseq_blocks_ngrams(device: str) -> bool:
+    """Whether fairseq's generator really applies ``--no-repeat-ngram-size`` on ``device`` (see the module
+    docstring): only through its CUDA extension, on a GPU."""
+    if ct2_device(device)[0] != "cuda":
+        return False
+    from fairseq.ngram_repeat_block import NGramRepeatBlock
+
+    return bool(NGramRepeatBlock(3).use_extension)
+
+
 class CT2Decoder:
     """One converted model, its tokenisation (``lines``: the fairseq run's WordPiece or SentencePiece), and a
     translator built lazily for the current device, compute type and threads."""
@@ -57,6 +73,7 @@ class CT2Decoder:
         self.model_dir, self.cfg, self.settings, self.lines = Path(model_dir), cfg, settings, lines
         self._key: tuple[Any, ...] | None = None
         self._translator: Any = None
+        self.no_repeat_ngram_size = 0  # what fairseq's generator applies on the current device
         self.steps = 0  # decoder steps of the latest call (the longest hypothesis of the batch, plus </s>)
 
     # ------------------------------------------------------------------ the translator
@@ -85,6 +102,7 @@ class CT2Decoder:
                                                   compute_type=compute, intra_threads=intra,
                                                   inter_threads=self.settings.inter_threads)
         self._key = key
+        self.no_repeat_ngram_size = self.cfg.no_repeat_ngram_size if fairseq_blocks_ngrams(device) else 0
         return self._translator
 
     # ------------------------------------------------------------------ decoding
@@ -122,11 +140,12 @@ class CT2Decoder:
 
     def _run(self, sources: list[list[str]], device: str, threads: int | None, *, min_length: int,
              max_length: int) -> list[str]:
-        results = self.translator(device, threads).translate_batch(
+        translator = self.translator(device, threads)
+        results = translator.translate_batch(
             sources,
             beam_size=self.cfg.beam,
             length_penalty=self.cfg.lenpen,
-            no_repeat_ngram_size=self.cfg.no_repeat_ngram_size,
+            no_repeat_ngram_size=self.no_repeat_ngram_size,
             min_decoding_length=min_length,
             max_decoding_length=max_length,
         )

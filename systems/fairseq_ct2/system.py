@@ -63,6 +63,9 @@ class CT2System(System):
             "compute_type_used": self.settings.resolved_compute_type(self.device.partition(":")[0]),
             "intra_threads": self.settings.intra_threads or self.cfg.threads or "the process's (--threads)",
             "inter_threads": self.settings.inter_threads,
+            "no_repeat_ngram_size_applied": self.decoder.no_repeat_ngram_size if self.decoder else None,
+            "no_repeat_ngram_note": "applied only where fairseq's generator applies it (its CUDA extension); "
+            "fairseq 0.12's Python fallback bans nothing (systems/fairseq_ct2/decode.py)",
             **({"converted": self.converted} if self.converted else {}),
         }
         return SystemInfo(name=self.name, family="AR", iterations="n", citation=CITATION,

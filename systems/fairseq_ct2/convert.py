@@ -105,7 +105,9 @@ def convert_untrained(model: Any, namespace: argparse.Namespace, dict_dir: Path,
 
     with tempfile.TemporaryDirectory(prefix="bench-ct2-") as tmp:
         path = Path(tmp) / "checkpoint_untrained.pt"
-        torch.save({"args": namespace, "cfg": None, "model": model.state_dict()}, path)
+        # the converter reads the dictionaries from its data_dir; a path in the args would key equal weights apart
+        args = argparse.Namespace(**{**vars(namespace), "data": "<dicts>"})
+        torch.save({"args": args, "cfg": None, "model": model.state_dict()}, path)
         sha = sha256_file(path)
         return convert_file(path, sha, dict_dir, root, source="untrained (weights=random)"), sha
 

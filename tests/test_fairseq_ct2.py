@@ -130,7 +130,8 @@ def test_float32_outputs_equal_fairseq_s(toy_task: TaskInfo, workdir: Path, beam
     assert ours.decode(items) == expected
     assert [ours.decode_one(ex) for ex in items[:5]] == expected[:5]
     int8 = _ct2(toy_task, workdir, beam=beam)  # the default on a CPU: decodes, its outputs are scored, not held
-    assert len(int8.decode(items)) == len(items) and int8.describe().config["ctranslate2"]["compute_type_used"] == "int8"
+    assert len(int8.decode(items)) == len(items)
+    assert int8.describe().config["ctranslate2"]["compute_type_used"] == "int8"
 
 
 def test_the_no_repeat_rule_follows_fairseq_s_cpu_generator() -> None:

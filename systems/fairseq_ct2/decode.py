@@ -47,7 +47,7 @@ def cuda_problem() -> str | None:
     ctranslate2 = require_ctranslate2()
     try:
         count = ctranslate2.get_cuda_device_count()
-    except Exception as err:  # noqa: BLE001  # a missing libcublas surfaces as any of several errors
+    except Exception as err:  # a missing libcublas surfaces as any of several errors
         return f"CTranslate2 cannot load its CUDA libraries ({str(err).splitlines()[0]}); time it on the CPU"
     if count == 0:
         return ("CTranslate2 sees no CUDA device (its CUDA 12 libraries did not load, or no GPU is visible); "

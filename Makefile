@@ -25,10 +25,11 @@ $(STAMP): pyproject.toml
 # built once against the venv's torch (no build isolation, no deps: they would pull a CUDA torch and
 # torchaudio) and cached outside the checkout, so later clones on this machine reuse it.
 fairseq: setup
-	$(PY) -m pip install -q -e ".[fairseq]" wheel
+	$(PY) -m pip install -q -e ".[fairseq,ct2]" wheel
 	test -f $(FAIRSEQ_WHL) || $(PY) -m pip wheel -q --no-deps --no-build-isolation fairseq-fixed==0.12.3.1 -w $(WHEELS)
 	$(PY) -m pip install -q --no-deps $(FAIRSEQ_WHL)
 	$(PY) -c "import fairseq, torch; assert torch.__version__.startswith('2.13'), torch.__version__; print('fairseq', fairseq.__version__, 'torch', torch.__version__)"
+	$(PY) -c "import torch, ctranslate2; print('ctranslate2', ctranslate2.__version__, 'beside torch', torch.__version__)"
 
 # The demo writes to .cache/demo so that results/ keeps only the committed evidence of real runs.
 DEMO := .cache/demo

@@ -42,6 +42,8 @@ WHEELS: dict[str, str] = {
     # fairseq.scoring imports sacrebleu at module level, and sacrebleu imports lxml
     "sacrebleu>=2.4,<3": "sacrebleu", "portalocker": "portalocker", "tabulate": "tabulate", "colorama": "colorama",
     "lxml": "lxml",
+    # fairseq_transformer_ct2 (#50): one manylinux wheel for CPU and CUDA 12
+    "ctranslate2==4.8.5": "ctranslate2",
 }
 #: pure-Python packages published only as source: built into wheels here (they run on any Python 3)
 SOURCE_ONLY: dict[str, str] = {"antlr4-python3-runtime==4.9.3": "antlr4"}

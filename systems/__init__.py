@@ -30,6 +30,7 @@ SYSTEMS.register("null", "systems.null:null", family="reference")
 # torch); each entry is the family's ``make(variant, budget, overrides)`` with the variant bound.
 from systems.copybert.presets import VARIANTS as _COPYBERT  # noqa: E402
 from systems.erniegen.presets import VARIANTS as _ERNIEGEN  # noqa: E402
+from systems.fairseq_ct2.presets import VARIANTS as _FAIRSEQ_CT2  # noqa: E402
 from systems.fairseq_nat.presets import VARIANTS as _FAIRSEQ  # noqa: E402
 from systems.hf_seq2seq.presets import VARIANTS as _HF_SEQ2SEQ  # noqa: E402
 from systems.nar.presets import VARIANTS as _NAR  # noqa: E402
@@ -55,6 +56,8 @@ _register_family(_COPYBERT, "systems.copybert.system:make", "AR")
 _register_family(_HF_SEQ2SEQ, "systems.hf_seq2seq.system:make", "AR")
 # fairseq NAR/AR baselines (docs/systems.md §5): the real fairseq models; need `make fairseq`.
 _register_family(_FAIRSEQ, "systems.fairseq_nat.system:make", lambda name: _FAIRSEQ[name][3])
+# The fairseq Transformer's own model decoded by CTranslate2 (#50): the optimized AR baseline; needs the [ct2] extra.
+_register_family(_FAIRSEQ_CT2, "systems.fairseq_ct2.system:make", "AR")
 
 
 def build(name: str, budget: str, overrides: dict | None = None):

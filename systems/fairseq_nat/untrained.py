@@ -31,15 +31,13 @@ def write_wordpiece_dicts(dict_dir: Path) -> None:
         lines.dictionary(Path(dict_dir) / name)
 
 
-def build_untrained(cfg: FairseqConfig, dict_dir: Path) -> tuple[Any, Any]:
-    """``(model, task)`` for ``cfg``'s architecture over the dictionaries in ``dict_dir``, seeded by ``cfg.seed``."""
-    import torch
-
+def untrained_namespace(cfg: FairseqConfig, dict_dir: Path) -> Any:
+    """The ``argparse.Namespace`` fairseq-train would parse for ``cfg`` over ``dict_dir``: what builds the
+    untrained model, and the ``args`` a checkpoint of it carries (CTranslate2's converter reads them)."""
     from systems.fairseq_nat.decode import import_fairseq_quietly
 
     import_fairseq_quietly()
-    from fairseq import options, tasks
-    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq import options
 
     missing = [n for n in DICT_NAMES if not (Path(dict_dir) / n).is_file()]
     if missing:
@@ -48,8 +46,19 @@ def build_untrained(cfg: FairseqConfig, dict_dir: Path) -> tuple[Any, Any]:
     args.append("--cpu")  # builds on the host; the harness places the model on the run's device
     with warnings.catch_warnings():  # hydra's deprecation chatter on every config conversion
         warnings.simplefilter("ignore")
-        parser = options.get_training_parser()
-        namespace = options.parse_args_and_arch(parser, args)
+        return options.parse_args_and_arch(options.get_training_parser(), args)
+
+
+def build_untrained(cfg: FairseqConfig, dict_dir: Path) -> tuple[Any, Any]:
+    """``(model, task)`` for ``cfg``'s architecture over the dictionaries in ``dict_dir``, seeded by ``cfg.seed``."""
+    import torch
+
+    namespace = untrained_namespace(cfg, dict_dir)  # imports fairseq quietly first
+    from fairseq import tasks
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+    with warnings.catch_warnings():  # hydra's deprecation chatter on every config conversion
+        warnings.simplefilter("ignore")
         fs_cfg = convert_namespace_to_omegaconf(namespace)
         task = tasks.setup_task(fs_cfg.task)
         torch.manual_seed(cfg.seed)

@@ -35,7 +35,7 @@ class Counter(Protocol):
 
 
 class Rapl:
-    """The package domains under ``root`` (``intel-rapl:N``, microjoules; ``max_energy_range_uj`` is where each wraps)."""
+    """The package domains under ``root`` (``intel-rapl:N``, in microjoules; each wraps at ``max_energy_range_uj``)."""
 
     covers = "CPU package(s) (RAPL package domains: cores, caches, uncore; not DRAM or the rest of the board)"
 
@@ -68,7 +68,7 @@ class Nvml:
     def __init__(self, index: int = 0, nvml: Any = None) -> None:
         try:
             if nvml is None:
-                import pynvml as nvml  # type: ignore[import-not-found, no-redef]
+                import pynvml as nvml  # type: ignore[no-redef]
             nvml.nvmlInit()
             self.nvml, self.handle = nvml, nvml.nvmlDeviceGetHandleByIndex(index)
             self.read()

@@ -110,7 +110,8 @@ def model_size(system: object, workdir: Path | None) -> dict[str, object]:
     files = [] if workdir is None or not workdir.is_dir() else [
         p for p in workdir.rglob("*") if p.is_file() and p.suffix in (".pt", ".bin", ".safetensors", ".pdparams")
     ]
-    disk: int | str = sum(p.stat().st_size for p in files) if files else "no checkpoint on disk (weights built in memory)"
+    none = "no checkpoint on disk (weights built in memory)"
+    disk: int | str = sum(p.stat().st_size for p in files) if files else none
     return {"parameters": params, "parameter_bytes": nbytes, "checkpoint_bytes": disk}
 
 

@@ -14,6 +14,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from bench.api.types import Example
@@ -62,7 +63,8 @@ def sweep(
     sync = Synchronizer(kind)
     cells: list[dict[str, Any]] = []
     reasons: list[str] = []
-    agreement: dict[str, dict[str, Any]] = {nm: {"compared": 0, "agreed": 0, "first_difference": None} for nm in names}
+    agreement: dict[str, dict[str, Any]] = {
+        nm: {"compared": 0, "agreed": 0, "first_difference": None} for nm in names}
     for t in threads:
         with using_threads(t):
             canary_set = (canaries or default_canaries)(kind)
@@ -87,8 +89,9 @@ def sweep(
         a = agreement[nm]
         a["rate"] = a["agreed"] / a["compared"] if a["compared"] else None
         if a["compared"] and a["agreed"] < a["compared"]:
-            reasons.append(f"{nm}: batched outputs differ from B=1 on {a['compared'] - a['agreed']}/{a['compared']} "
-                           "items (a padding or length-prediction dependence); its throughput is not of the same outputs")
+            differ = a["compared"] - a["agreed"]
+            reasons.append(f"{nm}: batched outputs differ from B=1 on {differ}/{a['compared']} "
+                           "items (padding or length-prediction dependence): its throughput is of other outputs")
     return {
         "batch_sizes": sorted(batch_sizes), "threads": list(threads), "cores": cores, "device": kind,
         "bucket": bucket, "length_forced": length_forced, "min_items": min_items, "min_batches": min_batches,
@@ -132,7 +135,8 @@ def _decode(system: Any, batch: list[int], examples: Sequence[Example], forced: 
     sync.sync()
     t0 = perf_counter_ns()
     if b == 1:
-        texts = [system.decode_one(exs[0]) if lengths is None else system.decode_one(exs[0], forced_length=lengths[0])]
+        one = exs[0]
+        texts = [system.decode_one(one) if lengths is None else system.decode_one(one, forced_length=lengths[0])]
     else:
         texts = system.decode_batch(exs, lengths)
     sync.sync()
@@ -146,7 +150,8 @@ def _agree(acc: dict[str, Any], single: dict[int, str] | None, batched: dict[int
         if single is not None and i in single:
             ref = single[i]
         else:
-            ref = system.decode_one(examples[i]) if forced is None else system.decode_one(examples[i], forced_length=forced[i])
+            ex = examples[i]
+            ref = system.decode_one(ex) if forced is None else system.decode_one(ex, forced_length=forced[i])
         acc["compared"] += 1
         if ref == text:
             acc["agreed"] += 1
@@ -169,17 +174,19 @@ def _cells(systems: Mapping[str, Any], names: list[str], baseline: str | None, t
             sp = {"median": s.median, "median_ci95": list(s.median_ci95), "mean": s.mean,
                   "mean_ci95": list(s.mean_ci95), "n_resamples": s.n_resamples,
                   "basis": "paired bootstrap over batches; median = baseline median batch ms / system median batch ms"}
-        mem = peak_memory(lambda s=sys_: _decode(s, plan[0], examples, forced, b, sync), kind).to_json()
+        first: Callable[[], object] = partial(_decode, sys_, plan[0], examples, forced, b, sync)
+        mem = peak_memory(first, kind).to_json()
         en: dict[str, Any] = {"status": "not measured (--energy not given)"}
         if energy:
             try:
                 counter: Any = open_counter(kind)
             except EnergyUnreadable as err:
                 counter = str(err)
-            en = measure_energy(lambda s=sys_: _run_all(s, plan, examples, forced, b, sync), counter, window_s)
+            en = measure_energy(partial(_run_all, sys_, plan, examples, forced, b, sync), counter, window_s)
         cells.append({"system": nm, "batch_size": b, "threads": t, "device": kind, "track": track(t, cores, kind),
                       "batched_decode": bool(sys_.batched_decode) or b == 1, **tp.to_json(),
-                      "batch_ns": list(timed[nm]["ns"]), "batch_items": sizes, "batch_tokens": list(timed[nm]["tokens"]),
+                      "batch_ns": list(timed[nm]["ns"]), "batch_items": sizes,
+                      "batch_tokens": list(timed[nm]["tokens"]),
                       "speedup": sp, "peak_memory": mem, "energy": en})
     return cells
 

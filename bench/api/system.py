@@ -79,6 +79,9 @@ class System(abc.ABC):
     supports_random_weights: bool = False
     #: the meter's own overhead probe: exempt from the minimum timed duration
     latency_probe: bool = False
+    #: :meth:`decode_batch` runs the batch as one padded forward pass (False: the default per-item loop), so a
+    #: batched throughput figure says whether it timed real batching (recorded by the sweep)
+    batched_decode: bool = False
     #: decoder passes of the latest ``decode``/``decode_one`` call (None: the system does not count)
     last_iterations: int | None = None
     #: the torch device the harness placed this system on (:meth:`place`). Placement is the harness's:
@@ -101,6 +104,17 @@ class System(abc.ABC):
     @abc.abstractmethod
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         """Batch size 1 for the latency meter; ``forced_length`` only where ``supports_forced_length``."""
+
+    def decode_batch(self, examples: Sequence[Example], forced_lengths: Sequence[int] | None = None) -> list[str]:
+        """``examples`` decoded as one batch for the throughput sweep, each output exactly what
+        :meth:`decode_one` gives for it (``forced_lengths[i]``: item i's own forced length). The default
+        loops over :meth:`decode_one`, so every system can be swept; a family that pads a batch overrides
+        it and sets :attr:`batched_decode`."""
+        if forced_lengths is None:
+            return [self.decode_one(ex) for ex in examples]
+        if len(forced_lengths) != len(examples):
+            raise ValueError(f"{len(forced_lengths)} forced lengths for {len(examples)} examples; pass one per item.")
+        return [self.decode_one(ex, forced_length=n) for ex, n in zip(examples, forced_lengths, strict=True)]
 
     def models(self) -> Sequence[Any]:
         """The torch modules this system trains and decodes with, for :meth:`place` to move; () for

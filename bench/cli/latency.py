@@ -43,6 +43,15 @@ def latency(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     data_dir: DataDir = None,
     device: DeviceOpt = "auto",
+    batch_sizes: Annotated[str | None, typer.Option(help="Sweep these batch sizes, e.g. 1,8,32,128: sentences/s, "
+                                                    "speed-ups per B, crossovers, memory (#48); writes sweep/<id>.json "
+                                                    "with --record.")] = None,
+    threads: Annotated[str, typer.Option(help="With --batch-sizes: thread counts to sweep, e.g. 1,2 (1: the "
+                                         "latency track; all cores: the throughput track).")] = "1",
+    bucket: Annotated[str, typer.Option(help="With --batch-sizes: none | sorted (batch items sorted by source "
+                                        "length, the same for every system).")] = "none",
+    energy: Annotated[bool, typer.Option(help="With --batch-sizes: J/sentence from RAPL (CPU) or NVML (GPU) over "
+                                         ">= 10 s per cell, idle power subtracted.")] = False,
 ) -> None:
     """Batch-size-1 latency of several systems, interleaved, with speedups and bootstrap CIs.
 
@@ -65,6 +74,10 @@ def latency(
             from bench.runs import harness_info
 
             harness = harness_info()  # the code that timed, for the record
+        if batch_sizes is not None:
+            _sweep(plan, batch_sizes, threads, bucket, energy, data_dir, device, results_dir if record else None,
+                   harness, as_json)
+            return
         done = run_latency(plan, data_dir=data_dir, device=device, say=ui.say(ui.err_console),
                            console=ui.err_console, record_to=results_dir if record else None, harness=harness)
     except (UserError, ValueError, ImportError) as exc:
@@ -75,3 +88,39 @@ def latency(
         ui.console.print(report_renderable(done.report))
     if done.record is not None:
         ui.err_console.print(ui.plain(f"wrote {ui.shown(done.record)}"))
+
+
+def _ints(option: str, text: str) -> list[int]:
+    from bench.api.errors import UserError
+
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise UserError(f"{option} {text!r}: give positive integers separated by commas, e.g. {option} 1,8,32.")
+    return values
+
+
+def _sweep(plan: object, batch_sizes: str, threads: str, bucket: str, energy: bool, data_dir: object, device: str,
+           record_to: object, harness: object, as_json: bool) -> None:
+    """``--batch-sizes``: the sweep instead of the single-stream meter (records under sweep/)."""
+    from bench.latency.plan import run_sweep
+
+    record, path = run_sweep(plan, _ints("--batch-sizes", batch_sizes), _ints("--threads", threads),  # type: ignore[arg-type]
+                             bucket=bucket, energy=energy, data_dir=data_dir, device=device,  # type: ignore[arg-type]
+                             say=ui.say(ui.err_console), record_to=record_to, harness=harness)  # type: ignore[arg-type]
+    if as_json:
+        sys.stdout.write(json.dumps(record, indent=2) + "\n")
+    else:
+        sw = record["sweep"]
+        for c in sw["cells"]:
+            sp = c["speedup"]
+            ui.console.print(ui.plain(
+                f"{c['system']:<24} B={c['batch_size']:<4} threads={c['threads']} {c['sentences_per_s']:9.1f} sent/s "
+                f"p90 {c['batch_p90_ms']:8.1f} ms/batch" + ("" if sp is None else f"  x{sp['median']:.2f}")))
+        ui.console.print(ui.plain(f"crossover: {sw['crossover']}  {'VALID' if sw['valid'] else 'INVALID'}"))
+        for reason in sw["invalid_reasons"]:
+            ui.console.print(ui.plain(f"  {reason}"))
+    if path is not None:
+        ui.err_console.print(ui.plain(f"wrote {ui.shown(path)}"))

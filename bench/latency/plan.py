@@ -118,3 +118,47 @@ def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str 
                        seed=plan.seed)
     record = build_record(spec, report, prep.infos, prep.stand_in_basis, harness)
     return LatencyRun(report, write_latency_record(record_to, record))
+
+
+def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[int], *, bucket: str = "none",
+              energy: bool = False, data_dir: Path | None = None, device: str = "auto",
+              say: Callable[[str], None] = print, record_to: Path | None = None,
+              harness: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], Path | None]:
+    """``bench latency --batch-sizes``: build ``plan``'s systems as :func:`run_latency` does, sweep them
+    (:func:`bench.latency.sweep.sweep`) and, with ``record_to``, write ``sweep/<id>.json`` there (a record
+    of its own kind, so the latency records and the tables that read them are untouched)."""
+    import datetime as dt
+    import tempfile
+
+    from bench.data import load_split
+    from bench.env.device import activate, resolve_device
+    from bench.env.fingerprint import device_label, environment_fingerprint
+    from bench.latency.prepare import prepare
+    from bench.latency.record import system_summary
+    from bench.latency.sweep import sweep
+    from bench.store.files import write_json
+
+    placed = resolve_device(device)
+    activate(placed)
+    names = list(plan.systems)
+    with tempfile.TemporaryDirectory(prefix="bench-sweep-") as work:
+        prep = prepare(names, plan.budget, plan.overrides, plan.task, Path(work), plan.stand_ins, data_dir,
+                       say=say, device=placed)
+        sp = load_split(plan.task, plan.split, data_dir=data_dir)
+        result = sweep(prep.systems, list(sp.examples), plan.baseline, batch_sizes, threads, min_items=plan.n,
+                       rounds=plan.rounds, seed=plan.seed, length_forced=plan.length_forced, bucket=bucket,
+                       device=placed, energy=energy, workdirs={n: Path(work) / n for n in names}, say=say)
+    fp = environment_fingerprint()
+    created = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+    spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),
+                       baseline=plan.baseline, n=plan.n, rounds=plan.rounds, length_forced=plan.length_forced,
+                       weights=plan.weights or "as-configured", overrides=prep.overrides, stand_ins=prep.stand_ins,
+                       seed=plan.seed)
+    stamp = created.replace("-", "").replace(":", "").split("+")[0]
+    sweep_id = f"{plan.task}--{plan.split}--{plan.budget}--sweep--{stamp}--{spec.digest()}"
+    record = {"schema": 1, "kind": "sweep", "sweep_id": sweep_id, "created": created, "spec": spec.to_json(),
+              "harness": dict(harness or {}), "device": device_label(fp, placed.split(":")[0]), "fingerprint": fp,
+              "systems": {n: system_summary(prep.infos[n]) for n in names}, "sweep": result, "valid": result["valid"],
+              "invalid_reasons": result["invalid_reasons"]}
+    path = None if record_to is None else write_json(Path(record_to) / "sweep" / f"{sweep_id}.json", record)
+    return record, path

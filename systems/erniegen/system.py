@@ -26,6 +26,7 @@ class ErnieGenSystem(System):
 
     #: the shared trainer scores dev for the curve only and keeps the last checkpoint
     selects_on_dev = False
+    batched_decode = True  # decode_batch is one padded batch
 
     def __init__(self, cfg: ErnieGenConfig) -> None:
         self.cfg = cfg
@@ -230,6 +231,12 @@ class ErnieGenSystem(System):
             for i, text in zip(chunk, self._decode_pairs([srcs[i] for i in chunk]), strict=True):
                 out[i] = text
         return out
+
+    def decode_batch(self, examples: Sequence[Example], forced_lengths: Sequence[int] | None = None) -> list[str]:
+        """One padded batch in the given order (no length forcing: refused as in :meth:`decode_one`)."""
+        self.refuse_forced_length(None if forced_lengths is None else len(forced_lengths))
+        self._require_model()
+        return self._decode_pairs([self.encoder.example_source(ex) for ex in examples])
 
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         self.refuse_forced_length(forced_length)

@@ -137,14 +137,10 @@ class FairseqDecoder:
         Iterative systems run their preset's passes with early stopping off; the AR Transformer
         runs beam search with ``min_len = max_len``.
         """
-        from systems.fairseq_nat.forcing import LengthForcer, content_tokens
+        from systems.fairseq_nat.forcing import content_tokens
 
         content = content_tokens(forced_length)
-        if self._forced_generator is None:
-            d = self.tgt_dict
-            self._forcer = LengthForcer(self.cfg.system, self.model, d.pad(), (d.bos(), d.pad(), d.eos(), d.unk()))
-            fixed = replace(self.cfg, force_max_iter=True)
-            self._forced_generator = self.task.build_generator([self.model], generator_namespace(fixed))
+        self._forced()
         gen = self._forced_generator
         if self.cfg.is_ar:  # exactly C tokens, then </s> (fairseq counts max_len without </s>)
             gen.max_len_a, gen.max_len_b, gen.min_len = 0, content, content
@@ -153,6 +149,30 @@ class FairseqDecoder:
             return self._run(gen, self._sample([text]))[0]
         finally:
             self._forcer.target(None)
+
+    def translate_forced_batch(self, texts: Sequence[str], forced_lengths: Sequence[int]) -> list[str]:
+        """One generator call over ``texts``, row i forced to ``forced_lengths[i]`` (length-head families only:
+        :data:`~systems.fairseq_nat.forcing.PER_ROW`); output in input order."""
+        from systems.fairseq_nat.forcing import content_tokens
+
+        self._forced()
+        sample = self._sample(texts)
+        contents = [content_tokens(forced_lengths[i]) for i in sample["id"].tolist()]  # the collater's row order
+        self._forcer.target_rows(contents)
+        try:
+            return self._run(self._forced_generator, sample)
+        finally:
+            self._forcer.target(None)
+
+    def _forced(self) -> None:
+        """Build the length forcer and the fixed-passes generator on first use."""
+        from systems.fairseq_nat.forcing import LengthForcer
+
+        if self._forced_generator is None:
+            d = self.tgt_dict
+            self._forcer = LengthForcer(self.cfg.system, self.model, d.pad(), (d.bos(), d.pad(), d.eos(), d.unk()))
+            fixed = replace(self.cfg, force_max_iter=True)
+            self._forced_generator = self.task.build_generator([self.model], generator_namespace(fixed))
 
     @property
     def passes(self) -> int:

@@ -33,6 +33,8 @@ from __future__ import annotations
 from typing import Any
 
 _NEG = float("-inf")
+#: the systems whose forced length is one per-row decision (the length head), so a batch forces row by row
+PER_ROW = ("fairseq_nat", "fairseq_inat", "fairseq_cmlm")
 
 
 def content_tokens(forced_length: int) -> int:
@@ -47,6 +49,7 @@ class LengthForcer:
         self.system, self.model, self.pad = system, model, pad
         self.specials = list(specials)  # never inserted as words (<s> <pad> </s> <unk>)
         self.content: int | None = None
+        self.rows: list[int] | None = None  # per-row contents of a forced batch (target_rows)
         dec = model.decoder
         if system in ("fairseq_nat", "fairseq_inat", "fairseq_cmlm"):
             dec.forward_length_prediction = self._length(dec.forward_length_prediction)
@@ -62,7 +65,14 @@ class LengthForcer:
     # ------------------------------------------------------------------ state
     def target(self, content: int | None) -> None:
         """Force ``content`` tokens in the next generate calls (None: decode untouched)."""
-        self.content = content
+        self.content, self.rows = content, None
+
+    def target_rows(self, contents: list[int]) -> None:
+        """Force row i of the next batch to ``contents[i]`` tokens (length-head families only: NAT, iNAT,
+        CMLM, whose one length decision is per row; the insertion families force one example at a time)."""
+        if self.system not in PER_ROW:
+            raise ValueError(f"{self.system} forces one example at a time; decode its batch item by item.")
+        self.content, self.rows = max(contents), list(contents)
 
     def _rows(self, tokens: Any) -> None:
         if tokens.size(0) != 1:
@@ -74,6 +84,8 @@ class LengthForcer:
             length_tgt = fn(length_out, encoder_out, tgt_tokens=tgt_tokens)
             if self.content is None or tgt_tokens is not None:
                 return length_tgt
+            if self.rows is not None:
+                return length_tgt.new_tensor(self.rows).view(length_tgt.shape) + 2
             return length_tgt.new_full(length_tgt.shape, self.content + 2)  # <s> + C + </s>
 
         return forced

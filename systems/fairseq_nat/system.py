@@ -261,6 +261,30 @@ class FairseqSystem(System):
                 self.last_iterations = dec.passes
         return out
 
+    @property
+    def batched_decode(self) -> bool:  # type: ignore[override]
+        """Free decoding is one generator call per batch; length-forced (random weights) only for the
+        length-head families, whose forced length is a per-row decision."""
+        from systems.fairseq_nat.forcing import PER_ROW
+
+        return self.cfg.weights != "random" or self.cfg.system in PER_ROW
+
+    def decode_batch(self, examples: Sequence[Example], forced_lengths: Sequence[int] | None = None) -> list[str]:
+        """One generator call in the given order; length-forced rows each get their own length where the
+        family forces per row, else item by item (:attr:`batched_decode` says which)."""
+        from systems.fairseq_nat.forcing import PER_ROW
+
+        dec = self._need_model(forced=forced_lengths is not None)
+        if forced_lengths is not None and self.cfg.system not in PER_ROW:
+            return super().decode_batch(examples, forced_lengths)
+        if forced_lengths is not None and len(forced_lengths) != len(examples):
+            raise ValueError(f"{len(forced_lengths)} forced lengths for {len(examples)} examples; pass one per item.")
+        texts = [ex.source for ex in examples]
+        with using_threads(self.cfg.threads):
+            out = dec.translate(texts) if forced_lengths is None else dec.translate_forced_batch(texts, forced_lengths)
+        self.last_iterations = dec.passes
+        return out
+
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         """Batch size 1; ``forced_length`` (target positions incl. ``</s>``) forces the output length
         and fixes the iteration count (:mod:`systems.fairseq_nat.forcing`), for length-forced timing."""

@@ -29,6 +29,7 @@ class HFSeq2SeqSystem(System):
 
     #: search settings only: a `--set beam_size=6` run decodes the plain run's checkpoint (tiny models have 512
     #: positions, so the decode length never resizes a model either)
+    batched_decode = True  # decode_batch is one padded generate call
     decode_only_overrides = ("beam_size", "length_penalty", "no_repeat_ngram", "min_len", "max_decode_len",
                              "decode_batch_size")
 
@@ -142,6 +143,14 @@ class HFSeq2SeqSystem(System):
                 for i, text in zip(chunk, self._generate([srcs[i] for i in chunk]), strict=True):
                     out[i] = text
         return out
+
+    def decode_batch(self, examples: Sequence[Example], forced_lengths: Sequence[int] | None = None) -> list[str]:
+        """One padded ``generate`` call in the given order (no length forcing, as in :meth:`decode_one`)."""
+        self.refuse_forced_length(None if forced_lengths is None else len(forced_lengths))
+        if self.model is None:
+            raise RuntimeError(f"{self.name}: call fit() before decode()")
+        with using_threads(self.cfg.threads):
+            return list(self._generate(self._sources(examples)))
 
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         self.refuse_forced_length(forced_length)

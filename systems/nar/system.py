@@ -38,6 +38,7 @@ class NARSystem(System):
     """
 
     supports_forced_length = True
+    batched_decode = True
     supports_random_weights = True
     #: settings that change decoding only: `bench run --set decode=mist_iter` reuses the plain run's checkpoint
     decode_only_overrides = ("decode", "iterations", "remove_repeat", "decode_batch_size")
@@ -365,6 +366,15 @@ class NARSystem(System):
             passes.append(self.last_iterations or 0)
         self.last_iterations = max(passes, default=0)
         return out
+
+    def decode_batch(self, examples: Sequence[Example], forced_lengths: Sequence[int] | None = None) -> list[str]:
+        """One padded batch in the given order (the sweep buckets, not the system); row i forced to
+        ``forced_lengths[i]``."""
+        self._require_model()
+        if forced_lengths is not None and len(forced_lengths) != len(examples):
+            raise ValueError(f"{len(forced_lengths)} forced lengths for {len(examples)} examples; pass one per item.")
+        sources = self.encoder.sources(examples, test=True)
+        return self._decode_ids(sources, None if forced_lengths is None else [int(n) for n in forced_lengths])
 
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         self._require_model()

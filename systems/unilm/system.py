@@ -24,6 +24,7 @@ class UniLMSystem(System):
 
     #: the shared trainer scores dev for the curve only and keeps the last checkpoint
     selects_on_dev = False
+    batched_decode = True  # decode_batch is one padded batch
 
     def __init__(self, name: str, budget: str, cfg: UniLMConfig) -> None:
         self.name, self.budget, self.cfg = name, budget, cfg
@@ -191,6 +192,11 @@ class UniLMSystem(System):
             for i, ids in zip(chunk, self.decode_ids([srcs[i] for i in chunk], self._use_cache), strict=True):
                 out[i] = self.tok.decode(ids)
         return out
+
+    def decode_batch(self, examples: Sequence[Example], forced_lengths: Sequence[int] | None = None) -> list[str]:
+        """One padded batch in the given order (no length forcing: refused as in :meth:`decode_one`)."""
+        self.refuse_forced_length(None if forced_lengths is None else len(forced_lengths))
+        return [self.tok.decode(ids) for ids in self.decode_ids(self._sources(examples), self._use_cache)]
 
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         self.refuse_forced_length(forced_length)

@@ -85,7 +85,7 @@ def compare(
     limit: LimitOpt = None,
     results_dir: ResultsDir = RESULTS_DIR,
     data_dir: DataDir = None,
-    as_json: Annotated[bool, typer.Option("--json", help="The raw result (delta = b − a) as JSON; a list "
+    as_json: Annotated[bool, typer.Option("--json", help="The raw result as JSON (delta = a − b, as the table); a list "
                                           "with several --recipe.")] = False,
 ) -> None:
     """Paired significance (bootstrap and approximate randomisation) between two runs or two outputs files.

@@ -11,7 +11,8 @@ from bench.env.term_escape import plain
 from bench.launch.plan import Job
 
 STYLES = {"done": "green", "complete": "green", "running": "cyan", "queued": "dim", "pending": "",
-          "failed": "red", "skipped": "red", "stopped": "yellow", "not started": "dim"}
+          "failed": "red", "skipped": "red", "stopped": "yellow", "not started": "dim",
+          "done on a subset": "yellow"}
 
 
 def duration(seconds: float | None) -> str:

@@ -31,9 +31,24 @@ class Rows:
     right: Collection[int] = ()
     title: str = ""
     caption: str = ""
+    #: columns left out, in this order, before the table is stacked (a value also shown elsewhere)
+    optional: Sequence[int] = ()
+    #: said under the table when optional columns were left out
+    dropped_note: str = ""
+    #: stacked: a row's other cells on one line under its first (`` · ``-joined, wrapped between cells)
+    inline: bool = False
 
     def add(self, *cells: str | Text) -> None:
         self.rows.append(cells)
+
+    def without(self, drop: Collection[int]) -> Rows:
+        """These rows less the columns ``drop`` (their notes said in the caption)."""
+        keep = [i for i in range(len(self.headers)) if i not in drop]
+        at = {old: new for new, old in enumerate(keep)}
+        caption = "\n".join(x for x in (self.caption, self.dropped_note if drop else "") if x)
+        return Rows([self.headers[i] for i in keep], [[row[i] for i in keep] for row in self.rows],
+                    atomic=[at[i] for i in self.atomic if i in at], right=[at[i] for i in self.right if i in at],
+                    title=self.title, caption=caption)
 
 
 def _text(cell: str | Text) -> Text:
@@ -93,6 +108,11 @@ def stacked(rows: Rows, width: int) -> list[Text]:
     label = max((len(h) for h in rows.headers[1:]), default=0)
     for row in rows.rows:
         out.append(Text.assemble(_text(row[0]), style="bold"))
+        if rows.inline:
+            cells = [_text(c) + (f" {rows.headers[i]}" if i in rows.right else "")  # "30,000 examples"
+                     for i, c in enumerate(row) if i and _text(c).plain.strip()]
+            out.extend(_inline(cells, width))
+            continue
         for i, (head, cell) in enumerate(zip(rows.headers[1:], row[1:], strict=False), 1):
             text = _text(cell)
             if not text.plain.strip():
@@ -109,10 +129,34 @@ def stacked(rows: Rows, width: int) -> list[Text]:
     return out
 
 
+def _inline(cells: list[Text], width: int) -> list[Text]:
+    """``cells`` joined by `` · `` on lines of at most ``width`` (indented 2), a line break only between cells."""
+    from rich.text import Text
+
+    lines: list[Text] = []
+    line = Text("  ")
+    for cell in cells:
+        if len(line) > 2 and len(line) + 3 + len(cell) > width:
+            lines.append(line)
+            line = Text("  ")
+        line.append_text(Text(" · ") if len(line) > 2 else Text(""))
+        line.append_text(cell)
+    if len(line) > 2:
+        lines.append(line)
+    return lines
+
+
 def fitted(rows: Rows, console: Console) -> list[RenderableType]:
-    """What to print for ``rows`` on ``console``: the table where it fits, else :func:`stacked`."""
-    if needed_width(rows, console) <= console.width:
-        return [as_table(rows)]
+    """What to print for ``rows`` on ``console``: the table where it fits, else the table less its optional
+    columns where that fits, else :func:`stacked`."""
+    blank = [i for i in rows.optional if all(not _text(row[i]).plain.strip() for row in rows.rows)]
+    optional = [*blank, *(i for i in rows.optional if i not in blank)]
+    for n in range(len(optional) + 1):
+        trial = rows.without(optional[:n]) if n else rows
+        if n and n == len(blank):
+            trial.caption = rows.caption  # a column with nothing in it is not worth a note
+        if needed_width(trial, console) <= console.width:
+            return [as_table(trial)]
     return list(stacked(rows, console.width))
 
 

@@ -39,7 +39,7 @@ def _board(
         shown += 1
         ui.console.line()
         table = Rows(BOARD_HEADERS, title=group.title, atomic=(0, 2, 3, 4, 5, 6, 7), right=(2, 4, 6),
-                     caption="\n".join(group.notes), optional=(4, 7, 6),
+                     caption="\n".join(group.notes), optional=(4, 7, 6), inline=True, suffixed=(4,),
                      dropped_note=f"run ids: `bench ls runs --task {task}`, or a wider terminal")
         for row in rows:
             table.add(*row)

@@ -99,7 +99,7 @@ def _render_runs(task: str | None, system: str | None, budget: str | None, resul
         records = load_records(require_dir(results_dir))
     except ValueError as exc:
         ui.fail(str(exc))
-    rows = Rows(RUN_HEADERS, atomic=range(len(RUN_HEADERS)), right=(5,), optional=(1, 2, 3, 4), inline=True,
+    rows = Rows(RUN_HEADERS, atomic=range(len(RUN_HEADERS)), right=(5,), optional=(1, 2, 3, 4), inline=True, suffixed=(5,),
                 caption="headline: the task leaderboard's metric and recipe (`bench leaderboard TASK`); run id: "
                 "system--task--split--budget--seed--hash (`bench show RUN_ID`).")
     for row in run_rows(records, task, system, budget):

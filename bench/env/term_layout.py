@@ -37,6 +37,9 @@ class Rows:
     dropped_note: str = ""
     #: stacked: a row's other cells on one line under its first (`` · ``-joined, wrapped between cells)
     inline: bool = False
+    #: inline: columns said as ``header value`` (``after #2``) and as ``value header`` (``2,000 examples``)
+    labelled: Collection[int] = ()
+    suffixed: Collection[int] = ()
 
     def add(self, *cells: str | Text) -> None:
         self.rows.append(cells)
@@ -107,10 +110,12 @@ def stacked(rows: Rows, width: int) -> list[Text]:
         out.append(plain(rows.title, style="bold"))
     label = max((len(h) for h in rows.headers[1:]), default=0)
     for row in rows.rows:
-        out.append(Text.assemble(_text(row[0]), style="bold"))
+        first = 2 if rows.inline and len(row) > 1 and len(_text(row[0])) + len(_text(row[1])) + 2 <= width else 1
+        out.append(Text.assemble(*(_text(c) + " " for c in row[:first]), style="bold"))
         if rows.inline:
-            cells = [_text(c) + (f" {rows.headers[i]}" if i in rows.right else "")  # "30,000 examples"
-                     for i, c in enumerate(row) if i and _text(c).plain.strip()]
+            cells = [(Text(f"{rows.headers[i]} ") if i in rows.labelled else Text("")) + _text(c)
+                     + (f" {rows.headers[i]}" if i in rows.suffixed else "")
+                     for i, c in enumerate(row) if i >= first and _text(c).plain.strip() not in ("", "–")]
             out.extend(_inline(cells, width))
             continue
         for i, (head, cell) in enumerate(zip(rows.headers[1:], row[1:], strict=False), 1):

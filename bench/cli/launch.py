@@ -139,10 +139,10 @@ def status_cmd(
     failed (the log and its last error line), stopped (killed; a relaunch resumes it), queued on SLURM,
     skipped (a run it needs failed), or not started."""
     from bench.api.registry import RegistryError
+    from bench.env.term_layout import print_fitted
     from bench.launch.joblog import default_log_dir
     from bench.launch.plan import plan_table
     from bench.launch.status import plan_status
-    from bench.env.term_layout import print_fitted
     from bench.launch.view import state_rows
     from bench.papers import parse_table_ref
     from bench.store.records import require_dir

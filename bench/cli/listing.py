@@ -46,10 +46,10 @@ def ls(
                       caption="note: partial = a stated subset of the split; needs user data = `bench fetch "
                       "--data` gets it where there is internet.")
         for name in TASKS.names():
-            task = TASKS.get(name)
-            tasks.add(name, task.family, ", ".join(task.default_recipes), TASKS.meta(name)["origin"])
-            for i, s in enumerate(task.splits):
-                count, _, note = task.splits[s].describe().partition(", ")
+            spec = TASKS.get(name)
+            tasks.add(name, spec.family, ", ".join(spec.default_recipes), TASKS.meta(name)["origin"])
+            for i, s in enumerate(spec.splits):
+                count, _, note = spec.splits[s].describe().partition(", ")
                 splits.add(name if i == 0 else "", s, count, note)
         print_fitted(tasks, ui.console)
         ui.console.line()
@@ -99,7 +99,8 @@ def _render_runs(task: str | None, system: str | None, budget: str | None, resul
         records = load_records(require_dir(results_dir))
     except ValueError as exc:
         ui.fail(str(exc))
-    rows = Rows(RUN_HEADERS, atomic=range(len(RUN_HEADERS)), right=(5,), optional=(1, 2, 3, 4), inline=True, suffixed=(5,),
+    rows = Rows(RUN_HEADERS, atomic=range(len(RUN_HEADERS)), right=(5,), optional=(1, 2, 3, 4), inline=True,
+                suffixed=(5,),
                 caption="headline: the task leaderboard's metric and recipe (`bench leaderboard TASK`); run id: "
                 "system--task--split--budget--seed--hash (`bench show RUN_ID`).")
     for row in run_rows(records, task, system, budget):

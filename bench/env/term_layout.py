@@ -79,25 +79,17 @@ def as_table(rows: Rows) -> Table:
 def needed_width(rows: Rows, console: Console) -> int:
     """The narrowest width at which the table shows every atomic cell on one line (a wrapped cell needs its
     longest word): the table rendered unbounded with each wrapped cell cut to that word."""
+    import io
+
     from rich.console import Console as Probe
 
     probe = Rows(rows.headers, atomic=range(len(rows.headers)), right=rows.right, title=rows.title)
     for row in rows.rows:
         probe.add(*(cell if i in rows.atomic else max(_text(cell).plain.split() or [""], key=len)
                     for i, cell in enumerate(row)))
-    out = Probe(width=100_000, record=True, file=_Null(), color_system=None)
+    out = Probe(width=100_000, record=True, file=io.StringIO(), color_system=None)
     out.print(as_table(probe))
     return max((len(line.rstrip()) for line in out.export_text().splitlines()), default=0)
-
-
-class _Null:
-    """A file that drops what is written (the probe console records instead)."""
-
-    def write(self, _text: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        pass
 
 
 def stacked(rows: Rows, width: int) -> list[Text]:

@@ -114,7 +114,8 @@ def compare(recipe: str, hyps_a: Sequence[str], hyps_b: Sequence[str], split: Sp
         raise ScoringInputError("compare: the two outputs were grouped into different items; they must "
                                 "score the same split with the same recipe.")
     out: dict[str, Any] = {"recipe": recipe, "signature": sa.signature + f"|ar:{ar_trials}",
-                           "n_items": sa.n_items, "delta_is": "a - b", "a": sa.to_json(), "b": sb.to_json(), "metrics": {}}
+                           "n_items": sa.n_items, "delta_is": "a - b", "a": sa.to_json(), "b": sb.to_json(),
+                           "metrics": {}}
     for m in sa.metrics:
         a, b = sa.item_stats[m], sb.item_stats[m]
         out["metrics"][m] = {

@@ -2,8 +2,8 @@
 METEOR start-up and 10,000 randomisation trials per metric (#47: 32 s on a busy 2-core box).
 
 The key is the sha256 of everything the result depends on: both outputs, the split's examples (its sha256),
-the recipe, the resampling (bootstrap, trials, seed, the CI) and the scoring code itself (the harness version
-and a hash of bench/scoring's sources), so an edit to any of them is a miss, never a stale hit. Each entry
+the recipe, the resampling (bootstrap, trials, seed, the CI) and the scoring code itself (a hash of
+bench/scoring's sources), so an edit to any of them is a miss, never a stale hit. Each entry
 holds the sha256 of its own result: an entry edited by hand fails that check and is recomputed, never shown.
 The cache is not evidence (it lives in ``$BENCH_CACHE``, outside results/), and a caller that holds the runs'
 records passes their stored numbers: a cached result that disagrees with them is recomputed as well.
@@ -30,10 +30,9 @@ def _sha(text: str) -> str:
 
 @cache
 def code_version() -> str:
-    """The harness version and a hash of the scoring sources: a change to either retires every entry."""
-    from bench.version import __version__
+    """A hash of the scoring sources (recipes, tools, resampling): a change to any retires every entry."""
 
-    digest = hashlib.sha256(__version__.encode())
+    digest = hashlib.sha256()
     for path in sorted(Path(__file__).parent.glob("*.py")):
         digest.update(path.name.encode() + path.read_bytes())
     return digest.hexdigest()

@@ -34,7 +34,8 @@ def load_split(task: str, split: str = "test", data_dir: Path | str | None = Non
 def compare(a: str, b: str, recipe: str | None = None, *, results_dir: Path | str = RESULTS_DIR,
             data_dir: Path | str | None = None) -> dict[str, Any]:
     """Paired significance of two recorded runs (run ids) on the same examples, as `bench compare --json`: per
-    metric ``a``, ``b``, ``delta`` (b − a), ``p_bootstrap`` and ``p_ar``; ``recipe``: the task's first default."""
+    metric ``a``, ``b``, ``delta`` (a − b, as `bench compare` prints it), ``p_bootstrap`` and ``p_ar``;
+    ``recipe``: the task's first default."""
     from bench.data import TASKS
     from bench.runs.lookup import find_record, outputs_of, same_examples, split_of
     from bench.scoring import compare as paired

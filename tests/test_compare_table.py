@@ -14,9 +14,9 @@ def _result() -> dict:
     return {
         "recipe": "nqg", "signature": "qg:nqg|...", "n_items": 946, "a": {}, "b": {},
         "metrics": {
-            "bleu4": {"a": 9.891, "b": 8.312, "delta": 8.312 - 9.891, "p_bootstrap": 0.000999, "p_ar": 0.0004,
+            "bleu4": {"a": 9.891, "b": 8.312, "delta": 9.891 - 8.312, "p_bootstrap": 0.000999, "p_ar": 0.0004,
                       "ci95_a_minus_b": [0.78, 2.48]},
-            "rougeL": {"a": 38.85, "b": 38.30, "delta": 38.30 - 38.85, "p_bootstrap": 0.0769, "p_ar": 0.1706},
+            "rougeL": {"a": 38.85, "b": 38.30, "delta": 38.85 - 38.30, "p_bootstrap": 0.0769, "p_ar": 0.1706},
         },
     }
 
@@ -56,8 +56,9 @@ def test_compare_prints_a_table_per_recipe_and_json_keeps_the_raw_result(
     assert raw.exit_code == 0, raw.output
     result = json.loads(raw.output)
     bleu = result["metrics"]["bleu4"]
-    assert set(bleu) == {"a", "b", "delta", "p_bootstrap", "p_ar"}  # today's output, unchanged
-    assert bleu["delta"] == pytest.approx(bleu["b"] - bleu["a"])
+    assert set(bleu) >= {"a", "b", "delta", "p_bootstrap", "p_ar"}
+    assert result["delta_is"] == "a - b" and bleu["delta"] == pytest.approx(bleu["a"] - bleu["b"])  # as the table
+    assert f"{bleu['delta']:+.2f}" == cells[3]
     assert f"{bleu['a'] - bleu['b']:+.2f}" == cells[3]
 
     two = CliRunner().invoke(app, [*args, "--recipe", "mist-quora", "--json"])

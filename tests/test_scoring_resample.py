@@ -48,7 +48,7 @@ def test_paired_tests_separate_clearly_different_outputs_and_not_identical_ones(
     bad = [" ".join(r.split()[::-1]) for r in REFS]
     diff = compare("sacrebleu", bad, good, _split(), bootstrap=300, ar_trials=500)
     m = diff["metrics"]["bleu4"]
-    assert m["delta"] > 50 and m["p_bootstrap"] < 0.01 and m["p_ar"] < 0.01
+    assert m["delta"] < -50 and m["p_bootstrap"] < 0.01 and m["p_ar"] < 0.01
     same = compare("rouge-score", good, good, _split(), bootstrap=300, ar_trials=500)
     for m in same["metrics"].values():
         assert m["delta"] == 0 and m["p_bootstrap"] == 1.0 and m["p_ar"] == 1.0

@@ -50,7 +50,7 @@ NO_HUB_COPY: dict[str, str] = {
     "unilm1.2-base-uncased": (
         "download it as the MIST README does: unilm1.2-base-uncased.bin, unilm1.2-base-uncased-vocab.txt and "
         "unilm1.2-base-uncased-config.json from https://unilm.blob.core.windows.net/ckpt/, saved as "
-        "$BENCH_CHECKPOINTS/unilm1.2-base-uncased/{pytorch_model.bin,vocab.txt,config.json}"
+        "pytorch_model.bin, vocab.txt and config.json in $BENCH_CHECKPOINTS/unilm1.2-base-uncased/"
     ),
     "ernie-gen-base-en": _ERNIE_GEN.format(name="ernie-gen-base-en"),
     "ernie-gen-large-en": _ERNIE_GEN.format(name="ernie-gen-large-en"),

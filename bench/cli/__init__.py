@@ -13,7 +13,7 @@ from bench.cli.common import app, err_console
 
 # each module registers its commands on the app, in the order `bench --help` lists them
 # isort: off
-from bench.cli import listing, data, run, score, show, table, launch, latency, workflows  # noqa: F401
+from bench.cli import listing, data, run, score, show, board, table, launch, latency, workflows  # noqa: F401
 # isort: on
 
 __all__ = ["app", "main"]

@@ -9,7 +9,6 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from bench.api.paths import RESULTS_DIR
 from bench.env.device import DEVICE_HELP
@@ -26,7 +25,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 __all__ = ["RESULTS_DIR", "DataDir", "DeviceOpt", "LimitOpt", "ResultsDir", "app", "check_counts", "console",
-           "err_console", "fail", "lit", "plain", "print_scores", "render_scores", "say", "shown"]
+           "err_console", "fail", "lit", "plain", "print_path", "print_scores", "render_scores", "say", "shown"]
 
 # --- option types: each option several commands take is declared once ----------------------------------------
 ResultsDir = Annotated[Path, typer.Option(
@@ -96,37 +95,57 @@ def shown(path: Path | str) -> str:
 
 
 # --- rendering scores -----------------------------------------------------------------------------------------
+#: what "items" means wherever a count of them is shown (#47: "946 scored of 2,000" was never explained)
+ITEMS_NOTE = ("items: the units a recipe scores, one per example, or one per source sentence for the QG recipes "
+              "that group questions by sentence (so fewer than the examples decoded).")
+
+
 def render_scores(results: Sequence[Any]) -> None:
-    """One row per recipe (metric with its CI), then each recipe's signature and notes."""
+    """One row per recipe (each metric with its CI) where that fits the terminal, else one row per recipe and
+    metric; then each recipe's signature (folded at ``|``) and notes, and what "items" are."""
+    from bench.env.term_layout import Rows, folded, needed_width, print_fitted
+
     metric_names: list[str] = []
     for r in results:
         for m in r.metrics:
             if m not in metric_names:
                 metric_names.append(m)
-    table = Table("recipe", *metric_names, "items", header_style="bold")
+
+    def cell(r: Any, m: str) -> str:
+        if m not in r.metrics:
+            return "–"
+        ci = r.ci.get(m)
+        return f"{r.metrics[m]:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+    n = len(metric_names)
+    wide = Rows(["recipe", *metric_names, "items"], atomic=range(n + 2), right=range(1, n + 2))
     for r in results:
-        cells = []
-        for m in metric_names:
-            if m in r.metrics:
+        wide.add(r.recipe, *(cell(r, m) for m in metric_names), f"{r.n_items:,}")
+    if needed_width(wide, console) <= console.width:
+        print_fitted(wide, console)
+    else:
+        long = Rows(["recipe", "metric", "score", "95% CI", "items"], atomic=range(5), right=(2, 3, 4))
+        for r in results:
+            for i, m in enumerate(x for x in metric_names if x in r.metrics):
                 ci = r.ci.get(m)
-                cells.append(f"{r.metrics[m]:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
-            else:
-                cells.append("–")
-        table.add_row(plain(r.recipe), *cells, str(r.n_items))
-    console.print(table)
+                long.add(r.recipe if i == 0 else "", m, f"{r.metrics[m]:.3f}",
+                         f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "–", f"{r.n_items:,}" if i == 0 else "")
+        print_fitted(long, console)
     for r in results:
-        console.print(plain(r.signature, style="dim"))
+        for line in folded(r.signature, console.width):
+            console.print(plain(line, style="dim"))
         for note in r.notes:
             console.print(f"[yellow]note:[/] {lit(r.recipe)}: {lit(note)}")
+    console.print(plain(ITEMS_NOTE, style="dim"))
 
 
 def print_scores(record: dict) -> None:
     """A run record's scores (or that it is unscored), budget and outputs path."""
-    from bench.scoring import Scores
+    from types import SimpleNamespace
 
-    results = [Scores(recipe=name, signature=sc["signature"], metrics=sc["metrics"], ci=sc.get("ci", {}),
-                      n_items=sc.get("n_items", 0), notes=sc.get("notes", []))
-               for name, sc in record.get("scores", {}).items()]
+    results = [SimpleNamespace(recipe=name, signature=sc["signature"], metrics=sc["metrics"], ci=sc.get("ci", {}),
+                               n_items=sc.get("n_items", 0), notes=sc.get("notes", []))
+               for name, sc in record.get("scores", {}).items()]  # not Scores: that imports numpy
     console.rule(lit(record["run_id"], one_line=True))
     if record.get("status") == "unscored":
         console.print("[yellow]unscored[/] (--no-score): `bench rescore` or `bench run` of this spec scores it")
@@ -135,7 +154,17 @@ def print_scores(record: dict) -> None:
     data = record["data"]
     subset = f" [yellow](partial: {lit(data['note'])})[/]" if data.get("partial") else ""
     console.print(f"budget: [bold]{lit(record['spec']['budget'], one_line=True)}[/]{subset}")
-    console.print(plain(f"outputs: {record['outputs']['path']}"), soft_wrap=True)
+    print_path("outputs", record["outputs"]["path"])
+
+
+def print_path(label: str, path: object) -> None:
+    """``label: path`` on one line, or the path on a line of its own when both do not fit: never cut."""
+    text = f"{label}: {path}"
+    if len(text) <= console.width:
+        console.print(plain(text))
+    else:
+        console.print(plain(f"{label}:"))
+        console.print(plain(path), soft_wrap=True)
 
 
 def render_data_fetch(data_dir: Path | None, mirror: str | None, *, dry_run: bool, force: bool) -> list[Any]:

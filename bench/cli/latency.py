@@ -75,7 +75,7 @@ def latency(
 
             harness = harness_info()  # the code that timed, for the record
         if batch_sizes is not None:
-            _sweep(plan, batch_sizes, threads, bucket, energy, data_dir, device, results_dir if record else None,
+            _render_sweep(plan, batch_sizes, threads, bucket, energy, data_dir, device, results_dir if record else None,
                    harness, as_json)
             return
         done = run_latency(plan, data_dir=data_dir, device=device, say=ui.say(ui.err_console),
@@ -90,24 +90,12 @@ def latency(
         ui.err_console.print(ui.plain(f"wrote {ui.shown(done.record)}"))
 
 
-def _ints(option: str, text: str) -> list[int]:
-    from bench.api.errors import UserError
-
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        values = []
-    if not values or min(values) < 1:
-        raise UserError(f"{option} {text!r}: give positive integers separated by commas, e.g. {option} 1,8,32.")
-    return values
-
-
-def _sweep(plan: object, batch_sizes: str, threads: str, bucket: str, energy: bool, data_dir: object, device: str,
-           record_to: object, harness: object, as_json: bool) -> None:
+def _render_sweep(plan: object, batch_sizes: str, threads: str, bucket: str, energy: bool, data_dir: object,
+                  device: str, record_to: object, harness: object, as_json: bool) -> None:
     """``--batch-sizes``: the sweep instead of the single-stream meter (records under sweep/)."""
-    from bench.latency.plan import run_sweep
+    from bench.latency.plan import positive_ints, run_sweep
 
-    record, path = run_sweep(plan, _ints("--batch-sizes", batch_sizes), _ints("--threads", threads),  # type: ignore[arg-type]
+    record, path = run_sweep(plan, positive_ints("--batch-sizes", batch_sizes), positive_ints("--threads", threads),  # type: ignore[arg-type]
                              bucket=bucket, energy=energy, data_dir=data_dir, device=device,  # type: ignore[arg-type]
                              say=ui.say(ui.err_console), record_to=record_to, harness=harness)  # type: ignore[arg-type]
     if as_json:

@@ -118,13 +118,14 @@ def queue_cmd(
 
 def _render_launch(done: Launched, title: str) -> None:
     """A dry run's plan and how the runs would spread; what SLURM was given (the local pool shows itself live)."""
-    from bench.launch.view import plan_view, state_view
+    from bench.env.term_layout import print_fitted
+    from bench.launch.view import plan_rows, state_rows
 
     if done.request.dry_run:
-        ui.console.print(plan_view(done.plan, title=ui.lit(f"{title} ({done.request.launcher} launcher)")))
+        print_fitted(plan_rows(done.plan, title=f"{title} ({done.request.launcher} launcher)"), ui.console)
         ui.console.print(done.pool.line, markup=False)
     elif done.request.launcher == "slurm":
-        ui.console.print(state_view(done.plan, done.states, title=ui.lit(f"submitted to SLURM; logs in {done.logs}")))
+        print_fitted(state_rows(done.plan, done.states, title=f"submitted to SLURM; logs in {done.logs}"), ui.console)
 
 
 @ui.app.command("status")
@@ -138,10 +139,11 @@ def status_cmd(
     failed (the log and its last error line), stopped (killed; a relaunch resumes it), queued on SLURM,
     skipped (a run it needs failed), or not started."""
     from bench.api.registry import RegistryError
+    from bench.env.term_layout import print_fitted
     from bench.launch.joblog import default_log_dir
     from bench.launch.plan import plan_table
     from bench.launch.status import plan_status
-    from bench.launch.view import state_view
+    from bench.launch.view import state_rows
     from bench.papers import parse_table_ref
     from bench.store.records import require_dir
 
@@ -154,8 +156,8 @@ def status_cmd(
     except (RegistryError, ValueError) as exc:
         ui.fail(str(exc))
     statuses = plan_status(plan, results_dir, logs)
-    ui.console.print(state_view(plan, {rid: (s.state, s.detail) for rid, s in statuses.items()},
-                                title=ui.lit(f"{paper}:{table} at budget {budget}")))
+    print_fitted(state_rows(plan, {rid: (s.state, s.detail) for rid, s in statuses.items()},
+                            title=f"{paper}:{table} at budget {budget}"), ui.console)
     counts: dict[str, int] = {}
     for s in statuses.values():
         counts[s.state] = counts.get(s.state, 0) + 1

@@ -3,37 +3,58 @@
 from __future__ import annotations
 
 from enum import Enum
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from bench.cli import common as ui
+from bench.cli.common import RESULTS_DIR, ResultsDir
 
 
 class Kind(str, Enum):
     tasks = "tasks"
     systems = "systems"
     recipes = "recipes"
+    runs = "runs"
 
 
 @ui.app.command("ls")
-def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
-    """List registered tasks, systems (with the budgets each runs at here, and its cpu stand-in) or recipes."""
-    table = Table(show_header=True, header_style="bold")
+def ls(
+    kind: Annotated[Kind, typer.Argument(help="What to list.")],
+    task: Annotated[str | None, typer.Option(help="runs: only this task.")] = None,
+    system: Annotated[str | None, typer.Option(help="runs: only this system.")] = None,
+    budget: Annotated[str | None, typer.Option(help="runs: only this budget.")] = None,
+    results_dir: ResultsDir = RESULTS_DIR,
+) -> None:
+    """List registered tasks, systems (with the budgets each runs at here, and its cpu stand-in) or recipes, or
+    the recorded runs (one line each: run id, system, task, split, budget, examples, headline score)."""
+    from bench.env.term_layout import Rows, print_fitted
+
+    if kind is not Kind.runs and (task or system or budget):
+        ui.fail("--task, --system and --budget filter `bench ls runs`; the registries are listed whole.")
+    if kind is Kind.runs:
+        _render_runs(task, system, budget, results_dir)
+        return
+
     if kind is Kind.tasks:
         from bench.data import TASKS
 
-        table.add_column("task")
-        table.add_column("family")
-        table.add_column("splits")
-        table.add_column("default recipes")
-        table.add_column("from")
+        tasks = Rows(["task", "family", "default recipes", "from"], atomic=(0, 1, 3))
+        splits = Rows(["task", "split", "examples", "note"], atomic=(0, 1, 2), right=(2,),
+                      caption="note: partial = a stated subset of the split; needs user data = `bench fetch "
+                      "--data` gets it where there is internet.")
         for name in TASKS.names():
-            task = TASKS.get(name)
-            splits = ", ".join(f"{s} ({task.splits[s].describe()})" for s in task.splits)
-            table.add_row(*map(ui.plain, (name, task.family, splits, ", ".join(task.default_recipes),
-                                          TASKS.meta(name)["origin"])))
+            spec = TASKS.get(name)
+            tasks.add(name, spec.family, ", ".join(spec.default_recipes), TASKS.meta(name)["origin"])
+            for i, s in enumerate(spec.splits):
+                count, _, note = spec.splits[s].describe().partition(", ")
+                splits.add(name if i == 0 else "", s, count, note)
+        print_fitted(tasks, ui.console)
+        ui.console.line()
+        print_fitted(splits, ui.console)
+        return
     elif kind is Kind.systems:
         from rich import box
 
@@ -63,10 +84,32 @@ def ls(kind: Annotated[Kind, typer.Argument(help="What to list.")]) -> None:
     else:
         from bench.scoring import RECIPES
 
-        table.add_column("recipe")
-        table.add_column("family")
-        table.add_column("from")
+        recipes = Rows(["recipe", "family", "from"], atomic=(0, 1, 2))
         for name in RECIPES.names():
             meta = RECIPES.meta(name)
-            table.add_row(*map(ui.plain, (name, meta.get("family", ""), meta["origin"])))
+            recipes.add(name, meta.get("family", ""), meta["origin"])
+        print_fitted(recipes, ui.console)
+        return
     ui.console.print(table)
+
+
+def _render_runs(task: str | None, system: str | None, budget: str | None, results_dir: Path) -> None:
+    """The recorded runs, one line each (bench.report.term_views.run_rows); system, task, split and budget are
+    left out at narrow widths, since the run id names them."""
+    from bench.env.term_layout import Rows, print_fitted
+    from bench.report.term_views import RUN_HEADERS, run_rows
+    from bench.store.records import load_records, require_dir
+
+    try:
+        records = load_records(require_dir(results_dir))
+    except ValueError as exc:
+        ui.fail(str(exc))
+    rows = Rows(RUN_HEADERS, atomic=range(len(RUN_HEADERS)), right=(5,), optional=(1, 2, 3, 4), inline=True,
+                suffixed=(5,),
+                caption="headline: the task leaderboard's metric and recipe (`bench leaderboard TASK`); run id: "
+                "system--task--split--budget--seed--hash (`bench show RUN_ID`).")
+    for row in run_rows(records, task, system, budget):
+        rows.add(*row)
+    if not rows.rows:
+        ui.fail(f"No record in {ui.shown(results_dir)} matches --task/--system/--budget; `bench ls runs` lists all.")
+    print_fitted(rows, ui.console)

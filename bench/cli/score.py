@@ -85,8 +85,11 @@ def compare(
     limit: LimitOpt = None,
     results_dir: ResultsDir = RESULTS_DIR,
     data_dir: DataDir = None,
-    as_json: Annotated[bool, typer.Option("--json", help="The raw result (delta = b − a) as JSON; a list "
+    as_json: Annotated[bool, typer.Option("--json", help="The raw result as JSON (delta = a − b, as the table); a list "
                                           "with several --recipe.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Compute again rather than read the result cached "
+                                           "in $BENCH_CACHE/compare (keyed by both outputs, split, recipe and "
+                                           "code; never evidence, and never shown over a record's number).")] = False,
 ) -> None:
     """Paired significance (bootstrap and approximate randomisation) between two runs or two outputs files.
 
@@ -98,13 +101,16 @@ def compare(
     from bench.data import TASKS, load_split
     from bench.runs import check_limit, first_examples
     from bench.runs.lookup import RunLookupError, find_record, outputs_of, same_examples, split_of
+    from bench.scoring.compare_cache import cached_compare
 
+    records: tuple[dict, dict] | None = None
     try:
         if (results_dir / f"{a}.json").is_file() and (results_dir / f"{b}.json").is_file():
             (_, ra), (_, rb) = find_record(a, results_dir), find_record(b, results_dir)
             same_examples(ra, rb)
             sp = split_of(ra, data_dir)
             hyps_a, hyps_b, task = outputs_of(ra), outputs_of(rb), ra["spec"]["task"]
+            records = (ra, rb)
         else:
             if task is None:
                 for x in (a, b):
@@ -116,7 +122,9 @@ def compare(
             hyps_a, hyps_b = (_read_outputs(Path(h), sp, limit) for h in (a, b))
         names = recipe or [TASKS.get(task).default_recipes[0]]
         with scoring.ScoringSession() as session:
-            results = [scoring.compare(n, hyps_a, hyps_b, sp, session=session, delta_ci=not as_json) for n in names]
+            results = [cached_compare(n, hyps_a, hyps_b, sp, session=session, use_cache=not no_cache,
+                                      stored={k: r["scores"].get(n) for k, r in zip("ab", records, strict=True)}
+                                      if records else None) for n in names]
     except (scoring.ScoringError, RunLookupError, ValueError) as exc:
         ui.fail(str(exc))
     if as_json:
@@ -125,6 +133,7 @@ def compare(
     from rich import box
     from rich.text import Text
 
+    from bench.env.term_layout import folded
     from bench.report.compare_table import FOOTNOTE, HEADER, caption, compare_rows
 
     for result in results:
@@ -135,8 +144,9 @@ def compare(
         for row in compare_rows(result):
             table.add_row(*(Text(c) for c in row))
         ui.console.print(table)
-        ui.console.print(ui.plain(result["signature"], style="dim"), soft_wrap=True)
-    ui.console.print(FOOTNOTE, soft_wrap=True, markup=False)
+        for line in folded(result["signature"], ui.console.width):
+            ui.console.print(ui.plain(line, style="dim"))
+    ui.console.print(FOOTNOTE, markup=False)
 
 
 def _read_outputs(path: Path, sp: Any, limit: int | None) -> list[str]:

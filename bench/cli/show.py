@@ -38,20 +38,20 @@ def show(
     ui.console.print(f"system [bold]{lit(spec['system'], one_line=True)}[/] "
                      + lit(f"({info.get('family')}, backbone {info.get('backbone')}); seed {spec.get('seed')}; "
                            f"overrides {spec.get('overrides') or {}}; {data.get('n_examples')} examples; "
-                           f"harness {str((rec.get('harness') or {}).get('git_sha', '?'))[:12]}", one_line=True),
-                     soft_wrap=True)
+                           f"harness {str((rec.get('harness') or {}).get('git_sha', '?'))[:12]}", one_line=True))
     timings = rec.get("timings") or {}
     ui.console.print(ui.plain("timings: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())))
     stats = rec.get("output_stats")
     if stats and stats.get("n"):
         flag = "[red]DEGENERATE[/]: " + lit("; ".join(degeneracy(stats))) + "\n" if degeneracy(stats) else ""
-        ui.console.print(f"{flag}{lit(f'outputs: {stats_summary(stats)}')}", soft_wrap=True)
-    table = Table("#", "output", "reference", header_style="bold", show_lines=True)
-    for i, (ex, out) in enumerate(zip(examples, outputs, strict=False), 1):
-        table.add_row(str(i), ui.plain(out), ui.plain(ex.target))
-    ui.console.print(table)
-    ui.console.print(ui.plain(f"record: {ui.shown(path)}\nworkdir: {(rec.get('model') or {}).get('workdir')}",
-                              one_line=False), soft_wrap=True)
+        ui.console.print(f"{flag}{lit(f'outputs: {stats_summary(stats)}')}")
+    if examples:
+        table = Table("#", "output", "reference", header_style="bold", show_lines=True)
+        for i, (ex, out) in enumerate(zip(examples, outputs, strict=False), 1):
+            table.add_row(str(i), ui.plain(out), ui.plain(ex.target))
+        ui.console.print(table)
+    ui.print_path("record", ui.shown(path))
+    ui.print_path("workdir", (rec.get("model") or {}).get("workdir"))
 
 
 @ui.app.command("export")

@@ -110,8 +110,6 @@ def fetch_cmd(
     """Download (on a machine with internet) and check the checkpoints a system or a paper table needs, into
     $BENCH_CHECKPOINTS/<name> or the HF cache, and with --data every task's raw data: run it on a SLURM login
     node before `bench reproduce --launcher slurm`. Exits 1 when anything is missing or fails its check."""
-    from rich.markup import escape
-
     from bench.api.errors import UserError
     from bench.papers import BUDGETS, normalize_paper, parse_table_ref
     from bench.workflows import fetch
@@ -143,12 +141,15 @@ def fetch_cmd(
     if data:
         outcomes += ui.render_data_fetch(data_dir, mirror, dry_run=dry_run, force=force)
     colour = {"fetched": "green", "present": "green", "would fetch": "cyan", "no hub copy": "yellow", "failed": "red"}
-    view = Table("what", "from", "status", "where", "needed by", "detail", header_style="bold",
-                 title="bench fetch" + (" (dry run: nothing downloaded)" if dry_run else ""))
-    for o in outcomes:
-        view.add_row(escape(o.what), escape(o.source), f"[{colour[o.status]}]{o.status}[/]", escape(o.where),
-                     escape(", ".join(o.wanted_by)), escape(o.detail))
-    ui.console.print(view)
+    from rich.text import Text
+
+    from bench.env.term_layout import Rows, print_fitted
+
+    view = Rows(["what", "from", "status", "where", "needed by", "detail"], atomic=(0, 1, 2, 3),
+                title="bench fetch" + (" (dry run: nothing downloaded)" if dry_run else ""))
+    for o in outcomes:  # URLs and paths are atomic: a narrow terminal stacks the rows rather than cut them
+        view.add(o.what, o.source, Text(o.status, style=colour[o.status]), o.where, ", ".join(o.wanted_by), o.detail)
+    print_fitted(view, ui.console)
     for head, lines in (("Need no checkpoint", plan.nothing), ("Not planned (cannot be built at this budget)",
                                                                 plan.skipped)):
         if lines:

@@ -120,6 +120,19 @@ def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str 
     return LatencyRun(report, write_latency_record(record_to, record))
 
 
+def positive_ints(option: str, text: str) -> list[int]:
+    """A comma-separated list of positive integers (``--batch-sizes 1,8,32``), or a one-line error naming ``option``."""
+    from bench.api.errors import UserError
+
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise UserError(f"{option} {text!r}: give positive integers separated by commas, e.g. {option} 1,8,32.")
+    return values
+
+
 def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[int], *, bucket: str = "none",
               energy: bool = False, data_dir: Path | None = None, device: str = "auto",
               say: Callable[[str], None] = print, record_to: Path | None = None,

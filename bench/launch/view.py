@@ -8,10 +8,12 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from bench.env.term_escape import plain
+from bench.env.term_layout import Rows
 from bench.launch.plan import Job
 
 STYLES = {"done": "green", "complete": "green", "running": "cyan", "queued": "dim", "pending": "",
-          "failed": "red", "skipped": "red", "stopped": "yellow", "not started": "dim"}
+          "failed": "red", "skipped": "red", "stopped": "yellow", "not started": "dim",
+          "done on a subset": "yellow"}
 
 
 def duration(seconds: float | None) -> str:
@@ -63,3 +65,30 @@ def state_view(jobs: Sequence[Job], states: Mapping[str, tuple[str, str]], title
         table.add_row(str(i), plain(job.label), plain(overrides_text(job)), plain(_after(job, index)),
                       plain(state, style=STYLES.get(state, "")), detail_text)
     return table
+
+
+def plan_rows(jobs: Sequence[Job], title: str = "") -> Rows:
+    """:func:`plan_view` as :class:`~bench.env.term_layout.Rows`, for a command that fits it to the terminal: run
+    ids and states are never wrapped; at a narrow width each job is two lines."""
+    index = {job.run_id: i for i, job in enumerate(jobs, 1)}
+    rows = Rows(["#", "job", "set", "run id", "after", "state", "estimate"], atomic=(0, 1, 3, 4, 5, 6),
+                right=(6,), title=title, inline=True, labelled=(4, 6))
+    for i, job in enumerate(jobs, 1):
+        state = "done (skipped)" if job.state == "done" else "pending"
+        rows.add(str(i), plain(job.label), plain(overrides_text(job)), plain(job.run_id), plain(_after(job, index)),
+                 Text(state, style=STYLES[job.state]), duration(job.estimate_s))
+    table = plan_view(jobs)
+    rows.caption = str(table.caption or "")
+    return rows
+
+
+def state_rows(jobs: Sequence[Job], states: Mapping[str, tuple[str, str]], title: str = "") -> Rows:
+    """:func:`state_view` as :class:`~bench.env.term_layout.Rows` (the detail wraps between words only)."""
+    index = {job.run_id: i for i, job in enumerate(jobs, 1)}
+    rows = Rows(["#", "job", "set", "after", "state", "detail"], atomic=(0, 1, 3, 4), title=title, inline=True,
+                labelled=(3,))
+    for i, job in enumerate(jobs, 1):
+        state, detail = states[job.run_id]
+        rows.add(str(i), plain(job.label), plain(overrides_text(job)), plain(_after(job, index)),
+                 plain(state, style=STYLES.get(state, "")), plain(detail))
+    return rows

@@ -1,7 +1,7 @@
 """What ``bench compare`` prints for one recipe: a, b, Δ = a − b with its interval, and both p-values.
 
 Why a separate, pure module: the numbers come from :func:`bench.scoring.compare` (whose JSON
-``--json`` prints unchanged, with ``delta`` = b − a); this only turns them into rows, with the sign
+``--json`` prints unchanged, with ``delta`` = a − b as here); this only turns them into rows, with the sign
 the header states, so the tests check the cells without a terminal.
 """
 
@@ -43,6 +43,6 @@ def caption(result: dict[str, Any], name_a: str, name_b: str) -> str:
     return f"recipe {result['recipe']}: a = {name_a}, b = {name_b}; {result['n_items']:,} paired items"
 
 
-FOOTNOTE = (f"* p < {ALPHA}. Δ is a − b (the JSON's `delta` is b − a); the CI is of a − b over the paired "
+FOOTNOTE = (f"* p < {ALPHA}. Δ is a − b (so is the JSON's `delta`); the CI is of a − b over the paired "
             "bootstrap's resamples (1,000 by default); p_bootstrap: paired bootstrap, p_AR: approximate "
             "randomisation (sacreBLEU's tests).")

@@ -96,10 +96,11 @@ def compare(recipe: str, hyps_a: Sequence[str], hyps_b: Sequence[str], split: Sp
             seed: int = 12345, delta_ci: bool = False) -> dict[str, Any]:
     """Paired significance of B vs A on the same items, per metric of ``recipe``.
 
-    Returns ``{"recipe", "signature", "n_items", "a", "b", "metrics": {m: {"a", "b", "delta",
-    "p_bootstrap", "p_ar"}}}`` (scores x100; ``delta`` is b − a). Paired bootstrap and approximate
-    randomisation as sacreBLEU implements them for BLEU, here from each metric's per-item statistics.
-    ``delta_ci`` adds ``"ci95_a_minus_b"``: the 95 % interval of a − b over the bootstrap's resamples.
+    Returns ``{"recipe", "signature", "n_items", "delta_is", "a", "b", "metrics": {m: {"a", "b", "delta",
+    "p_bootstrap", "p_ar"}}}`` (scores x100; ``delta`` is a − b, as ``bench compare`` prints it, and
+    ``delta_is`` says so). Paired bootstrap and approximate randomisation as sacreBLEU implements them for
+    BLEU, here from each metric's per-item statistics. ``delta_ci`` adds ``"ci95_a_minus_b"``: the 95 %
+    interval of a − b over the bootstrap's resamples.
     """
     own = session is None
     sess = session or ScoringSession()
@@ -113,11 +114,12 @@ def compare(recipe: str, hyps_a: Sequence[str], hyps_b: Sequence[str], split: Sp
         raise ScoringInputError("compare: the two outputs were grouped into different items; they must "
                                 "score the same split with the same recipe.")
     out: dict[str, Any] = {"recipe": recipe, "signature": sa.signature + f"|ar:{ar_trials}",
-                           "n_items": sa.n_items, "a": sa.to_json(), "b": sb.to_json(), "metrics": {}}
+                           "n_items": sa.n_items, "delta_is": "a - b", "a": sa.to_json(), "b": sb.to_json(),
+                           "metrics": {}}
     for m in sa.metrics:
         a, b = sa.item_stats[m], sb.item_stats[m]
         out["metrics"][m] = {
-            "a": sa.metrics[m], "b": sb.metrics[m], "delta": sb.metrics[m] - sa.metrics[m],
+            "a": sa.metrics[m], "b": sb.metrics[m], "delta": sa.metrics[m] - sb.metrics[m],
             "p_bootstrap": paired_bootstrap(a, b, bootstrap, seed) if bootstrap > 0 else None,
             "p_ar": approximate_randomization(a, b, ar_trials, seed) if ar_trials > 0 else None,
         }

@@ -101,7 +101,8 @@ def check_torch() -> Check:
 def check_fairseq() -> Check:
     ok = importlib.util.find_spec("fairseq") is not None
     return Check("fairseq (optional baselines)", ok,
-                 "installed" if ok else 'pip install -e ".[fairseq]" (builds fairseq-fixed, ~6 min)', optional=True)
+                 "installed" if ok else "make fairseq (builds the fairseq-fixed wheel against the venv's torch once, "
+                 "~6 min, then caches it)", optional=True)
 
 
 def check_chromium() -> Check:

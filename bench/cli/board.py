@@ -1,0 +1,52 @@
+"""`bench leaderboard TASK` (alias `bench board`): a task's ranked groups as aligned terminal tables, from the
+same board model as reports/leaderboard-TASK.html (bench.report.term_views)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from bench.cli import common as ui
+from bench.cli.common import RESULTS_DIR, DataDir, ResultsDir
+
+
+def _board(
+    task: Annotated[str, typer.Argument(help="Task name (`bench ls tasks`), e.g. squad_qg.")],
+    budget: Annotated[str | None, typer.Option(help="Only runs at this budget (ranks stay the board's).")] = None,
+    results_dir: ResultsDir = RESULTS_DIR,
+    data_dir: DataDir = None,
+) -> None:
+    """A task's leaderboard in the terminal: one table per set of examples, best first by the task's headline
+    metric under its named recipe, rank clusters from the paired bootstrap, as the HTML leaderboard ranks."""
+    from bench.api.errors import UserError
+    from bench.api.registry import RegistryError
+    from bench.env.term_layout import Rows, print_fitted
+    from bench.report.term_views import BOARD_HEADERS, board_lede, terminal_board
+
+    try:
+        board, groups = terminal_board(task, results_dir, data_dir)
+    except (UserError, RegistryError, ValueError) as exc:
+        ui.fail(str(exc))
+    ui.console.print(ui.plain(f"Leaderboard: {task}", style="bold"))
+    ui.console.print(ui.plain(board_lede(board.head), one_line=False))
+    budget_col = BOARD_HEADERS.index("budget")
+    shown = 0
+    for group in groups:
+        rows = [r for r in group.rows if budget is None or r[budget_col] == budget]
+        if not rows:
+            continue
+        shown += 1
+        ui.console.line()
+        table = Rows(BOARD_HEADERS, title=group.title, atomic=(0, 2, 3, 4, 5, 6, 7), right=(2, 4, 6),
+                     caption="\n".join(group.notes), optional=(4, 7, 6), inline=True, suffixed=(4,),
+                     dropped_note=f"run ids: `bench ls runs --task {task}`, or a wider terminal")
+        for row in rows:
+            table.add(*row)
+        print_fitted(table, ui.console)
+    if board.groups and not shown:
+        ui.fail(f"No run of {task} at budget {budget}; drop --budget to see every run.")
+
+
+ui.app.command("leaderboard")(_board)
+ui.app.command("board", hidden=True)(_board)

@@ -1,0 +1,169 @@
+"""#47 "fits a terminal": the everyday commands at 80 columns (and a wide terminal) never print a line wider than
+the terminal, nor break a number, a CI, a run id or a path; the terminal leaderboard and `bench ls runs`; `bench
+status` knows `--limit` runs; compare's cache never shows an edited entry or one that contradicts a record."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.api.paths import RESULTS_DIR
+from bench.cli import app
+from bench.cli import common as ui
+from bench.env.term_layout import Rows, folded, stacked
+
+SHOW = "copybert_selfcopy--squad_qg--test--cpu--s42--9b7c5e3b"
+OTHER = "copybert_twohop--squad_qg--test--cpu--s42--b908abb6"
+RUN_ID = re.compile(r"[a-z0-9_]+--[a-z0-9_]+--[a-z0-9-]+--[a-z]+(?:--s\d+)?--[0-9a-f]{8}")
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, width: int, *args: str) -> str:
+    monkeypatch.setattr(ui.console, "_width", width)
+    monkeypatch.setattr(ui.err_console, "_width", width)
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    too_wide = [line for line in result.output.splitlines() if len(line) > width]
+    assert too_wide == [], f"lines wider than {width}: {too_wide[:3]}"
+    return result.output
+
+
+def _record(run_id: str) -> dict[str, Any]:
+    return json.loads((RESULTS_DIR / f"{run_id}.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_show_keeps_cis_run_id_and_paths_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    out = _run(monkeypatch, width, "show", SHOW, "-n", "0")
+    rec = _record(SHOW)
+    assert SHOW in out and rec["outputs"]["path"] in out
+    for recipe, sc in rec["scores"].items():
+        assert recipe in out
+        for lo, hi in sc["ci"].values():
+            assert f"[{lo:.2f}, {hi:.2f}]" in out  # one unit, on one line
+    assert "items: the units a recipe scores" in " ".join(out.split())
+
+
+def test_ls_tasks_one_line_per_split_and_whole_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _run(monkeypatch, 80, "ls", "tasks")
+    for name in ("quora", "squad_qg", "squad_qg_reversed", "xsum", "validation-available", "test-available"):
+        assert re.search(rf"(^|\s){re.escape(name)}(\s|$)", out, re.M), name
+    xsum = [ln for ln in out.splitlines() if re.match(r"^(xsum)?\s+(train|validation|test)", ln)]
+    assert 6 <= len(xsum) <= 12  # not 27
+    _run(monkeypatch, 80, "ls", "recipes")
+    _run(monkeypatch, 80, "ls", "systems")
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_ls_runs_lists_every_record_with_its_headline(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    out = _run(monkeypatch, width, "ls", "runs")
+    ids = {p.stem for p in RESULTS_DIR.glob("*.json")}
+    assert ids and ids <= set(RUN_ID.findall(out))
+    assert "BLEU-4" in out and "ROUGE-2" in out
+    only = _run(monkeypatch, width, "ls", "runs", "--task", "xsum", "--budget", "cpu")
+    assert set(RUN_ID.findall(only)) == {i for i in ids if "--xsum--" in i and "--cpu--" in i}
+    assert CliRunner().invoke(app, ["ls", "runs", "--system", "nope"]).exit_code == 2
+    assert CliRunner().invoke(app, ["ls", "tasks", "--task", "xsum"]).exit_code == 2
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_leaderboard_names_its_recipe_and_ranks_as_the_page(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    from bench.report.term_views import terminal_board
+
+    out = _run(monkeypatch, width, "leaderboard", "squad_qg")
+    assert "under the scoring recipe nqg" in " ".join(out.split())
+    board, groups = terminal_board("squad_qg", RESULTS_DIR)
+    for g, group in zip(board.groups, groups, strict=True):
+        assert [row[0] for row in group.rows] == [r.rank for r in g.rows]  # the HTML board's ranks
+        for row in group.rows:
+            assert row[3] in out  # the CI, whole
+            if width > 150:
+                assert row[-1] in out  # the run id, whole
+    assert "board" in {c.name for c in app.registered_commands}
+    assert CliRunner().invoke(app, ["leaderboard", "no_such_task"]).exit_code == 2
+
+
+def test_status_knows_subset_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _run(monkeypatch, 80, "status", "mist:6", "--budget", "cpu")
+    assert "done on a subset" in out and "first 2,000 examples" in out
+    subset_ids = [i for i in RUN_ID.findall(out) if _record(i)["spec"].get("limit")]
+    assert len(subset_ids) >= 4
+    last = out.strip().splitlines()[-1]
+    assert "done on a subset" in last and "9 not started" not in last
+
+
+def test_reproduce_dry_run_and_fetch_keep_run_ids_and_paths_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.launch.plan import plan_table
+
+    out = _run(monkeypatch, 80, "reproduce", "mist:6", "--budget", "cpu", "--dry-run")
+    for job in plan_table("mist", "6", "cpu", RESULTS_DIR):
+        assert job.run_id in out
+    wide = _run(monkeypatch, 200, "reproduce", "mist:6", "--budget", "cpu", "--dry-run")
+    assert all(job.run_id in wide for job in plan_table("mist", "6", "cpu", RESULTS_DIR))
+    fetched = _run(monkeypatch, 80, "fetch", "--table", "mist:1", "--dry-run")
+    assert "https://huggingface.co" in fetched and "$BENCH_CHECKPOINTS/unilm1.2-base-uncased/" in fetched
+
+
+def _fake_result(delta_sign: int = 1) -> dict[str, Any]:
+    sig = "qg:nqg|key:du-sentence|refs:du2017|agg:last|hyp:none|meteor:1.5-coco|boot:1000,seed:12345|v:0.1"
+    side = {"signature": sig, "metrics": {"bleu4": 14.317}, "ci": {}, "n_items": 946}
+    return {"recipe": "nqg", "signature": sig + "|ar:10000", "n_items": 946, "delta_is": "a - b", "a": side,
+            "b": {**side, "metrics": {"bleu4": 13.73}},
+            "metrics": {"bleu4": {"a": 14.317, "b": 13.73, "delta": delta_sign * 0.587, "p_bootstrap": 0.021,
+                                  "p_ar": 0.036, "ci95_a_minus_b": [0.03, 1.16]}}}
+
+
+def test_compare_fits_and_its_json_delta_has_the_tables_sign(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench.scoring.compare_cache as cc
+
+    monkeypatch.setattr(cc, "cached_compare", lambda *a, **k: _fake_result())
+    out = _run(monkeypatch, 80, "compare", SHOW, OTHER)
+    assert SHOW in out and OTHER in out and "[+0.03, +1.16]" in out and "+0.59" in out
+    assert "so is the JSON's `delta`" in out
+    raw = CliRunner().invoke(app, ["compare", SHOW, OTHER, "--json"])
+    assert json.loads(raw.output)["metrics"]["bleu4"]["delta"] > 0  # a − b, as "+0.59" above
+
+
+def test_compare_cache_hits_and_refuses_edited_or_contradicted_entries(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    import bench.scoring.api as api
+    import bench.scoring.compare_cache as cc
+    from bench.api.types import Example, Split
+
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path))
+    calls: list[int] = []
+
+    def fake(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        calls.append(1)
+        return _fake_result()
+
+    monkeypatch.setattr(api, "compare", fake)
+    split = Split("squad_qg", "test", (Example("1", "s", "t"),), "ab" * 32)
+    args = ("nqg", ["x"], ["y"], split)
+    first = cc.cached_compare(*args)
+    assert cc.cached_compare(*args) == first and len(calls) == 1  # a hit
+    assert cc.cached_compare("nqg", ["x"], ["z"], split) and len(calls) == 2  # other outputs: a miss
+    entry = next(tmp_path.glob("compare/*.json"))
+    edited = json.loads(entry.read_text())
+    edited["result"]["metrics"]["bleu4"]["a"] = 99.0  # edited by hand
+    for path in tmp_path.glob("compare/*.json"):
+        path.write_text(json.dumps(edited))
+    assert cc.cached_compare(*args)["metrics"]["bleu4"]["a"] == 14.317 and len(calls) == 3
+    stored = {"a": {**first["a"], "metrics": {"bleu4": 10.0}}, "b": None}  # a record says otherwise
+    cc.cached_compare(*args, stored=stored)
+    assert len(calls) == 4
+
+
+def test_layout_never_breaks_an_atomic_value() -> None:
+    sig = "qg:unilm-tok|key:answer[SEP]paragraph-lc(bench,no-key-file)|refs:raw-question-bert-basic-lc|agg:last"
+    lines = folded(sig, 40)
+    assert "".join(lines) == sig and all(part in "".join(lines) for part in sig.split("|"))
+    assert all(len(line) <= 40 or "|" not in line[:-1] for line in lines)
+    rows = Rows(["job", "run id", "detail"], atomic=(0, 1))
+    rows.add("mist_1/squad", "mist_minilm_l6--squad_qg--test--cpu--s42--8f0152e2", "a long detail " * 8)
+    text = [t.plain for t in stacked(rows, 60)]
+    assert "mist_minilm_l6--squad_qg--test--cpu--s42--8f0152e2" in "\n".join(text)

@@ -64,6 +64,13 @@ def system_summary(info: Any) -> dict[str, Any]:
     }
 
 
+def item_timings(res: Any) -> dict[str, Any]:
+    """The per-item observations ``stats`` and ``speedup`` are computed from (``bench table --check --deep``
+    derives them again from these, :mod:`bench.latency.rederive`)."""
+    return {"latencies_ns": list(res.latencies_ns), "item_indices": list(res.item_indices),
+            "tokens": list(res.tokens), "iterations": None if res.iterations is None else list(res.iterations)}
+
+
 def build_record(
     spec: LatencySpec,
     report: LatencyReport,
@@ -80,7 +87,8 @@ def build_record(
     whole = report.to_json()
     systems = {}
     for name, entry in whole["systems"].items():
-        sp = report.systems[name].speedup
+        res = report.systems[name]
+        sp = res.speedup
         systems[name] = {
             "system": system_summary(systems_info[name]) if name in systems_info else {"name": name},
             "stats": entry["stats"],
@@ -94,6 +102,7 @@ def build_record(
             "warmup": entry["warmup"],
             "timed_s": entry["timed_s"],
             "cuda_event_ms_mean": entry["cuda_event_ms_mean"],
+            "timings": item_timings(res),
         }
     basis = stand_in_basis or {}
     return {

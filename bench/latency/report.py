@@ -53,6 +53,10 @@ class SystemLatency:
     speedup: Speedup | None = None
     cuda_event_ms_mean: float | None = None
     reasons: list[str] = field(default_factory=list)
+    #: the inputs of ``stats`` besides ``latencies_ns`` (whitespace tokens per output, decoder passes per item
+    #: or the one declared count), kept so a record's aggregates can be derived again from its items
+    tokens: list[int] = field(default_factory=list)
+    iterations: list[float] | None = None
 
 
 @dataclass

@@ -71,6 +71,9 @@ def _deep(results_dir: Path, jobs: int | None) -> None:
         ids: dict[str, object] = {}
 
         def step(stage: str, done: int, total: int, what: str) -> None:
+            if not ui.err_console.is_terminal:  # a CI log: one line per item instead of a live bar
+                ui.err_console.print(f"deep: {stage} {done}/{total} {what}", markup=False, highlight=False)
+                return
             if stage not in ids:
                 ids[stage] = bar.add_task(f"deep: {stage}", total=total, what="")
             bar.update(ids[stage], completed=done, total=total, what=escape(what))  # type: ignore[arg-type]

@@ -127,13 +127,18 @@ def _verify_splits(splits: Sequence[tuple[str, str]], data_dir: Path | None,
     return out
 
 
-def _cost(rec: dict) -> int:
-    return int((rec.get("data") or {}).get("n_examples") or 0) * max(1, len(rec.get("scores") or {}))
+def _cost(rec: dict) -> float:
+    """Scheduling weight only (never compared with anything): the record's own scoring time where it has one
+    (Perl ROUGE's bootstrap costs ~30x a METEOR item), else examples x recipes at a typical rate."""
+    took = (rec.get("timings") or {}).get("score_s")
+    if isinstance(took, int | float) and took > 0:
+        return float(took)
+    return 3e-4 * int((rec.get("data") or {}).get("n_examples") or 0) * max(1, len(rec.get("scores") or {}))
 
 
 def _chunks(records: Sequence[dict], jobs: int) -> list[list[dict]]:
     """``jobs`` chunks of about equal scoring work (largest first onto the lightest chunk)."""
-    bins: list[tuple[int, list[dict]]] = [(0, []) for _ in range(max(1, jobs))]
+    bins: list[tuple[float, list[dict]]] = [(0.0, []) for _ in range(max(1, jobs))]
     for rec in sorted(records, key=lambda r: (-_cost(r), r["run_id"])):
         i = min(range(len(bins)), key=lambda k: bins[k][0])
         bins[i] = (bins[i][0] + _cost(rec), bins[i][1] + [rec])
@@ -165,8 +170,9 @@ def _score_chunk_queued(records: Sequence[dict], data_dir: Path | None, queue: A
     return _score_chunk(records, data_dir, queue.put)
 
 
-def rederive_pvalues(results_dir: Path | str, records: Sequence[dict], latency: Sequence[dict], data_dir: Path | None,
-             progress: Progress = _quiet, report: DeepReport | None = None) -> list[Difference]:
+def rederive_pvalues(results_dir: Path | str, records: Sequence[dict], latency: Sequence[dict] = (),
+                     data_dir: Path | None = None,
+                     progress: Progress = _quiet, report: DeepReport | None = None) -> list[Difference]:
     """Each leaderboard built twice, from the stored p-values and from p-values recomputed from the runs'
     outputs; every pair's p and every run's rank cluster must agree."""
     from bench.report.board import build_board
@@ -182,12 +188,16 @@ def rederive_pvalues(results_dir: Path | str, records: Sequence[dict], latency: 
         stored = build_board(task, records, latency, data_dir, pvalues=stored_store)
         fresh = build_board(task, records, latency, data_dir, pvalues=PValues())
         for gs, gf in zip(stored.groups, fresh.groups, strict=True):
+            if gs.tested and not gf.tested:  # e.g. a run's outputs are gone: its p-values stand on nothing
+                out.append(Difference(f"leaderboard {task} ({gs.name})", "p-values", "stored",
+                                      f"not recomputable: {gf.untested_reason}"))
+                continue
             for rs, rf in zip(gs.rows, gf.rows, strict=True):
                 rid = rs.record["run_id"]
                 if rid != rf.record["run_id"]:
                     out.append(Difference(f"leaderboard {task} ({gs.name})", "order", rid, rf.record["run_id"]))
                     break
-                if rf.p_next is not None:
+                if rf.p_next is not None or rs.p_next is not None:
                     pairs += 1
                     nxt = _next_ranked(gf, rf)
                     out += compare_numbers(f"{path} ({task}: {rid} vs {nxt})", "p (paired bootstrap)",

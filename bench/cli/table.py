@@ -47,7 +47,7 @@ def table_cmd(
             ui.fail("reports/ is stale; run `bench table` and commit:\n" + "\n".join(map(ui.shown, result)), code=1)
         ui.console.print("[green]reports/ matches results/[/]")
         if deep:
-            _deep(results_dir, jobs)
+            _render_deep(results_dir, jobs)
         return
     for path in result:
         ui.console.print(f"wrote {ui.shown(path)}")
@@ -56,10 +56,11 @@ def table_cmd(
         typer.echo(overview.read_text(encoding="utf-8"))
 
 
-def _deep(results_dir: Path, jobs: int | None) -> None:
+def _render_deep(results_dir: Path, jobs: int | None) -> None:
     """Run the deep check with a progress bar per stage; one line per difference, then exit 1 on any."""
     import time
 
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from bench.report.deep import deep_check
@@ -91,8 +92,3 @@ def _deep(results_dir: Path, jobs: int | None) -> None:
         raise typer.Exit(1)
     ui.console.print(f"[green]every number re-derived from its inputs[/] ({done}; {took})")
 
-
-def escape(text: str) -> str:
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
-from bench.store.differences import Difference, compare_numbers
+from bench.store.differences import Difference, compare_numbers, compare_tree
 
 #: (stage, done, total, what was just finished); stages: "splits", "scores", "p-values", "latency"
 Progress = Callable[[str, int, int, str], None]
@@ -57,13 +57,17 @@ def default_jobs() -> int:
 
 def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int | None = None,
                progress: Progress = _quiet) -> DeepReport:
-    """Recompute every score, p-value, rank cluster, latency aggregate and speed-up under ``results_dir``."""
+    """Recompute every score, p-value, rank cluster, ordering, latency aggregate and speed-up under
+    ``results_dir``."""
     from bench.store.latency import load_latency_records
+    from bench.store.orderings import load_orderings
     from bench.store.records import load_records, require_dir
 
+    report = DeepReport()
     records = load_records(require_dir(results_dir))
     latency = load_latency_records(results_dir)
-    report = DeepReport()
+    orderings = load_orderings(results_dir)
+    report.counts["orderings"] = len(orderings)
     splits = sorted({(r["spec"]["task"], r["spec"]["split"]) for r in records})
     report.differences += _verify_splits(splits, data_dir, progress)
     if report.differences:  # every number below would be computed on falsified data
@@ -78,6 +82,9 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
         for chunk in chunks:
             report.differences += _score_chunk(chunk, data_dir, lambda rid: _tick(progress, counter, total, rid))
         report.differences += rederive_pvalues(results_dir, records, latency, data_dir, progress, report)
+        for i, o in enumerate(orderings, 1):
+            report.differences += rederive_ordering(str(results_dir), o, data_dir)
+            progress("orderings", i, len(orderings), _ordering_name(o))
     else:
         import multiprocessing as mp
 
@@ -85,10 +92,14 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
         with ctx.Manager() as manager, ProcessPoolExecutor(len(chunks), mp_context=ctx) as pool:
             queue = manager.Queue()
             futures = [pool.submit(_score_chunk_queued, chunk, data_dir, queue) for chunk in chunks]
+            ordered = [pool.submit(rederive_ordering, str(results_dir), o, data_dir) for o in orderings]
             report.differences += rederive_pvalues(results_dir, records, latency, data_dir, progress, report)
             _drain(futures, queue, progress, total)
             for fut in futures:
                 report.differences += fut.result()
+            for i, fut in enumerate(ordered, 1):
+                report.differences += fut.result()
+                progress("orderings", i, len(ordered), _ordering_name(orderings[i - 1]))
     report.differences += _latency(latency, progress, report)
     return report
 
@@ -214,6 +225,29 @@ def rederive_pvalues(results_dir: Path | str, records: Sequence[dict], latency: 
 def _next_ranked(group: Any, row: Any) -> str:
     ranked = [r for r in group.rows if r.position is not None]
     return str(ranked[row.position].record["run_id"])  # position is 1-based: the next one
+
+
+def _ordering_name(data: dict) -> str:
+    return f"{data.get('paper')}:{data.get('table')} {data.get('task')} {data.get('column')} ({data.get('budget')})"
+
+
+def rederive_ordering(results_dir: str, stored: dict, data_dir: Path | None = None) -> list[Difference]:
+    """A stored ordering (``bench order``: τ-b, its interval, each pair's Δ and p, each row against the reference)
+    computed again by :func:`bench.workflows.ordering.compute` from the runs' outputs, without writing."""
+    from bench.workflows.ordering import compute
+
+    where = f"results/ordering ({_ordering_name(stored)})"
+    try:
+        fresh = compute(str(stored["paper"]), str(stored["table"]), str(stored["budget"]), results_dir,
+                        data_dir, int(stored.get("samples") or 1000), int(stored.get("seed") or 12345),
+                        say=lambda _m: None, write=False)
+    except (UserError, ValueError, KeyError) as exc:
+        return [Difference(where, "ordering", "stored", f"not recomputable: {' '.join(str(exc).split())}")]
+    same = [o for o in fresh if (o.get("group"), o.get("task"), o.get("column")) ==
+            (stored.get("group"), stored.get("task"), stored.get("column"))]
+    if len(same) != 1:
+        return [Difference(where, "ordering", "stored", "not produced by `bench order` from these records")]
+    return compare_tree(where, stored, same[0], skip=frozenset({"created"}))
 
 
 def _latency(latency: Sequence[dict], progress: Progress, report: DeepReport) -> list[Difference]:

@@ -51,3 +51,23 @@ def compare_numbers(where: str, field: str, stored: Any, recomputed: Any) -> lis
             same_number(s, r) for s, r in zip(stored, recomputed, strict=True))
         return [] if ok else [Difference(where, field, stored, list(recomputed))]
     return [] if same_number(stored, recomputed) else [Difference(where, field, stored, recomputed)]
+
+
+def compare_tree(where: str, stored: Any, recomputed: Any, field: str = "", skip: frozenset[str] = frozenset()
+                 ) -> list[Difference]:
+    """Every leaf of two JSON values compared (numbers within tolerance, anything else equal); ``skip``: keys
+    that are not claims (a creation time)."""
+    if isinstance(recomputed, dict) and isinstance(stored, dict):
+        out: list[Difference] = []
+        for key in sorted(set(stored) | set(recomputed), key=str):
+            if key in skip:
+                continue
+            out += compare_tree(where, stored.get(key), recomputed.get(key), f"{field}.{key}" if field else str(key),
+                                skip)
+        return out
+    if isinstance(recomputed, list) and isinstance(stored, list) and len(stored) == len(recomputed):
+        return [d for i, (s, r) in enumerate(zip(stored, recomputed, strict=True))
+                for d in compare_tree(where, s, r, f"{field}[{i}]", skip)]
+    if isinstance(recomputed, int | float) and not isinstance(recomputed, bool):
+        return compare_numbers(where, field, stored, recomputed)
+    return [] if stored == recomputed else [Difference(where, field, stored, recomputed)]

@@ -41,14 +41,17 @@ def test_an_edited_score_fails_naming_record_metric_and_both_values(tmp_path: Pa
 
     (path,) = _copy(tmp_path, SMALL[:1])
     rec = json.loads(path.read_text())
-    true = rec["scores"]["mist-quora"]["metrics"]["bleu4"]
-    rec["scores"]["mist-quora"]["metrics"]["bleu4"] = 99.9
+    scores = rec["scores"]["mist-quora"]
+    true = scores["metrics"]["bleu4"]
+    edited = round(true + 0.5, 2)  # inside its CI: an edit no range or CI check at load time sees
+    assert scores["ci"]["bleu4"][0] < edited < scores["ci"]["bleu4"][1]
+    scores["metrics"]["bleu4"] = edited
     path.write_text(json.dumps(rec))
     found = deep_check(tmp_path, jobs=1)
     # only the edited number differs: every other score, CI and statistic of the record was derived again equal
     assert [(d.where, d.field) for d in found.differences] == [(SMALL[0], "mist-quora bleu4")]
     line = str(found.differences[0])
-    assert SMALL[0] in line and "99.9" in line and f"{true!r}" in line
+    assert SMALL[0] in line and f"stored {edited!r}" in line and f"recomputed {true!r}" in line
 
 
 @needs_data
@@ -165,3 +168,36 @@ def test_the_committed_results_pass_the_deep_check() -> None:
                           text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "every number re-derived" in proc.stdout
+
+
+def test_compare_tree_names_each_differing_leaf() -> None:
+    from bench.store.differences import compare_tree
+
+    stored = {"tau_b": 0.6, "pairs": [{"p": 0.001, "row": "a"}], "created": "x"}
+    fresh = {"tau_b": 0.6 + 1e-13, "pairs": [{"p": 0.2, "row": "a"}], "created": "y"}
+    (diff,) = compare_tree("ordering", stored, fresh, skip=frozenset({"created"}))
+    assert (diff.field, diff.stored, diff.recomputed) == ("pairs[0].p", 0.001, 0.2)
+    assert compare_tree("o", {"n": 1}, {"n": 1, "m": 2})[0].field == "m"  # a number the record lacks
+
+
+def test_a_measured_latency_record_and_a_run_s_own_latency_derive_again_from_their_items() -> None:
+    """The meter's real output (tests/test_latency_table.py's deterministic systems): nothing differs, and an
+    edited speed-up in either form is caught."""
+    from bench.latency import measure
+    from bench.latency.rederive import rederive_latency, rederive_run_latency
+    from test_latency_table import EXAMPLES, Sleepy, _record
+
+    rec = _record()
+    assert all("timings" in e for e in rec["systems"].values())
+    found = rederive_latency(rec)
+    assert found.differences == [] and found.notes == []
+    rec["systems"]["fairseq_nat"]["speedup"]["mean"] += 0.5
+    assert [d.field for d in rederive_latency(rec).differences] == ["speedup.mean"]
+
+    rep = measure({"base": Sleepy(20000), "fast": Sleepy(2000)}, EXAMPLES, baseline="base", n=6, rounds=2,
+                  warmup_items=1, warmup_s=0.0, min_items=1, min_duration_s=0.0, length_forced=True,
+                  progress=False, bootstrap_resamples=200)
+    run = {"run_id": "fast--squad_qg--test--cpu--s42--00000000", "latency": rep.record("fast")}
+    assert rederive_run_latency(run).differences == []
+    run["latency"]["speedup_mean"] *= 2
+    assert [d.field for d in rederive_run_latency(run).differences] == ["speedup_mean"]

@@ -64,13 +64,6 @@ def system_summary(info: Any) -> dict[str, Any]:
     }
 
 
-def item_timings(res: Any) -> dict[str, Any]:
-    """The per-item observations ``stats`` and ``speedup`` are computed from (``bench table --check --deep``
-    derives them again from these, :mod:`bench.latency.rederive`)."""
-    return {"latencies_ns": list(res.latencies_ns), "item_indices": list(res.item_indices),
-            "tokens": list(res.tokens), "iterations": None if res.iterations is None else list(res.iterations)}
-
-
 def build_record(
     spec: LatencySpec,
     report: LatencyReport,
@@ -87,8 +80,7 @@ def build_record(
     whole = report.to_json()
     systems = {}
     for name, entry in whole["systems"].items():
-        res = report.systems[name]
-        sp = res.speedup
+        sp = report.systems[name].speedup
         systems[name] = {
             "system": system_summary(systems_info[name]) if name in systems_info else {"name": name},
             "stats": entry["stats"],
@@ -102,7 +94,8 @@ def build_record(
             "warmup": entry["warmup"],
             "timed_s": entry["timed_s"],
             "cuda_event_ms_mean": entry["cuda_event_ms_mean"],
-            "timings": item_timings(res),
+            "timings": {k: v for k, v in report.item_timings(name).items()  # the items stats and speedup come from
+                        if k in ("latencies_ns", "item_indices", "tokens", "iterations")},
         }
     basis = stand_in_basis or {}
     return {

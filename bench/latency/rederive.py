@@ -94,3 +94,32 @@ def _stats(at: str, stats: dict[str, Any], items: dict[str, Any]) -> list[Differ
     for key in STAT_FIELDS:
         out += compare_numbers(at, f"stats.{key}", stats.get(key), fresh[key])
     return out
+
+
+def rederive_run_latency(rec: dict[str, Any]) -> LatencyCheck:
+    """A run record's own ``latency`` (``bench run --latency-n``): its stats and speed-up from its items."""
+    out = LatencyCheck()
+    lat = rec.get("latency")
+    if not isinstance(lat, dict):
+        return out
+    at = f"{rec.get('run_id')} latency"
+    items = _timings(lat)
+    if items is None:
+        out.notes.append(f"{at}: no per-item timings (recorded before runs kept them); not derived again")
+        return out
+    out.differences += _stats(at, lat.get("stats") or {}, items)
+    base = items.get("baseline_latencies_ns")
+    if lat.get("speedup_mean") is None or not isinstance(base, list):
+        return out
+    try:
+        fresh = paired_bootstrap_speedup(base, items["latencies_ns"], int(items.get("n_resamples") or 2000),
+                                         int(items.get("seed") or 0))
+    except (TypeError, ValueError) as exc:
+        out.differences.append(Difference(at, "speedup_mean", lat.get("speedup_mean"), f"not computable: {exc}"))
+        return out
+    out.differences += compare_numbers(at, "speedup_mean", lat.get("speedup_mean"), fresh.mean)
+    out.differences += compare_numbers(at, "speedup_median", lat.get("speedup_median"), fresh.median)
+    out.differences += compare_numbers(at, "speedup_ci95", lat.get("speedup_ci95"), list(fresh.mean_ci95))
+    out.differences += compare_numbers(at, "speedup_median_ci95", lat.get("speedup_median_ci95"),
+                                       list(fresh.median_ci95))
+    return out

@@ -124,6 +124,19 @@ class LatencyReport:
             "host_canary_drift": self.host_canary_drift,
             "fingerprint_after": self.fingerprint_after,
             "notes": list(self.notes),
+            "timings": self.item_timings(name),
+        }
+
+    def item_timings(self, name: str) -> dict[str, Any]:
+        """What ``stats`` and the speed-up of ``name`` are computed from, item by item (the baseline's items too,
+        and the bootstrap's resamples and seed), so ``bench table --check --deep`` can derive them again."""
+        res = self.systems[name]
+        base = self.systems[self.baseline] if self.baseline and res.speedup is not None else None
+        return {
+            "latencies_ns": list(res.latencies_ns), "item_indices": list(res.item_indices), "tokens": list(res.tokens),
+            "iterations": None if res.iterations is None else list(res.iterations),
+            "baseline_latencies_ns": None if base is None else list(base.latencies_ns),
+            "n_resamples": None if res.speedup is None else res.speedup.n_resamples, "seed": self.settings.seed,
         }
 
     def to_json(self) -> dict[str, Any]:

@@ -67,7 +67,6 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
     records = load_records(require_dir(results_dir))
     latency = load_latency_records(results_dir)
     orderings = load_orderings(results_dir)
-    report.counts["orderings"] = len(orderings)
     splits = sorted({(r["spec"]["task"], r["spec"]["split"]) for r in records})
     report.differences += _verify_splits(splits, data_dir, progress)
     if report.differences:  # every number below would be computed on falsified data
@@ -77,6 +76,7 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
     total = len(records)
     report.counts["records"] = total
     report.counts["scores"] = sum(len(r.get("scores") or {}) for r in records)
+    report.counts["orderings"] = len(orderings)
     if jobs <= 1 or len(chunks) <= 1:
         counter = [0]
         for chunk in chunks:
@@ -100,7 +100,7 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
             for i, fut in enumerate(ordered, 1):
                 report.differences += fut.result()
                 progress("orderings", i, len(ordered), _ordering_name(orderings[i - 1]))
-    report.differences += _latency(latency, progress, report)
+    report.differences += _latency(latency, records, progress, report)
     return report
 
 
@@ -250,14 +250,23 @@ def rederive_ordering(results_dir: str, stored: dict, data_dir: Path | None = No
     return compare_tree(where, stored, same[0], skip=frozenset({"created"}))
 
 
-def _latency(latency: Sequence[dict], progress: Progress, report: DeepReport) -> list[Difference]:
-    from bench.latency.rederive import rederive_latency
+def _latency(latency: Sequence[dict], records: Sequence[dict], progress: Progress,
+             report: DeepReport) -> list[Difference]:
+    """Latency records, then the runs' own measurements (``bench run --latency-n``)."""
+    from bench.latency.rederive import rederive_latency, rederive_run_latency
 
     out: list[Difference] = []
+    timed = [r for r in records if r.get("latency")]
     for i, rec in enumerate(latency, 1):
         found = rederive_latency(rec)
         out += found.differences
         report.notes += found.notes
-        progress("latency", i, len(latency), str(rec.get("latency_id")))
+        progress("latency", i, len(latency) + len(timed), str(rec.get("latency_id")))
+    for i, rec in enumerate(timed, len(latency) + 1):
+        found = rederive_run_latency(rec)
+        out += found.differences
+        report.notes += found.notes
+        progress("latency", i, len(latency) + len(timed), str(rec.get("run_id")))
     report.counts["latency records"] = len(latency)
+    report.counts["run latencies"] = len(timed)
     return out

@@ -126,20 +126,22 @@ def test_latency_aggregates_and_speed_ups_are_derived_from_the_stored_items() ->
 
 
 @needs_data
-def test_an_edited_split_cache_with_its_manifest_made_to_agree_fails(tmp_path: Path) -> None:
+def test_an_edited_split_cache_with_its_manifest_made_to_agree_fails(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     from bench.api.types import Example, encode
     from bench.data import TASKS, load_split
-    from bench.data.cache import FAST_VERSION, encode_fast, task_cache_dir
+    from bench.data.cache import FAST_VERSION, cache_root, encode_fast, task_cache_dir
+    from bench.report.deep import deep_check
     from bench.runs.rederive import SplitTamperedError, verified_split
 
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))  # a split cache of its own, built here
     task = TASKS.get("quora")
     pinned = task.split("test").sha256
-    load_split("quora", "test", cache_dir=tmp_path)  # a cache of its own (built, or copied below)
-    tdir = task_cache_dir(tmp_path, "quora", task.version)
-    assert verified_split("quora", "test", cache_dir=tmp_path).sha256 == pinned
+    assert verified_split("quora", "test").sha256 == pinned
+    tdir = task_cache_dir(cache_root(), "quora", task.version)
     manifest = json.loads((tdir / "manifest.json").read_text())
     entry = manifest["splits"]["test"]
-    examples = list(load_split("quora", "test", cache_dir=tmp_path).examples)
+    examples = list(load_split("quora", "test").examples)
     first = examples[0]
     examples[0] = Example(first.id, first.source, "a falsified reference", dict(first.fields))
     (tdir / entry["file"]).write_bytes(encode(examples))
@@ -149,10 +151,14 @@ def test_an_edited_split_cache_with_its_manifest_made_to_agree_fails(tmp_path: P
                      "sha256": hashlib.sha256(fast).hexdigest()}  # the manifest made to agree; its split hash kept
     (tdir / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(SplitTamperedError) as err:
-        verified_split("quora", "test", cache_dir=tmp_path)
+        verified_split("quora", "test")
     message = str(err.value)
     assert str(tdir) in message and pinned[:12] in message and "delete" in message
     assert "pin" not in message.replace("pinned in", "")  # never tells the user to re-pin to the edit
+    results = tmp_path / "results"
+    _copy(results, SMALL[:1])
+    (diff,) = deep_check(results, jobs=1).differences  # and the deep check stops there, naming the split
+    assert diff.where == "quora/test" and str(tdir) in str(diff)
 
 
 def test_deep_needs_check() -> None:
@@ -183,9 +189,10 @@ def test_compare_tree_names_each_differing_leaf() -> None:
 def test_a_measured_latency_record_and_a_run_s_own_latency_derive_again_from_their_items() -> None:
     """The meter's real output (tests/test_latency_table.py's deterministic systems): nothing differs, and an
     edited speed-up in either form is caught."""
+    from test_latency_table import EXAMPLES, Sleepy, _record
+
     from bench.latency import measure
     from bench.latency.rederive import rederive_latency, rederive_run_latency
-    from test_latency_table import EXAMPLES, Sleepy, _record
 
     rec = _record()
     assert all("timings" in e for e in rec["systems"].values())

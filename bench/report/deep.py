@@ -7,10 +7,12 @@ itself. This module recomputes, and compares with what is stored:
   against the sha256 pinned in code) and its recipe (:mod:`bench.runs.rederive`, through ``score_split``);
 - every p-value of ``results/significance/pvalues.json`` the leaderboards use, with the paired test from
   the two runs' outputs, and the rank clusters formed again from the recomputed p-values;
+- every stored ordering (``bench order``), by :func:`bench.workflows.ordering.compute` without writing;
 - every latency aggregate and speed-up, from the stored per-item timings (:mod:`bench.latency.rederive`).
 
 Nothing is cached: a cache can be edited into agreement. Records are scored in a process pool (one
-METEOR JVM per worker), the slowest first, while this process checks the p-values and the latencies.
+METEOR JVM per worker), the slowest first, then the orderings, while this process checks the p-values
+and the latencies.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from bench.api.errors import UserError
 from bench.store.differences import Difference, compare_numbers, compare_tree
 
-#: (stage, done, total, what was just finished); stages: "splits", "scores", "p-values", "latency"
+#: (stage, done, total, what was just finished); stages: "splits", "scores", "p-values", "orderings", "latency"
 Progress = Callable[[str, int, int, str], None]
 
 

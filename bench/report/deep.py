@@ -73,16 +73,17 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
     report.differences += _verify_splits(splits, data_dir, progress)
     if report.differences:  # every number below would be computed on falsified data
         return report
-    jobs = jobs or default_jobs()
-    chunks = _chunks(records, jobs)
+    jobs = min(jobs or default_jobs(), max(1, len(records)))
+    todo = sorted(records, key=lambda r: (-_cost(r), r["run_id"]))  # the slowest first: no long tail at the end
     total = len(records)
     report.counts["records"] = total
     report.counts["scores"] = sum(len(r.get("scores") or {}) for r in records)
     report.counts["orderings"] = len(orderings)
-    if jobs <= 1 or len(chunks) <= 1:
+    if jobs <= 1:
         counter = [0]
-        for chunk in chunks:
-            report.differences += _score_chunk(chunk, data_dir, lambda rid: _tick(progress, counter, total, rid))
+        pending = iter(todo)
+        report.differences += _score_records(lambda: next(pending, None), data_dir,
+                                             lambda rid: _tick(progress, counter, total, rid))
         report.differences += rederive_pvalues(results_dir, records, latency, data_dir, progress, report)
         for i, o in enumerate(orderings, 1):
             report.differences += rederive_ordering(str(results_dir), o, data_dir)
@@ -91,9 +92,11 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
         import multiprocessing as mp
 
         ctx = mp.get_context("spawn")  # no fork of this process's threads (progress bar, JVM readers)
-        with ctx.Manager() as manager, ProcessPoolExecutor(len(chunks), mp_context=ctx) as pool:
-            queue = manager.Queue()
-            futures = [pool.submit(_score_chunk_queued, chunk, data_dir, queue) for chunk in chunks]
+        with ctx.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+            queue, work = manager.Queue(), manager.Queue()
+            for rec in todo:  # each worker takes the next record when it is free: one JVM per worker
+                work.put(rec)
+            futures = [pool.submit(_score_queued, work, data_dir, queue) for _ in range(jobs)]
             ordered = [pool.submit(rederive_ordering, str(results_dir), o, data_dir) for o in orderings]
             report.differences += rederive_pvalues(results_dir, records, latency, data_dir, progress, report)
             _drain(futures, queue, progress, total)
@@ -140,34 +143,28 @@ def _verify_splits(splits: Sequence[tuple[str, str]], data_dir: Path | None,
     return out
 
 
+#: seconds of scoring per example and recipe, for the order records are taken in (never compared with anything):
+#: Perl ROUGE-1.5.5 with its 1,000 bootstrap resamples is ~30x the Python metrics and a METEOR alignment
+RATE = {"rouge155": 8e-3}
+DEFAULT_RATE = 2.5e-4
+
+
 def _cost(rec: dict) -> float:
-    """Scheduling weight only (never compared with anything): the record's own scoring time where it has one
-    (Perl ROUGE's bootstrap costs ~30x a METEOR item), else examples x recipes at a typical rate."""
-    took = (rec.get("timings") or {}).get("score_s")
-    if isinstance(took, int | float) and took > 0:
-        return float(took)
-    return 3e-4 * int((rec.get("data") or {}).get("n_examples") or 0) * max(1, len(rec.get("scores") or {}))
+    n = int((rec.get("data") or {}).get("n_examples") or 0)
+    return n * sum(RATE.get(recipe, DEFAULT_RATE) for recipe in (rec.get("scores") or {}))
 
 
-def _chunks(records: Sequence[dict], jobs: int) -> list[list[dict]]:
-    """``jobs`` chunks of about equal scoring work (largest first onto the lightest chunk)."""
-    bins: list[tuple[float, list[dict]]] = [(0.0, []) for _ in range(max(1, jobs))]
-    for rec in sorted(records, key=lambda r: (-_cost(r), r["run_id"])):
-        i = min(range(len(bins)), key=lambda k: bins[k][0])
-        bins[i] = (bins[i][0] + _cost(rec), bins[i][1] + [rec])
-    return [b for _, b in bins if b]
-
-
-def _score_chunk(records: Sequence[dict], data_dir: Path | None,
-                 done: Callable[[str], None]) -> list[Difference]:
-    """Score a chunk of records in one scoring session (one JVM), each split loaded and verified once."""
+def _score_records(take: Callable[[], dict | None], data_dir: Path | None,
+                   done: Callable[[str], None]) -> list[Difference]:
+    """Score records, taken one at a time until none is left, in one scoring session (one JVM); each split is
+    loaded and verified once."""
     from bench.runs.rederive import rederive_scores, verified_split
     from bench.scoring import ScoringSession
 
     splits: dict[tuple[str, str], Any] = {}
     out: list[Difference] = []
     with ScoringSession() as session:
-        for rec in records:
+        while (rec := take()) is not None:
             key = (rec["spec"]["task"], rec["spec"]["split"])
             try:
                 if key not in splits:
@@ -179,8 +176,17 @@ def _score_chunk(records: Sequence[dict], data_dir: Path | None,
     return out
 
 
-def _score_chunk_queued(records: Sequence[dict], data_dir: Path | None, queue: Any) -> list[Difference]:
-    return _score_chunk(records, data_dir, queue.put)
+def _score_queued(work: Any, data_dir: Path | None, queue: Any) -> list[Difference]:
+    """A pool worker: records from the shared ``work`` queue, each finished one reported on ``queue``."""
+    import queue as queue_mod
+
+    def take() -> dict | None:
+        try:
+            return work.get_nowait()
+        except queue_mod.Empty:
+            return None
+
+    return _score_records(take, data_dir, queue.put)
 
 
 def rederive_pvalues(results_dir: Path | str, records: Sequence[dict], latency: Sequence[dict] = (),

@@ -53,7 +53,7 @@ test-fast: setup fairseq
 	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
 
 # Every number the reports show, derived again from its raw inputs (outputs, pinned splits, recipes, stored
-# per-item timings), in a process pool over the records; a few minutes on two cores. Nothing is cached.
+# per-item timings), in a process pool over the records; ~12 CPU-minutes, 6-8 min on two cores. Nothing is cached.
 check-deep: setup
 	$(BENCH) table --check --deep
 

@@ -322,7 +322,8 @@ def _result(
     iterations = runner.iterations if len(runner.iterations) == len(runner.latencies) else None
     if iterations is None and isinstance(info.get("iterations"), int | float):
         iterations = [float(info["iterations"])]
-    stats = summarize(runner.latencies, [len(o.split()) for o in runner.outputs], iterations)
+    tokens = [len(o.split()) for o in runner.outputs]
+    stats = summarize(runner.latencies, tokens, iterations)
     reference = None if length_forced else reference_for(name, reference_outputs)
     check = check_outputs(runner.indices, runner.outputs, [ex.id for ex in examples], reference)
     reasons = []
@@ -349,6 +350,7 @@ def _result(
         name=name, info=info, stats=stats, latencies_ns=list(runner.latencies),
         item_indices=list(runner.indices), outputs=check, warmup_count=warm[0],
         warmup_elapsed_s=warm[1], timed_s=runner.timed_s, cuda_event_ms_mean=event_mean, reasons=reasons,
+        tokens=tokens, iterations=iterations,
     )
 
 

@@ -94,6 +94,8 @@ def build_record(
             "warmup": entry["warmup"],
             "timed_s": entry["timed_s"],
             "cuda_event_ms_mean": entry["cuda_event_ms_mean"],
+            "timings": {k: v for k, v in report.item_timings(name).items()  # the items stats and speedup come from
+                        if k in ("latencies_ns", "item_indices", "tokens", "iterations")},
         }
     basis = stand_in_basis or {}
     return {

@@ -53,6 +53,10 @@ class SystemLatency:
     speedup: Speedup | None = None
     cuda_event_ms_mean: float | None = None
     reasons: list[str] = field(default_factory=list)
+    #: the inputs of ``stats`` besides ``latencies_ns`` (whitespace tokens per output, decoder passes per item
+    #: or the one declared count), kept so a record's aggregates can be derived again from its items
+    tokens: list[int] = field(default_factory=list)
+    iterations: list[float] | None = None
 
 
 @dataclass
@@ -120,6 +124,19 @@ class LatencyReport:
             "host_canary_drift": self.host_canary_drift,
             "fingerprint_after": self.fingerprint_after,
             "notes": list(self.notes),
+            "timings": self.item_timings(name),
+        }
+
+    def item_timings(self, name: str) -> dict[str, Any]:
+        """What ``stats`` and the speed-up of ``name`` are computed from, item by item (the baseline's items too,
+        and the bootstrap's resamples and seed), so ``bench table --check --deep`` can derive them again."""
+        res = self.systems[name]
+        base = self.systems[self.baseline] if self.baseline and res.speedup is not None else None
+        return {
+            "latencies_ns": list(res.latencies_ns), "item_indices": list(res.item_indices), "tokens": list(res.tokens),
+            "iterations": None if res.iterations is None else list(res.iterations),
+            "baseline_latencies_ns": None if base is None else list(base.latencies_ns),
+            "n_resamples": None if res.speedup is None else res.speedup.n_resamples, "seed": self.settings.seed,
         }
 
     def to_json(self) -> dict[str, Any]:

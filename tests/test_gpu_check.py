@@ -1,0 +1,158 @@
+"""scripts/gpu_check.py on a CPU (#49): it plans against --budget-s, judges a latency record, and a check cut off
+from outside still leaves the table of the steps it finished in --out."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import gpu_check  # noqa: E402
+from gpu_check_plan import Budget, StepSpec, planned_shares  # noqa: E402
+from gpu_check_proc import TIMED_OUT, python, run  # noqa: E402
+
+
+def test_time_a_quick_step_leaves_flows_on_to_the_later_steps() -> None:
+    a, b, c = StepSpec("x", "a", 1, 0), StepSpec("x", "b", 1, 0), StepSpec("x", "c", 2, 0)
+    budget = Budget(105.0, 0.0)  # 100 s to share after the reserve
+    assert budget.share_s(a, [b, c], now=0.0) == pytest.approx(25.0)
+    assert budget.share_s(b, [c], now=5.0) == pytest.approx(95.0 / 3)  # a took 5 s of its 25
+    assert planned_shares([a, b, c], 105.0) == pytest.approx([25.0, 25.0, 50.0])
+    assert budget.left_s(now=200.0) == 0.0
+
+
+def test_a_step_that_would_not_fit_is_skipped_with_the_reason() -> None:
+    budget = Budget(360.0, 0.0)
+    step = StepSpec("latency", "latency", 90, 45)
+    assert budget.skip_reason(step, 45.0) is None
+    reason = budget.skip_reason(step, 30.0)
+    assert reason == ("would not fit: needs about 45 s, its share of --budget-s 360 is 30 s (run it alone: "
+                      "--only latency)")
+
+
+def test_only_selects_steps_and_names_a_wrong_one() -> None:
+    specs = gpu_check.plan_steps(gpu_check._only("latency"), "cuda")
+    assert [s.group for s in specs] == ["env", "latency"]
+    runs = gpu_check.plan_steps(gpu_check._only("runs"), "cpu")
+    assert [s.name for s in runs][1:] == [f"run {n}" for n in gpu_check.FAMILY_RUNS]
+    with pytest.raises(SystemExit, match="--only bogus: unknown step; choose from env,tests,runs,latency,training"):
+        gpu_check._only("tests,bogus")
+
+
+def test_the_default_plan_fits_the_default_budget_on_a_gpu() -> None:
+    """With --budget-s 360 every step's planned share covers what it needs: nothing is skipped up front."""
+    specs = gpu_check.plan_steps(set(gpu_check.GROUPS), "cuda")
+    assert all(share >= s.need_s for s, share in zip(specs, planned_shares(specs, 360.0), strict=True))
+
+
+def test_a_probe_or_step_that_hangs_is_stopped_at_its_timeout(tmp_path: Path) -> None:
+    out, why = python(dict(os.environ), tmp_path, "import time; time.sleep(30)", timeout=0.5)
+    assert out == "" and why.startswith("timed out")
+    t0 = time.monotonic()
+    code, seconds, _ = run([sys.executable, "-c", "import time; time.sleep(30)"], dict(os.environ), tmp_path,
+                           tmp_path / "x.log", timeout=0.5)
+    assert code == TIMED_OUT and seconds < 10 and time.monotonic() - t0 < 10
+    assert "stopped at its timeout" in (tmp_path / "x.log").read_text()
+
+
+def _record(verdict: str, reasons: list[str], speedup: float = 8.5) -> dict:
+    return {"verdict": verdict, "invalid_reasons": reasons, "wall_s": 61.0,
+            "systems": {"encoder_bert": {"speedup": {"mean": speedup}}}}
+
+
+def test_the_latency_verdict_is_judged_on_a_gpu_and_said_on_a_cpu() -> None:
+    assert gpu_check.judge_latency(_record("VALID", []), "NVIDIA H100 80GB HBM3", "cuda")[0] == "ok"
+    assert gpu_check.judge_latency(_record("VALID", [], 3.0), "NVIDIA H100 80GB HBM3", "cuda")[0] == "fail"
+    drift = ["device canary drifted by 40% across rounds (tolerance 25%)"]
+    assert gpu_check.judge_latency(_record("INVALID", drift), "NVIDIA H200", "cuda")[0] == "fail"
+    status, detail = gpu_check.judge_latency(_record("INVALID", drift), "cpu", "cpu")
+    assert status == "warn" and detail.startswith("INVALID") and "not judged" in detail
+    placed = ["fairseq_nat is placed on cpu, but the meter times cuda"]
+    assert gpu_check.judge_latency(_record("INVALID", placed), "cpu", "cpu")[0] == "fail"
+
+
+DRIVER = """
+import sys, time
+sys.path.insert(0, {scripts!r})
+import gpu_check
+from gpu_check_proc import run
+
+def fake_step(self, spec, share):  # no model is trained: the first step ends at once, the second hangs
+    if spec.group == "env":
+        self.info = {{"name": "fake"}}
+        return "ok", "fake environment"
+    run([sys.executable, "-c", "import time; time.sleep(120)", {marker!r}], self.env, gpu_check.ROOT,
+        self.out / "hang.log", 600)
+    return "ok", "never"
+
+gpu_check.Check.step = fake_step
+gpu_check.prepare_environment = lambda work, data, bundle: {{}}
+sys.exit(gpu_check.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_check_killed_part_way_leaves_the_table_of_its_finished_steps(tmp_path: Path, sig: int) -> None:
+    marker = f"gpu-check-hang-{os.getpid()}-{sig}"
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER.format(scripts=str(ROOT / "scripts"), marker=marker))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, str(driver), "--device", "cpu", "--only", "tests,latency",
+                             "--budget-s", "600", "--out", str(out), "--work", str(tmp_path / "work")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    summary = out / "summary.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if summary.is_file() and any(r["status"] == "running" for r in json.loads(summary.read_text())["steps"]):
+            break
+        time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail(f"the check never started its second step: {proc.communicate()[0]}")
+    proc.send_signal(sig)
+    printed = proc.communicate(timeout=30)[0]
+    data = json.loads(summary.read_text())
+    steps = {r["name"]: r for r in data["steps"]}
+    assert steps["environment"]["status"] == "ok" and steps["environment"]["detail"] == "fake environment"
+    assert "ok" in printed and "fake environment" in printed  # the line was printed when the step ended
+    assert steps["latency (MIST Table 1, bounded)"]["status"] == "pending"
+    assert "| environment | ok |" in (out / "summary.md").read_text()
+    if sig == signal.SIGTERM:
+        assert data["final"] and steps["pytest -m gpu"]["status"] == "fail"
+        assert steps["pytest -m gpu"]["detail"] == "stopped from outside (SIGTERM)"
+    else:
+        assert not data["final"] and steps["pytest -m gpu"]["status"] == "running"
+    time.sleep(1.0)
+    alive = [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p).endswith(marker)]
+    assert not alive, "the hanging child outlived the check"
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def test_the_verdict_counts_a_step_skipped_for_the_budget_as_no_pass(tmp_path: Path) -> None:
+    from gpu_check_table import Row, Table
+
+    table = Table(tmp_path, {"device": "cuda", "budget_s": 360})
+    table.rows = [Row("environment", "env", "ok"), Row("run fairseq_cmlm", "runs", "skipped", detail="no libnat")]
+    assert table.verdict() == "passed"
+    reason = Budget(360.0, 0.0).skip_reason(StepSpec("latency", "latency", 90, 45), 10.0)
+    table.rows.append(Row("latency", "latency", "skipped", detail=reason or ""))
+    assert table.verdict() == "incomplete, skipped for the budget: latency"
+    table.rows.append(Row("training", "training", "fail"))
+    table.write(final=True)
+    assert json.loads((tmp_path / "summary.json").read_text())["verdict"] == "FAILED: training"
+    assert (tmp_path / "summary.md").read_text().startswith("# gpu-check: FAILED: training")

@@ -13,7 +13,8 @@ Public API (the CLI calls these):
 Submodules: ``records`` (loading), ``views`` (records joined with paper tables), ``markdown``,
 ``html``, ``plots`` (matplotlib, imported only when drawing), ``build`` (files and --check); the
 per-task leaderboards: ``ranking`` (groups, headline, rank clusters), ``significance`` (the paired
-bootstrap between neighbours), ``reproduces`` (paper rows and speed-ups of a run), ``board`` (a task's
+bootstrap between two runs; ``clusters`` forms rank clusters over all pairs), ``reproduces`` (paper rows
+and speed-ups of a run), ``board`` (a task's
 board as data), ``svg_plot`` (the quality-vs-speed plot) and ``leaderboard`` (the page); and
 ``compare_table`` (the rows ``bench compare`` prints).
 """

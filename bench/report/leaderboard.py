@@ -6,7 +6,7 @@ best on this task". Its default view (:mod:`bench.report.board` builds the data)
 - one group per set of examples ("whole test split", "first 2,000 of test"), each ranked within
   itself, because numbers over different examples cannot be compared;
 - one line per run, best first by the task's headline metric with its CI, in rank clusters ("1–3")
-  where ``bench compare``'s paired bootstrap does not separate neighbours;
+  formed over all pairs (``bench.report.clusters``: a higher cluster beats every lower one, Holm-corrected);
 - compact columns — rank, degeneracy flag, system (linked to its record), headline, examples, budget,
   speed-up, the paper row it reproduces — and every other metric and recipe behind "details";
 - a quality-versus-speed plot per group with a measured speed-up (inline SVG, labelled points, the

@@ -72,10 +72,11 @@ def board_lede(head: Headline | None) -> str:
     if head is None:
         return "No scored run yet."
     return (f"Ranked by {metric_label(head.metric)} under the scoring recipe {head.recipe} (×100), best first. "
-            f"A rank such as 1–3 is a cluster: bench compare's paired bootstrap (p < {ALPHA}) does not separate "
-            "those runs from their neighbours. Each group holds runs over the same examples; do not compare "
-            "numbers across groups. A paper table may score with another recipe: `bench show RUN_ID` lists every "
-            "recipe's numbers.")
+            "A rank such as 1–3 is a cluster: every run in a higher cluster beats every run in a lower one under "
+            f"bench compare's paired bootstrap, Holm-corrected (α = {ALPHA}; docs/scoring.md). Reference baselines "
+            "and degenerate runs are listed unranked; a run with another's exact outputs is ranked once (=). Each "
+            "group holds runs over the same examples; do not compare numbers across groups. A paper table may "
+            "score with another recipe: `bench show RUN_ID` lists every recipe's numbers.")
 
 
 def terminal_board(task: str, results_dir: Path, data_dir: Path | None = None) -> tuple[Board, list[TextGroup]]:

@@ -56,6 +56,9 @@ PROBES: list[Probe] = [
     Probe(("--include", "{work}/missing.py", "ls", "tasks"), "missing.py"),
     # ls
     Probe(("ls", "nope"), "nope"),
+    Probe(("ls", "runs", "--task", "qoura"), "qoura"),
+    Probe(("ls", "runs", "--budget", "huge"), "huge"),
+    Probe(("ls", "runs", "--results-dir", "{work}/missing"), "missing", ENV_PROBLEM),
     # data
     Probe(("data", "build", "--task", "qoura"), "qoura"),
     Probe(("data", "verify", "--task", "qoura"), "qoura"),
@@ -64,6 +67,7 @@ PROBES: list[Probe] = [
     Probe(("data", "show", "--task", "quora", "--split", "tset"), "tset"),
     Probe(("data", "show", "--task", "quora", "-n", "-1"), "-n"),
     Probe(("data", "show", "--task", "quora"), "afile", ENV_PROBLEM, env=UNWRITABLE_CACHE),
+    Probe(("data", "fetch", "--data-dir", "{work}/afile/data"), "afile", ENV_PROBLEM),  # fails before any download
     # run
     Probe((*RUN, "--system", "nope", "--task", "quora"), "nope"),
     Probe((*RUN, "--system", "copy_source", "--task", "qoura"), "qoura"),
@@ -120,6 +124,11 @@ PROBES: list[Probe] = [
     Probe(("export", "--out", "{work}/adir"), "adir", ENV_PROBLEM),
     Probe(("export", "--out", "{work}/afile/out.csv"), "afile", ENV_PROBLEM),
     Probe(("export", "--task", "qoura", "--out", "{work}/out.csv"), "qoura"),
+    # leaderboard (and its alias board)
+    Probe(("leaderboard", "qoura"), "qoura"),
+    Probe(("leaderboard", "quora", "--budget", "huge"), "huge"),  # the checkout's records, none at "huge"
+    Probe(("leaderboard", "quora", "--results-dir", "{work}/missing"), "missing", ENV_PROBLEM),
+    Probe(("board", "qoura"), "qoura"),
     # table
     Probe(("table", "--results-dir", "{work}/missing", "--reports-dir", "{work}/reports"), "missing", ENV_PROBLEM),
     Probe(("table", "--check", "--results-dir", "{work}/missing", "--reports-dir", "{work}/reports"), "missing",

@@ -170,6 +170,7 @@ def test_the_plot_data_carries_each_trained_models_dev_loss_once(tmp_path: Path)
     for run_id, curve in (("a", curves["short"]), ("b", curves["long"]), ("c", curves["long"])):
         record = {"schema": 1, "run_id": run_id, "status": "complete", "scores": {},
                   "spec": {"system": "s", "task": "t", "split": "dev", "budget": "cpu"},
+                  "data": {"split_sha256": "0" * 64}, "outputs": {"path": f"outputs/{run_id}.txt", "sha256": "0" * 64},
                   "training_curve": {"dev_loss": curve}}
         (root / f"{run_id}.json").write_text(json.dumps(record))
     summary = {"schema": 1, "kind": "calibration", "system": "s", "task": "t", "budget": "cpu", "split": "dev",

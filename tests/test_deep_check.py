@@ -128,33 +128,45 @@ def test_latency_aggregates_and_speed_ups_are_derived_from_the_stored_items() ->
 @needs_data
 def test_an_edited_split_cache_with_its_manifest_made_to_agree_fails(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.api.errors import DataError
     from bench.api.types import Example, encode
     from bench.data import TASKS, load_split
     from bench.data.cache import FAST_VERSION, cache_root, encode_fast, task_cache_dir
     from bench.report.deep import deep_check
-    from bench.runs.rederive import SplitTamperedError, verified_split
+    from bench.runs.rederive import verified_split
 
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))  # a split cache of its own, built here
     task = TASKS.get("quora")
     pinned = task.split("test").sha256
     assert verified_split("quora", "test").sha256 == pinned
     tdir = task_cache_dir(cache_root(), "quora", task.version)
-    manifest = json.loads((tdir / "manifest.json").read_text())
-    entry = manifest["splits"]["test"]
     examples = list(load_split("quora", "test").examples)
-    first = examples[0]
-    examples[0] = Example(first.id, first.source, "a falsified reference", dict(first.fields))
-    (tdir / entry["file"]).write_bytes(encode(examples))
-    fast = encode_fast(examples)
-    (tdir / entry["fast"]["file"]).write_bytes(fast)
-    entry["fast"] = {"file": entry["fast"]["file"], "version": FAST_VERSION,
-                     "sha256": hashlib.sha256(fast).hexdigest()}  # the manifest made to agree; its split hash kept
-    (tdir / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(SplitTamperedError) as err:
+    true_first = examples[0]
+    examples[0] = Example(true_first.id, true_first.source, "a falsified reference", dict(true_first.fields))
+
+    def falsify(split_hash: str | None) -> None:
+        """The cached JSONL and sidecar rewritten, the manifest made to agree (its split hash too, if given)."""
+        manifest = json.loads((tdir / "manifest.json").read_text())
+        entry = manifest["splits"]["test"]
+        (tdir / entry["file"]).write_bytes(encode(examples))
+        fast = encode_fast(examples)
+        (tdir / entry["fast"]["file"]).write_bytes(fast)
+        entry["fast"] = {"file": entry["fast"]["file"], "version": FAST_VERSION,
+                         "sha256": hashlib.sha256(fast).hexdigest()}
+        if split_hash is not None:
+            entry["sha256"] = split_hash
+        (tdir / "manifest.json").write_text(json.dumps(manifest))
+
+    falsify(None)  # the split hash kept: a pinned split is read from its JSONL, checked, and rebuilt
+    healed = verified_split("quora", "test")
+    assert healed.sha256 == pinned and healed.examples[0] == true_first
+    falsify(hashlib.sha256(encode(examples)).hexdigest())  # the manifest's split hash made to agree too: refused
+    with pytest.raises(DataError) as err:
         verified_split("quora", "test")
     message = str(err.value)
-    assert str(tdir) in message and pinned[:12] in message and "delete" in message
-    assert "pin" not in message.replace("pinned in", "")  # never tells the user to re-pin to the edit
+    assert "\n" not in message and "'test'" in message
+    assert str(tdir) in message and pinned in message and "delete" in message
+    assert "pin" not in message.split("Fix:", 1)[1]  # never tells the user to re-pin to the edit
     results = tmp_path / "results"
     _copy(results, SMALL[:1])
     (diff,) = deep_check(results, jobs=1).differences  # and the deep check stops there, naming the split

@@ -137,10 +137,15 @@ def test_a_harness_row_meets_the_reference_but_is_not_ranked(tmp_path: Path) -> 
     results.mkdir()
     ids = ("unilm--squad_qg--test--cpu--s42--cc4a2f59", "erniegen_base--squad_qg--test--cpu--s42--ff8f63eb",
            "copy_source--squad_qg--test--cpu--s42--b5a48ee8")
-    for rid in ids:
+    (results / "outputs").mkdir()
+    for rid in ids:  # a record's outputs are read beside it, at outputs/<run_id>.txt (bench.store.outputs)
         (results / f"{rid}.json").write_text((REPO / "results" / f"{rid}.json").read_text())
+        (results / "outputs" / f"{rid}.txt").write_bytes((REPO / "results" / "outputs" / f"{rid}.txt").read_bytes())
     ablation = json.loads((REPO / "results" / f"{ids[1]}.json").read_text())
     ablation["run_id"] = "erniegen_base--squad_qg--test--cpu--s42--noise0"
+    ablation["outputs"]["path"] = f"results/outputs/{ablation['run_id']}.txt"
+    (results / "outputs" / f"{ablation['run_id']}.txt").write_bytes(
+        (REPO / "results" / "outputs" / f"{ids[1]}.txt").read_bytes())
     ablation["spec"]["overrides"] = {"noise_prob": 0.0}
     ablation["system"]["config"]["noise_prob"] = 0.0
     ablation["model"] = {**ablation["model"], "training_key": "noise0", "workdir": ".cache/runs/noise0"}

@@ -145,9 +145,13 @@ FAULTS: list[Fault] = [
           "BENCH_METEOR_TIMEOUT", env=(("PATH", "{work}/bin:" + os.environ.get("PATH", "")),
                                        ("BENCH_METEOR_TIMEOUT", "1")),
           make=_write("bin/java", b"#!/bin/sh\nexec sleep 600\n")),
-    # a paper budget without its weights, offline
-    Fault("weights offline", ("run", "--system", "mist_unilm", "--task", "quora", "--budget", "cpu",
+    # a paper budget without its weights, offline (the cpu budget stops earlier: next case)
+    Fault("weights offline", ("run", "--system", "mist_unilm", "--task", "quora", "--budget", "paper",
                               "--results-dir", "{work}/results"), "bench fetch", codes=(1,),
+          env=(("HF_HUB_OFFLINE", "1"), ("BENCH_CHECKPOINTS", "{work}/none"))),
+    # the cpu budget of a system whose backbone is not here: refused before any weights lookup, naming its stand-in
+    Fault("cpu stand-in needed", ("run", "--system", "mist_unilm", "--task", "quora", "--budget", "cpu",
+                                  "--results-dir", "{work}/results"), "cpu stand-in is mist_minilm_l6", codes=(2,),
           env=(("HF_HUB_OFFLINE", "1"), ("BENCH_CHECKPOINTS", "{work}/none"))),
 ]
 

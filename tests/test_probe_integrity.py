@@ -109,8 +109,11 @@ class Case:
 def _copy_records(work: Path) -> Path:
     results = work / "results"
     results.mkdir(parents=True)
+    (results / "outputs").mkdir()
     for rid in (RID, SIB):
         shutil.copyfile(RESULTS / f"{rid}.json", results / f"{rid}.json")
+        # a record's outputs are read only beside it (<results>/outputs/<run_id>.txt), so the copy carries them
+        shutil.copyfile(RESULTS / "outputs" / f"{rid}.txt", results / "outputs" / f"{rid}.txt")
     return results
 
 

@@ -229,7 +229,7 @@ def test_match_needs_exact_overrides_and_newest_wins(records):
     row = by_label_iter[("MIST", "3")]
     assert row[header.index("SQuAD1.1 (BLEU-4)")] == "18.12 / 18.50 (cpu) / +0.38"
     assert row[header.index("XSum (ROUGE-2)")] == "12.46"
-    assert row[-1].startswith("SQuAD1.1: run [1]; XSum: cannot run here: no XSum training data")
+    assert row[-1].startswith("SQuAD1.1: run [1]; XSum: cannot run here: no XSum training set here")
     assert "newest of 2 matching runs" in text6
     assert by_label_iter[("Mask-Predict", "3")][header.index("SQuAD1.1 (BLEU-4)")] == "16.73"
     # The same runs (decoded with 3 iterations) must not stand for Table 1's single-pass row.
@@ -368,7 +368,7 @@ def test_render_all_writes_every_report(rendered):
 def test_check_passes_then_catches_each_kind_of_drift(rendered, tmp_path):
     assert render_all(FIXTURES, rendered, check=True) == []
     work = tmp_path / "reports"
-    shutil.copytree(rendered, work)
+    render_all(FIXTURES, work)  # not a copy of `rendered`: record links are relative to where pages are written
     md = work / "copybert-table1.md"
     md.write_text(md.read_text(encoding="utf-8").replace("19.37", "19.73"), encoding="utf-8")
     (work / "pareto-quora.png").unlink()

@@ -120,7 +120,7 @@ def test_every_familys_smoke_and_cpu_presets_are_a_declared_budget_size(
 
 
 #: every model family under systems/ (a package with a system.py), by its registry factory module
-FAMILIES = ("copybert", "erniegen", "fairseq_nat", "hf_seq2seq", "nar", "unilm")
+FAMILIES = ("copybert", "erniegen", "fairseq_ct2", "fairseq_nat", "hf_seq2seq", "nar", "unilm")
 
 
 def test_every_family_keeps_one_convention() -> None:
@@ -139,7 +139,8 @@ def test_every_family_keeps_one_convention() -> None:
         assert not (root / family / "config.py").exists(), family
         mod = importlib.import_module(f"systems.{family}.presets")
         assert isinstance(mod.VARIANTS, dict) and mod.VARIANTS and not hasattr(mod, "SYSTEMS"), family
-        configs = [v for v in vars(mod).values() if isinstance(v, type) and issubclass(v, FamilyConfig)
+        owner = importlib.import_module(f"systems.{getattr(mod, 'CONFIG_FAMILY', family)}.presets")
+        configs = [v for v in vars(owner).values() if isinstance(v, type) and issubclass(v, FamilyConfig)
                    and v is not FamilyConfig]
         assert len(configs) == 1, (family, configs)
         assert field_ranges(configs[0])["seed"].high == MAX_SEED, family

@@ -66,7 +66,9 @@ def test_a_run_builds_its_system_once_fresh_skipped_and_stale(tmp_path: Path,
     path = record_path(spec, results)
     rec = json.loads(path.read_text())
     rec["system"]["config"] = {"window": 1}
-    path.write_text(json.dumps(rec))
+    from bench.store import integrity  # an older harness's record: written (and sealed) with its own config
+
+    path.write_text(json.dumps(integrity.sealed(integrity.unsealed(rec))))
     monkeypatch.setattr(CopySource, "training_settings", lambda self, task: {"window": 2}, raising=False)
     built.clear()
     used.clear()

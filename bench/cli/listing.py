@@ -111,5 +111,7 @@ def _render_runs(task: str | None, system: str | None, budget: str | None, resul
     for row in run_rows(records, task, system, budget):
         rows.add(*row)
     if not rows.rows:
-        ui.fail(f"No record in {ui.shown(results_dir)} matches --task/--system/--budget; `bench ls runs` lists all.")
+        given = " ".join(f"--{k} {v}" for k, v in (("task", task), ("system", system), ("budget", budget)) if v)
+        ui.fail(f"No record in {ui.shown(results_dir)} matches {given or '--task/--system/--budget'}; "
+                "`bench ls runs` lists all.")
     print_fitted(rows, ui.console)

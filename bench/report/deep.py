@@ -193,7 +193,8 @@ def rederive_pvalues(results_dir: Path | str, records: Sequence[dict], latency: 
                      data_dir: Path | None = None,
                      progress: Progress = _quiet, report: DeepReport | None = None) -> list[Difference]:
     """Each leaderboard built twice, from the stored p-values and from p-values recomputed from the runs'
-    outputs; every pair's p and every run's rank cluster must agree."""
+    outputs; every pair's p the clusters use (all pairs, not only neighbours) and every run's rank cluster
+    must agree."""
     from bench.report.board import build_board
     from bench.report.leaderboard import leaderboard_tasks
     from bench.store.pvalues import PValues, pvalues_file
@@ -205,7 +206,14 @@ def rederive_pvalues(results_dir: Path | str, records: Sequence[dict], latency: 
     pairs = 0
     for i, task in enumerate(tasks, 1):
         stored = build_board(task, records, latency, data_dir, pvalues=stored_store)
-        fresh = build_board(task, records, latency, data_dir, pvalues=PValues())
+        fresh_store = PValues()
+        fresh = build_board(task, records, latency, data_dir, pvalues=fresh_store)
+        names = _pair_names(fresh)
+        for key in sorted(fresh_store.used, key=lambda k: (names.get(k, ("~", k)), k)):
+            pairs += 1
+            a, b = names.get(key, ("?", "?"))
+            out += compare_numbers(f"{path} ({task}: {a} vs {b})", "p (paired bootstrap)",
+                                   stored_store.used.get(key), fresh_store.used[key])
         for gs, gf in zip(stored.groups, fresh.groups, strict=True):
             if gs.tested and not gf.tested:  # e.g. a run's outputs are gone: its p-values stand on nothing
                 out.append(Difference(f"leaderboard {task} ({gs.name})", "p-values", "stored",
@@ -216,11 +224,6 @@ def rederive_pvalues(results_dir: Path | str, records: Sequence[dict], latency: 
                 if rid != rf.record["run_id"]:
                     out.append(Difference(f"leaderboard {task} ({gs.name})", "order", rid, rf.record["run_id"]))
                     break
-                if rf.p_next is not None or rs.p_next is not None:
-                    pairs += 1
-                    nxt = _next_ranked(gf, rf)
-                    out += compare_numbers(f"{path} ({task}: {rid} vs {nxt})", "p (paired bootstrap)",
-                                           rs.p_next, rf.p_next)
                 if rs.rank != rf.rank:
                     out.append(Difference(f"{rid} on leaderboard {task} ({gs.name})", "rank cluster", rs.rank,
                                           rf.rank))
@@ -230,9 +233,25 @@ def rederive_pvalues(results_dir: Path | str, records: Sequence[dict], latency: 
     return out
 
 
-def _next_ranked(group: Any, row: Any) -> str:
-    ranked = [r for r in group.rows if r.position is not None]
-    return str(ranked[row.position].record["run_id"])  # position is 1-based: the next one
+def _pair_names(board: Any) -> dict[str, tuple[str, str]]:
+    """p-value key -> the two run ids it tests, over every pair of each tested group of ``board``."""
+    from bench.report.significance import PairedBootstrap
+
+    if board.head is None:
+        return {}
+    test = PairedBootstrap(board.head)
+    names: dict[str, tuple[str, str]] = {}
+    for group in board.groups:
+        if not group.tested:
+            continue
+        recs = [row.record for row in group.rows]
+        for x, a in enumerate(recs):
+            for b in recs[x + 1:]:
+                try:
+                    names.setdefault(test._key(a, b), (str(a["run_id"]), str(b["run_id"])))
+                except (KeyError, TypeError):  # a record without outputs or that score: not tested
+                    continue
+    return names
 
 
 def _ordering_name(data: dict) -> str:

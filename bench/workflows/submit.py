@@ -182,7 +182,9 @@ def submit(
     if copy:
         out_path = submitted_outputs_file(results_dir, run_id)
         write_text_atomic(out_path, text)  # the outputs as scored (one per line, final newline)
-        shown = _display(out_path)
+        from bench.runs import display_path
+
+        shown = display_path(out_path)  # in the results folder: repo-relative or absolute, never '..'
     else:
         shown = _display(Path(hyp))
     record = RunRecord(
@@ -209,7 +211,8 @@ def submit(
 
 
 def _display(path: Path) -> str:
-    """:func:`bench.runs.display_path`, and a file beside the checkout (the shared data) relative to it."""
+    """A ``--no-copy`` file's label: :func:`bench.runs.display_path`, and a file beside the checkout (the shared
+    data) relative to it, as the committed third-party records name theirs."""
     import os
 
     from bench.runs import REPO_ROOT, display_path

@@ -12,6 +12,9 @@ from typing import Any
 
 from systems.presets import ranged, replace_fields
 
+#: the family whose FamilyConfig this one's config is (the model and its training are fairseq_transformer's; only
+#: the CTranslate2 settings below are this family's own, decode-only)
+CONFIG_FAMILY = "fairseq_nat"
 #: registered name -> the fairseq system whose checkpoint it converts
 VARIANTS: dict[str, str] = {"fairseq_transformer_ct2": "fairseq_transformer"}
 

@@ -58,14 +58,14 @@ def verified_split(task: str, split: str, data_dir: Path | str | None = None,
 def rederive_scores(rec: dict[str, Any], split: Split, session: Any = None) -> list[Difference]:
     """Every score, CI, item count and signature of ``rec``, and its output statistics, recomputed from its
     outputs and ``split`` (the whole verified split; the record's ``--limit`` prefix is taken here)."""
-    from bench.runs.lookup import outputs_text
+    from bench.runs.lookup import outputs_of
     from bench.scoring import score_split
     from bench.scoring.output_stats import output_stats
 
     rid = str(rec.get("run_id"))
     data = rec.get("data") or {}
     try:
-        outputs = outputs_text(rec).splitlines()
+        outputs = outputs_of(rec)  # the one line rule (split_lines), as the scorer reads them
     except (UserError, OSError, UnicodeDecodeError) as exc:
         return [Difference(rid, "outputs", (rec.get("outputs") or {}).get("path"), " ".join(str(exc).split()))]
     scored = first_examples(split, data.get("n_examples") if data.get("partial") else None)

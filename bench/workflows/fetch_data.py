@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import shutil
 import tarfile
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.api.atomic import write_bytes_atomic
 from bench.api.errors import DataError
 from bench.data.public_sources import MIRROR_ENV, Output, Source, catalogue
 from bench.data.sources import ENV_VAR, SUMS_FILE, default_data_dir, sha256_file
@@ -93,7 +92,7 @@ def add_sums(root: Path, pins: dict[str, str]) -> None:
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
     kept = [ln for ln in lines if ln.split(None, 1)[-1].lstrip("*").removeprefix("./").strip() not in pins]
     kept += [f"{sha}  ./{rel}" for rel, sha in pins.items()]
-    _write_atomic(path, ("\n".join(sorted(kept, key=lambda ln: ln.split(None, 1)[-1])) + "\n").encode())
+    write_bytes_atomic(path, ("\n".join(sorted(kept, key=lambda ln: ln.split(None, 1)[-1])) + "\n").encode())
 
 
 def _has(root: Path, out: Output) -> bool:
@@ -120,7 +119,7 @@ def _fetch(root: Path, src: Source, urls: list[str], *, force: bool, progress: P
                             f"{out.sha256[:12]}…. Fix: `bench fetch --data --force` downloads it again; if it "
                             "persists the upstream files changed.")
     for out in src.outputs:
-        _write_atomic(root / out.rel, made[out.member])
+        write_bytes_atomic(root / out.rel, made[out.member])
     shutil.rmtree(cache, ignore_errors=True)
     with contextlib.suppress(OSError):  # the last source's cache gone: no empty folder left
         cache.parent.rmdir()
@@ -204,18 +203,6 @@ def _members(archive: Path, outputs: Sequence[Output]) -> dict[str, bytes]:
         raise DataError(f"{archive}: not a readable tar archive ({exc}); removed. Fix: re-run "
                         "`bench fetch --data`.") from exc
     return found
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with io.FileIO(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def fetch_everything(data_dir: Path | str | None = None, *, mirror: str | None = None, dry_run: bool = False,

@@ -12,6 +12,8 @@ line is printed as it ends and the table is rewritten into ``--out`` after every
 - ``runs``: every family's smoke ``bench run --device cuda --no-score``, and the record says the GPU;
 - ``latency``: MIST Table 1's speed command, bounded (:data:`LATENCY_BOUNDS`): VALID, and encoder_bert's
   speed-up over fairseq_transformer in range on an H100/H200;
+- ``sweep``: the batch-size sweep (#48) of :data:`SWEEP_SYSTEMS` at B 1/32/128, 1 thread: VALID, batched
+  outputs equal B = 1's, and NVML energy when the step's share leaves room for it (:data:`ENERGY_NEED_S`);
 - ``training``: ``benchmarks/bench_training.py --device cuda``, a paper-shape step's examples/s and MFU.
 
 Standard library only, so it runs before anything is installed.
@@ -38,7 +40,7 @@ from gpu_check_table import Row, Table
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLE = ROOT / ".gpu-bundle"
-GROUPS = ("env", "tests", "runs", "latency", "training")
+GROUPS = ("env", "tests", "runs", "latency", "sweep", "training")
 #: one smoke run per family (and MIST's own decoding); fairseq only where it can train (compiled parts)
 FAMILY_RUNS = ("unilm", "copybert_selfcopy", "erniegen_base", "bert2bert_minilm_l6", "encoder_minilm_l6",
                "mist_minilm_l6")
@@ -59,6 +61,14 @@ DRY_RUN_ITEMS = 8
 #: a CPU dry run's smoke runs train 4 updates and decode 10 items: the same commands and code paths, sized so six of
 #: them fit a dry run's budget on a CPU shared with other work (as the training step takes --small there)
 DRY_RUN_SMOKE = ("--limit", "10", "--set", "steps=4")
+#: the GPU sweep (#48): the paper's AR baseline, one NAR and the encoder NAR, paper size, random weights,
+#: length-forced; CTranslate2's decoder joins when the environment step found it and its CUDA libraries load
+SWEEP_SYSTEMS = ("fairseq_transformer", "fairseq_nat", "encoder_bert")
+SWEEP_BATCH_SIZES = (1, 32, 128)
+#: a dry run on a CPU sweeps B 1/4 on 8 items: paper-size models at B 128 would take the CPU's whole budget
+DRY_RUN_SWEEP = ((1, 4), 8)
+#: extra seconds the sweep needs for energy: idle power and a >= 10 s window per (system, B) cell
+ENERGY_NEED_S = 10.0 * 2 + 12.0 * len(SWEEP_SYSTEMS) * len(SWEEP_BATCH_SIZES)
 #: encoder_bert over fairseq_transformer on an H100/H200 (the hand-placed reference: 8.79x on an H200)
 SPEEDUP_RANGE = (6.0, 11.0)
 #: (weight, least seconds) per step and device kind: a GPU's are estimates (nothing has run on one yet; the
@@ -66,8 +76,10 @@ SPEEDUP_RANGE = (6.0, 11.0)
 #: A generous weight costs nothing when the step ends early (what it leaves flows on), so the quick env probe
 #: gets room for a slow import (fairseq with SciPy and scikit-learn took over 21 s under load)
 COSTS: dict[str, dict[str, tuple[float, float]]] = {
-    "cuda": {"env": (40, 10), "tests": (60, 30), "run": (25, 15), "latency": (100, 45), "training": (60, 30)},
-    "cpu": {"env": (60, 10), "tests": (20, 10), "run": (70, 30), "latency": (330, 120), "training": (40, 20)},
+    "cuda": {"env": (40, 10), "tests": (60, 30), "run": (25, 15), "latency": (100, 45), "sweep": (80, 40),
+             "training": (60, 30)},
+    "cpu": {"env": (60, 10), "tests": (20, 10), "run": (70, 30), "latency": (330, 120), "sweep": (120, 60),
+            "training": (40, 20)},
 }
 
 
@@ -164,6 +176,8 @@ def plan_steps(only: set[str], kind: str) -> list[StepSpec]:
         specs += [StepSpec("runs", f"run {name}", *cost["run"]) for name in FAMILY_RUNS]
     if "latency" in only:
         specs.append(StepSpec("latency", "latency (MIST Table 1, bounded)", *cost["latency"]))
+    if "sweep" in only:
+        specs.append(StepSpec("sweep", "sweep (B 1/32/128)", *cost["sweep"]))
     if "training" in only:
         specs.append(StepSpec("training", "training step (bench_training)", *cost["training"]))
     return specs
@@ -240,9 +254,19 @@ def can(mod):
         return True
     except Exception:
         return False
+def ct2():
+    try:
+        import ctranslate2
+    except Exception as err:
+        return 'absent (' + type(err).__name__ + ')'
+    try:
+        n = ctranslate2.get_cuda_device_count()
+    except Exception as err:
+        return ctranslate2.__version__ + ': CUDA libraries do not load (' + str(err)[:120] + ')'
+    return ctranslate2.__version__ + (': cuda' if n else ': no CUDA device seen')
 print(json.dumps({{'device': d, 'name': name, 'torch': torch.__version__, 'fairseq': can('fairseq'),
                   'trains': can('fairseq.data.data_utils_fast'), 'libnat': can('fairseq.libnat'),
-                  'pytest': importlib.util.find_spec('pytest') is not None}}))
+                  'pytest': importlib.util.find_spec('pytest') is not None, 'ct2': ct2()}}))
 """
 
 
@@ -266,7 +290,8 @@ class Check:
         if spec.group == "runs":
             return self.smoke_run(spec.name.removeprefix("run "), share)
         steps: dict[str, Callable[[float], tuple[str, str]]] = {
-            "env": self.environment, "tests": self.gpu_tests, "latency": self.latency, "training": self.training}
+            "env": self.environment, "tests": self.gpu_tests, "latency": self.latency, "sweep": self.sweep,
+            "training": self.training}
         return steps[spec.group](share)
 
     def environment(self, share: float) -> tuple[str, str]:
@@ -280,7 +305,8 @@ class Check:
         self.info = info
         self.env["BENCH_GPU_NAME"] = info["name"]
         fairseq = "trains" if info["trains"] else "decodes only" if info["fairseq"] else "absent"
-        return "ok", f"{info['device']} = {info['name']}, torch {info['torch']}, fairseq {fairseq}"
+        return "ok", (f"{info['device']} = {info['name']}, torch {info['torch']}, fairseq {fairseq}, "
+                      f"ctranslate2 {info.get('ct2', '?')}")
 
     def gpu_tests(self, share: float) -> tuple[str, str]:
         if not self.info.get("pytest"):
@@ -330,6 +356,31 @@ class Check:
             detail += f"; not timed (need fairseq's compiled libnat): {', '.join(dropped)}"
         return status, detail
 
+    def sweep(self, share: float) -> tuple[str, str]:
+        """The batch sweep: paper size, random weights, 1 thread; energy only when the share leaves room."""
+        ct2 = str(self.info.get("ct2", ""))
+        systems = [*SWEEP_SYSTEMS, *(["fairseq_transformer_ct2"] if ct2.endswith(": cuda") else [])]
+        sizes, n = (SWEEP_BATCH_SIZES, 64) if self.kind == "cuda" else DRY_RUN_SWEEP
+        energy = self.kind == "cuda" and share >= COSTS["cuda"]["sweep"][1] + ENERGY_NEED_S
+        cmd = [sys.executable, "-m", "bench", "latency", "--task", "squad_qg", "--budget", "paper", "--weights",
+               "random", "--baseline", "fairseq_transformer", "--systems", ",".join(systems),
+               "--batch-sizes", ",".join(map(str, sizes)), "--threads", "1", "--n", str(n), "--rounds", "2",
+               *(["--energy"] if energy else []), "--record", "--results-dir", str(self.results),
+               "--device", self.device]
+        code, _, tail = run(cmd, self.env, ROOT, self.out / "sweep.log", share)
+        if code != 0:
+            return _ended(code, share, tail)
+        rec = _newest(self.results / "sweep", "")
+        if rec is None:
+            return "fail", "no sweep record written"
+        (self.out / "sweep.json").write_text(json.dumps(rec, indent=1))
+        status, detail = judge_sweep(rec, self.kind)
+        if not energy:
+            detail += f"; energy not measured (needs about {ENERGY_NEED_S:.0f} s more than the step's least time)"
+        if "fairseq_transformer_ct2" not in systems:
+            detail += f"; CTranslate2 not swept: {ct2 or 'not probed'}"
+        return status, detail
+
     def training(self, share: float) -> tuple[str, str]:
         cmd = [sys.executable, "benchmarks/bench_training.py", "--device", self.device]
         if self.kind != "cuda":
@@ -365,6 +416,38 @@ def judge_latency(rec: dict, gpu: str, kind: str) -> tuple[str, str]:
         detail += ": " + (text if len(text) <= 240 else text[:239] + "…")
     if verdict == "VALID":
         return ("ok" if in_range or not judged else "fail"), detail
+    if kind != "cuda" and reasons and all("canary" in r for r in reasons):
+        return "warn", detail + " (a CPU dry run: canary drift on a shared CPU is not judged)"
+    return "fail", detail
+
+
+def judge_sweep(rec: dict, kind: str) -> tuple[str, str]:
+    """(status, detail) of a sweep record: VALID and every system's batched outputs equal to B = 1's. The
+    detail gives sentences/s per system at the largest B, the crossovers, and J/sentence where measured. On
+    a CPU (a dry run) canary drift alone is a warning, as in :func:`judge_latency`."""
+    sw = rec.get("sweep") or {}
+    cells = sw.get("cells") or []
+    top = max((c["batch_size"] for c in cells), default=0)
+    rates = ", ".join(f"{c['system']} {c['sentences_per_s']:.0f}" for c in cells if c["batch_size"] == top)
+    energy = [f"{c['system']}@{c['batch_size']} {c['energy']['j_per_sentence']:.3g}"
+              for c in cells if (c.get("energy") or {}).get("status") == "measured"
+              and isinstance(c["energy"].get("j_per_sentence"), int | float)]
+    unread = sorted({str(c["energy"].get("status")) for c in cells
+                     if (c.get("energy") or {}).get("status", "").startswith("unreadable")})
+    agree = {nm: a.get("rate") for nm, a in (sw.get("agreement") or {}).items()}
+    differ = [f"{nm} {r:.0%}" for nm, r in agree.items() if isinstance(r, int | float) and r < 1.0]
+    detail = (f"{'VALID' if rec.get('valid') else 'INVALID'}; sent/s at B={top}: {rates}; crossover "
+              f"{json.dumps(sw.get('crossover', {}), sort_keys=True)}")
+    if energy:
+        detail += "; J/sentence " + ", ".join(energy)
+    if unread:
+        detail += "; energy " + "; ".join(unread)
+    if differ:
+        detail += "; batched != B=1: " + ", ".join(differ)
+    reasons = [str(r) for r in rec.get("invalid_reasons") or []]
+    if rec.get("valid"):
+        return "ok", detail
+    detail += ": " + "; ".join(reasons)[:240]
     if kind != "cuda" and reasons and all("canary" in r for r in reasons):
         return "warn", detail + " (a CPU dry run: canary drift on a shared CPU is not judged)"
     return "fail", detail

@@ -75,3 +75,21 @@ def test_the_default_loops_and_checks_its_lengths() -> None:
     assert echo.decode_batch(items, forced_lengths=[1, 2]) == ["x", "x x"]
     with pytest.raises(ValueError, match="one per item"):
         echo.decode_batch(items, forced_lengths=[1])
+
+
+def test_the_ar_transformer_forces_each_row_in_one_generator_call(task: TaskInfo, tmp_path: Path) -> None:
+    """The AR baseline's length-forced batch is one fairseq generator call with a length per row (the sweep's
+    throughput is of a real batched decode), not the per-item loop; each row still matches its B = 1 output."""
+    pytest.importorskip("fairseq", reason="fairseq baselines need `make fairseq`")
+    system = build("fairseq_transformer", "smoke", {"weights": "random"})
+    fit_on(system, task, tmp_path / "ar", "cpu")
+    assert system.batched_decode
+    items = _items(task)
+    lengths = [2 + (i * 7) % 13 for i in range(len(items))]
+    single = [system.decode_one(ex, forced_length=n) for ex, n in zip(items, lengths, strict=True)]
+
+    def no_loop(*_a: object, **_k: object) -> str:
+        raise AssertionError("decode_batch fell back to one decode_one per item")
+
+    system.decode_one = no_loop  # type: ignore[method-assign]
+    assert system.decode_batch(items, forced_lengths=lengths) == single

@@ -174,6 +174,13 @@ def test_forced_length_is_exact_and_batches_bucket_by_length(toy_task: TaskInfo,
     summary = [(n, o["min_decoding_length"], o["max_decoding_length"], lens) for n, o, lens in recorder.calls]
     assert summary == [(1, 6, 6, [6]), (2, 3, 3, [3, 3]), (2, 5, 5, [5, 5]), (1, 9, 9, [9])]
     assert system.last_iterations == 3 + 5 + 9
+    # the sweep's batch is the same bucketed call set (a real batched decode), and free decoding is one call
+    assert system.batched_decode
+    recorder.calls.clear()
+    assert system.decode_batch(items, [3, 5, 3, 9, 5]) == system.decode_forced(items, [3, 5, 3, 9, 5])
+    assert [n for n, _, _ in recorder.calls[:3]] == [2, 2, 1]
+    with pytest.raises(ValueError, match="one per"):
+        system.decode_batch(items, [3])
 
 
 def test_random_weights_convert_the_untrained_model_for_timing(tmp_path: Path) -> None:

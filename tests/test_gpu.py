@@ -78,3 +78,37 @@ def test_a_gpu_measurement_of_two_placed_systems_is_valid(task, tmp_path: Path) 
                      device=device, warmup_s=1.0, min_duration_s=2.0)
     assert report.settings.placement.startswith("cuda")
     assert report.invalid_reasons == [], report.invalid_reasons
+
+
+def test_the_sweeps_gpu_peak_is_reset_per_system() -> None:
+    """#48: one system's peak cannot hide another's — a small pass after a large one reports the small peak."""
+    from bench.latency.memory import cuda_peak
+
+    def alloc(n_mb: int):
+        return lambda: torch.empty(n_mb * 2**20, dtype=torch.uint8, device="cuda").fill_(1)
+
+    big = cuda_peak(alloc(256))
+    small = cuda_peak(alloc(16))
+    assert big.peak_bytes - big.base_bytes >= 256 * 2**20
+    assert 16 * 2**20 <= small.peak_bytes - small.base_bytes < 256 * 2**20
+
+
+def test_nvml_energy_is_read_over_a_window() -> None:
+    """#48: NVML's total-energy counter opens on this GPU and a busy window costs more than its idle part."""
+    from bench.latency.energy import EnergyUnreadable, measure_energy, open_counter
+
+    try:
+        counter = open_counter("cuda")
+    except EnergyUnreadable as err:
+        pytest.skip(f"NVML unreadable here: {err}")
+    x = torch.randn(4096, 4096, device="cuda")
+
+    def work() -> int:
+        for _ in range(20):
+            x @ x
+        torch.cuda.synchronize()
+        return 20
+
+    res = measure_energy(work, counter, min_window_s=2.0, idle_s=0.5)
+    assert res["status"] == "measured" and res["covers"]
+    assert res["joules"] > 0 and res["sentences"] >= 20

@@ -44,7 +44,7 @@ def test_only_selects_steps_and_names_a_wrong_one() -> None:
     assert [s.group for s in specs] == ["env", "latency"]
     runs = gpu_check.plan_steps(gpu_check._only("runs"), "cpu")
     assert [s.name for s in runs][1:] == [f"run {n}" for n in gpu_check.FAMILY_RUNS]
-    with pytest.raises(SystemExit, match="--only bogus: unknown step; choose from env,tests,runs,latency,training"):
+    with pytest.raises(SystemExit, match="--only bogus: unknown step; choose from env,tests,runs,latency,sweep,"):
         gpu_check._only("tests,bogus")
 
 
@@ -112,7 +112,9 @@ def test_a_check_killed_part_way_leaves_the_table_of_its_finished_steps(tmp_path
     summary = out / "summary.json"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if summary.is_file() and any(r["status"] == "running" for r in json.loads(summary.read_text())["steps"]):
+        # wait for the *second* step: the environment step also reads "running" for a moment before it ends
+        if summary.is_file() and any(r["name"] == "pytest -m gpu" and r["status"] == "running"
+                                     for r in json.loads(summary.read_text())["steps"]):
             break
         time.sleep(0.1)
     else:
@@ -156,3 +158,28 @@ def test_the_verdict_counts_a_step_skipped_for_the_budget_as_no_pass(tmp_path: P
     table.write(final=True)
     assert json.loads((tmp_path / "summary.json").read_text())["verdict"] == "FAILED: training"
     assert (tmp_path / "summary.md").read_text().startswith("# gpu-check: FAILED: training")
+
+
+def _sweep(valid: bool, reasons: list[str], rate: float = 1.0, energy: dict | None = None) -> dict:
+    cells = [{"system": nm, "batch_size": b, "sentences_per_s": 10.0 * b, "energy": energy or {"status": "x"}}
+             for nm in ("fairseq_transformer", "fairseq_nat") for b in (1, 128)]
+    return {"valid": valid, "invalid_reasons": reasons,
+            "sweep": {"cells": cells, "crossover": {"1": {"fairseq_nat": 128}},
+                      "agreement": {"fairseq_nat": {"rate": rate}}}}
+
+
+def test_the_sweep_verdict_names_throughput_agreement_and_energy() -> None:
+    """#48's GPU sweep step: VALID passes and says sent/s at the largest B; a batched output that differs
+    from B = 1's is named; measured energy is shown per cell; canary drift alone only warns on a CPU."""
+    status, detail = gpu_check.judge_sweep(_sweep(True, [], energy={"status": "measured", "j_per_sentence": 0.5}),
+                                           "cuda")
+    assert status == "ok" and "sent/s at B=128: fairseq_transformer 1280, fairseq_nat 1280" in detail
+    assert "J/sentence fairseq_transformer@1 0.5" in detail
+    differ = ["fairseq_nat: batched outputs differ from B=1 on 3/64 items"]
+    status, detail = gpu_check.judge_sweep(_sweep(False, differ, rate=61 / 64), "cuda")
+    assert status == "fail" and "batched != B=1: fairseq_nat 95%" in detail
+    drift = ["threads=1 B=1: device canary drifted by 40%"]
+    assert gpu_check.judge_sweep(_sweep(False, drift), "cpu")[0] == "warn"
+    assert gpu_check.judge_sweep(_sweep(False, drift), "cuda")[0] == "fail"
+    unread = {"status": "unreadable: pynvml is not installed"}
+    assert "energy unreadable: pynvml" in gpu_check.judge_sweep(_sweep(True, [], energy=unread), "cuda")[1]

@@ -185,3 +185,15 @@ def test_cpu_peak_is_above_the_rss_before_the_pass() -> None:
     values = iter([100] + [100, 250, 180] + [150] * 1000)
     peak = memory.cpu_peak(lambda: __import__("time").sleep(0.02), read=lambda: next(values))
     assert peak.base_bytes == 100 and peak.peak_bytes == 250 and peak.added_bytes == 150
+
+
+def test_min_batches_sets_the_batches_at_a_large_b_and_agreement_reuses_b1(clock: Clock) -> None:
+    """--min-batches 2: B=16 times max(2, 16/16) = 2 batches; the batched-vs-single check compares the items
+    B = 1 timed (a prefix of every B's stream) instead of decoding every batched item again one by one."""
+    systems, out = run(clock, min_batches=2)
+    cells = {(c["system"], c["batch_size"]): c for c in out["cells"]}
+    assert len(cells["ar", 16]["batch_ns"]) == 2 and len(cells["ar", 1]["batch_ns"]) == 16
+    assert out["min_batches"] == 2
+    assert out["agreement"]["nar"]["compared"] == 2 * 16  # B=4 and B=16 each against B=1's 16 items
+    with pytest.raises(ValueError, match="--min-batches 0"):
+        run(clock, min_batches=0)

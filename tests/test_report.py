@@ -87,7 +87,8 @@ def test_invalid_json_and_duplicate_ids(tmp_path, records):
 # --- golden tables, cell by cell ------------------------------------------------------------------
 def test_golden_mist_table1_cpu(records):
     header, rows = _grid(render_table("mist", "1", records, "cpu"))
-    assert header == ["Section", "Model", "System", "ROUGE-L", "BLEU-4", "METEOR", "Iter.", "Speed", "Status"]
+    assert header == ["Section", "Model", "System", "ROUGE-L", "BLEU-4", "METEOR", "Iter.", "Speed", "vs CT2 int8",
+                      "Status"]
     assert rows["NAR|MIST(MiniLM) †"] == [
         "NAR",
         "MIST(MiniLM) †",
@@ -97,6 +98,7 @@ def test_golden_mist_table1_cpu(records):
         "18.93(+1.62) / 15.50 (cpu) / −3.43",
         "1 / 1 (cpu) / ±0",
         "8.3× / 5.50× (cpu) / −2.80×",
+        "—",
         "run [2]",
     ]
     assert rows["NAR|Encoder MiniLM init †"] == [
@@ -108,6 +110,7 @@ def test_golden_mist_table1_cpu(records):
         "17.31 / 14.00 (cpu, partial) / −3.31",
         "1 / not timed (cpu, partial)",
         "8.3× / not timed (cpu, partial)",
+        "—",
         "run [1]",
     ]
     assert rows["NAR|Encoder random init †"] == [
@@ -119,6 +122,7 @@ def test_golden_mist_table1_cpu(records):
         "7.37",
         "1",
         "8.3×",
+        "—",
         "not run",
     ]
     assert rows["NAR|MIST(UniLM) †"][2:] == [
@@ -128,13 +132,16 @@ def test_golden_mist_table1_cpu(records):
         "21.68(+0.58)",
         "1",
         "8.3×",
+        "—",
         "cannot run here: the cpu budget has only the MiniLM-L6 backbone (see the MiniLM row)",
     ]
     assert rows["AR|Transformer(Vaswani et al. 2017) ‡"][-1] == "not run"
     assert rows["NAR|BANG(Qi et al. 2020a) ‡"][-1].startswith("cannot run here: BANG checkpoint")
     context = rows["|Copy the source (harness reference, not in the paper)"]
     assert context[-1] == "not run: `bench run --system copy_source --task squad_qg --budget cpu`"
-    assert len(rows) == 19
+    ct2 = rows["AR|Transformer decoded by CTranslate2 (harness reference, not in the paper)"]
+    assert ct2[2:] == ["fairseq_transformer_ct2", "", "", "", "", "–", "—", "not timed: see the vs CT2 note"]
+    assert len(rows) == 20
 
 
 def test_reference_baseline_row_shows_the_run_over_the_column_s_examples(records):

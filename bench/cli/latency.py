@@ -58,6 +58,15 @@ def latency(
                                         "length, the same for every system).")] = "none",
     energy: Annotated[bool, typer.Option(help="With --batch-sizes: J/sentence from RAPL (CPU) or NVML (GPU) over "
                                          ">= 10 s per cell, idle power subtracted.")] = False,
+    min_batches: Annotated[int, typer.Option(help="With --batch-sizes: timed batches per B at least (max(this, "
+                                             "--n / B)); fewer make a large B affordable on a CPU and its CI wider.")
+                           ] = 8,
+    quiet_gate: Annotated[float | None, typer.Option(
+        help="Time each item (batch) only in a quiet window: a probe of the canary workloads before and after "
+        "it must read within this fraction of its reference (the 10th percentile of its readings), else the "
+        "timing is discarded and taken again, e.g. "
+        "0.15. For machines whose contention comes in bursts; recorded and named in the signature "
+        "(docs/latency.md).")] = None,
 ) -> None:
     """Batch-size-1 latency of several systems, interleaved, with speedups and bootstrap CIs.
 
@@ -83,10 +92,11 @@ def latency(
             harness = harness_info()  # the code that timed, for the record
         if batch_sizes is not None:
             _render_sweep(plan, batch_sizes, threads, bucket, energy, data_dir, device, results_dir if record else None,
-                   harness, as_json)
+                          harness, as_json, min_batches, quiet_gate)
             return
         done = run_latency(plan, data_dir=data_dir, device=device, say=ui.say(ui.err_console),
-                           console=ui.err_console, record_to=results_dir if record else None, harness=harness)
+                           console=ui.err_console, record_to=results_dir if record else None, harness=harness,
+                           quiet_gate=quiet_gate)
     except (UserError, ValueError, ImportError) as exc:
         ui.fail(str(exc))
     if as_json:
@@ -98,12 +108,14 @@ def latency(
 
 
 def _render_sweep(plan: object, batch_sizes: str, threads: str, bucket: str, energy: bool, data_dir: object,
-                  device: str, record_to: object, harness: object, as_json: bool) -> None:
+                  device: str, record_to: object, harness: object, as_json: bool, min_batches: int = 8,
+                  quiet_gate: float | None = None) -> None:
     """``--batch-sizes``: the sweep instead of the single-stream meter (records under sweep/)."""
     from bench.latency.plan import positive_ints, run_sweep
 
     record, path = run_sweep(plan, positive_ints("--batch-sizes", batch_sizes), positive_ints("--threads", threads),  # type: ignore[arg-type]
                              bucket=bucket, energy=energy, data_dir=data_dir, device=device,  # type: ignore[arg-type]
+                             min_batches=min_batches, quiet_gate=quiet_gate,
                              say=ui.say(ui.err_console), record_to=record_to, harness=harness)  # type: ignore[arg-type]
     if as_json:
         sys.stdout.write(json.dumps(record, indent=2) + "\n")

@@ -90,6 +90,9 @@ def compare(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Compute again rather than read the result cached "
                                            "in $BENCH_CACHE/compare (keyed by both outputs, split, recipe and "
                                            "code; never evidence, and never shown over a record's number).")] = False,
+    agree_first: Annotated[int, typer.Option(help="Also count byte-identical outputs over the first N items "
+                                             "(and all): does a converted decoder write what the original does?")
+                           ] = 200,
 ) -> None:
     """Paired significance (bootstrap and approximate randomisation) between two runs or two outputs files.
 
@@ -125,8 +128,12 @@ def compare(
             results = [cached_compare(n, hyps_a, hyps_b, sp, session=session, use_cache=not no_cache,
                                       stored={k: r["scores"].get(n) for k, r in zip("ab", records, strict=True)}
                                       if records else None) for n in names]
+        from bench.scoring.agreement import identical_line, identical_outputs
+
+        agree = identical_outputs(hyps_a, hyps_b, agree_first)
     except (scoring.ScoringError, RunLookupError, ValueError) as exc:
         ui.fail(str(exc))
+    results = [{**r, "identical": agree} for r in results]
     if as_json:
         ui.console.print_json(json.dumps(results[0] if len(results) == 1 else results))
         return
@@ -146,6 +153,7 @@ def compare(
         ui.console.print(table)
         for line in folded(result["signature"], ui.console.width):
             ui.console.print(ui.plain(line, style="dim"))
+    ui.console.print(ui.plain(identical_line(agree)))
     ui.console.print(FOOTNOTE, markup=False)
 
 

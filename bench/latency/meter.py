@@ -21,6 +21,7 @@ from bench.env.device import resolve_device
 from bench.env.fingerprint import device_label, environment_fingerprint, identity_changes
 from bench.latency.canary import CanarySet, default_canaries
 from bench.latency.clock import Synchronizer
+from bench.latency.gate import QuietGate, gate_for
 from bench.latency.outputs import check_outputs, reference_for
 from bench.latency.progress import MeterProgress
 from bench.latency.report import LatencyReport, Settings, SystemLatency, latency_signature
@@ -51,24 +52,15 @@ class _Runner:
     def timed_s(self) -> float:
         return sum(self.latencies) / 1e9
 
-    def run(self, idx: int, keep: bool) -> int:
-        """Time example ``idx``; store the observation when ``keep`` (warm-up passes False)."""
+    def run(self, idx: int, keep: bool, gate: QuietGate | None = None) -> int:
+        """Time example ``idx``; store the observation when ``keep`` (warm-up passes False). With ``gate``
+        the item is timed again until it ran in a quiet window (:mod:`bench.latency.gate`)."""
         ex = self.examples[idx]
-        fn = self.fn
         try:
-            if self.sync.device == "cuda":
-                out, ns, ev_ms = self._run_cuda(ex, idx)
-            elif self.forced is None:
-                t0 = perf_counter_ns()
-                out = fn(ex)
-                ns = perf_counter_ns() - t0
-                ev_ms = None
+            if gate is None:
+                out, ns, ev_ms = self._time_once(ex, idx)
             else:
-                length = self.forced[idx]
-                t0 = perf_counter_ns()
-                out = fn(ex, forced_length=length)
-                ns = perf_counter_ns() - t0
-                ev_ms = None
+                out, ns, ev_ms = gate.time(self.name, lambda: self._time_once(ex, idx))
         except Exception as err:  # name system and item: a bare traceback from inside a model is opaque
             raise RuntimeError(
                 f"System '{self.name}' failed in decode_one on example {ex.id!r} (index {idx}): {err}"
@@ -85,6 +77,19 @@ class _Runner:
             if ev_ms is not None:
                 self.event_ms.append(ev_ms)
         return ns
+
+    def _time_once(self, ex: Example, idx: int) -> tuple[Any, int, float | None]:
+        fn = self.fn
+        if self.sync.device == "cuda":
+            return self._run_cuda(ex, idx)
+        if self.forced is None:
+            t0 = perf_counter_ns()
+            out = fn(ex)
+            return out, perf_counter_ns() - t0, None
+        length = self.forced[idx]
+        t0 = perf_counter_ns()
+        out = fn(ex, forced_length=length)
+        return out, perf_counter_ns() - t0, None
 
     def _run_cuda(self, ex: Example, idx: int) -> tuple[str, int, float | None]:
         sync = self.sync.sync
@@ -128,6 +133,7 @@ def measure(
     progress: bool = True,
     console: Any = None,
     canaries: Callable[[str], CanarySet] | None = None,
+    quiet_gate: float | None = None,
 ) -> LatencyReport:
     """Time every system on the same seeded items, interleaved in rounds, and judge the run.
 
@@ -147,6 +153,8 @@ def measure(
     ``canaries`` builds the run's canaries for the resolved device (default
     :func:`~bench.latency.canary.default_canaries`: sized on this machine, GPU warmed up); the run is
     INVALID when a judged canary's per-round median drifts by more than ``canary_tolerance``.
+    ``quiet_gate`` (a tolerance, e.g. 0.15) times each item only in a quiet window of the judged canaries
+    (:mod:`bench.latency.gate`): for machines whose contention comes in bursts; recorded and signed.
     """
     from bench.api.precision import autocast, resolve_precision
 
@@ -160,7 +168,7 @@ def measure(
         n=n, rounds=rounds, warmup_items=warmup_items, warmup_s=warmup_s, min_items=min_items,
         min_duration_s=min_duration_s, max_duration_s=max_duration_s, max_items=max_items, seed=seed,
         length_forced=length_forced, device=device, sync=sync.name, canary_tolerance=canary_tolerance,
-        precision=resolve_precision(precision, device).effective, placement=placement,
+        precision=resolve_precision(precision, device).effective, placement=placement, quiet_gate=quiet_gate,
     )
     fp_before = environment_fingerprint()
     forced = [len(ex.target.split()) for ex in examples] if length_forced else None
@@ -176,6 +184,7 @@ def measure(
             warm[nm] = _warm_up(runners[nm], plan, warmup_items, warmup_s, bar)
         # sized (and the GPU warmed up) right before timing, so the clocks it saw are the ones timing sees
         canary_set = (canaries or default_canaries)(device)
+        gate = None if quiet_gate is None else gate_for(canary_set, quiet_gate)
         sizes = round_sizes(n, rounds)
         stream = plan.timed()
         bar.start_timing(total=n * len(names))
@@ -186,7 +195,7 @@ def measure(
         t_start = time.perf_counter()
         try:
             r = _timed_rounds(runners, names, rounds, sizes, stream, canary_set, min_duration_s,
-                              max_duration_s, max_items, t_start, bar)
+                              max_duration_s, max_items, t_start, bar, gate)
         finally:
             gc.unfreeze()
     fp_after = environment_fingerprint()
@@ -229,6 +238,14 @@ def measure(
     if n_timed < min_items:
         run_reasons.append(f"too few items: {n_timed} timed per system < min_items={min_items}")
     run_reasons += canary_set.reasons(canary_tolerance)
+    if gate is not None:
+        run_reasons += gate.reasons(exempt=frozenset(nm for nm in names if runners[nm].probe))
+        c = {nm: gate.counts.get(nm) for nm in names}
+        retimed = sum(x.retimed for x in c.values() if x)
+        notes.append(f"quiet gate {quiet_gate:g}: {retimed} timing(s) discarded and re-timed, "
+                     f"{sum(x.ungated for x in c.values() if x)} item(s) ungated, reference probe "
+                     f"{gate.reference_ms:.3f} ms (p{gate.reference_quantile * 100:g} of {gate.readings} readings, "
+                     f"fastest {gate.fastest_ms:.3f} ms; {gate.slow_readings} slow)")
     run_reasons += misplaced(systems, device)
     run_reasons += [f"environment changed during timing: {c}" for c in identity_changes(fp_before, fp_after)]
 
@@ -244,6 +261,7 @@ def measure(
         canary_backend=canary_set.device.workload.backend,
         host_canary_drift=canary_set.host.drift(),
         canary_info=canary_set.to_json(),
+        quiet_gate=None if gate is None else gate.to_json(),
         fingerprint_before=fp_before,
         fingerprint_after=fp_after,
         run_reasons=run_reasons,
@@ -268,7 +286,7 @@ def misplaced(systems: Mapping[str, Any], device: str) -> list[str]:
 def _timed_rounds(
     runners: dict[str, _Runner], names: list[str], rounds: int, sizes: list[int], stream: Any,
     canary_set: CanarySet, min_duration_s: float, max_duration_s: float | None,
-    max_items: int | None, t_start: float, bar: MeterProgress,
+    max_items: int | None, t_start: float, bar: MeterProgress, gate: QuietGate | None = None,
 ) -> int:
     """The planned rounds, then extra rounds until every non-probe system met ``min_duration_s``.
 
@@ -289,13 +307,15 @@ def _timed_rounds(
             size = max(sizes) if max_items is None else max(1, min(max(sizes), max_items - done))
             bar.extend(size * len(names))
         items = [next(stream) for _ in range(size)]
+        if gate is not None:
+            gate.wait()  # the round canaries then judge the machine's quiet speed, which the gate cannot see
         canary_set.measure(r)
         for nm in rotated(names, r):
             gc.collect(1)  # the previous system's young garbage must not be collected on this one's clock
             bar.describe(f"round {r + 1}: {nm}")
             runner = runners[nm]
             for idx in items:
-                runner.run(idx, keep=True)
+                runner.run(idx, keep=True, gate=gate)
                 bar.advance()
         r += 1
 

@@ -98,7 +98,7 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
 
 def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str = "auto",
                 say: Callable[[str], None] = print, console: Any = None, record_to: Path | None = None,
-                harness: Mapping[str, Any] | None = None) -> LatencyRun:
+                harness: Mapping[str, Any] | None = None, quiet_gate: float | None = None) -> LatencyRun:
     """Place, build (every system first: a bad override writes no split cache), time ``plan`` interleaved
     and, with ``record_to`` (a results folder), write its latency record (``harness``: the code that timed)."""
     import tempfile
@@ -120,7 +120,8 @@ def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str 
         report = measure(prep.systems, list(sp.examples), baseline=plan.baseline, n=plan.n, rounds=plan.rounds,
                          length_forced=plan.length_forced, seed=plan.seed, min_items=plan.min_items,
                          console=console, precision=plan.precision, device=placed,
-                         warmup_items=plan.warmup_items, warmup_s=plan.warmup_s, min_duration_s=plan.min_duration_s)
+                         warmup_items=plan.warmup_items, warmup_s=plan.warmup_s, min_duration_s=plan.min_duration_s,
+                         quiet_gate=quiet_gate)
     if record_to is None:
         return LatencyRun(report)
     spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),
@@ -145,9 +146,10 @@ def positive_ints(option: str, text: str) -> list[int]:
 
 
 def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[int], *, bucket: str = "none",
-              energy: bool = False, data_dir: Path | None = None, device: str = "auto",
+              energy: bool = False, min_batches: int = 8, data_dir: Path | None = None, device: str = "auto",
               say: Callable[[str], None] = print, record_to: Path | None = None,
-              harness: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], Path | None]:
+              harness: Mapping[str, Any] | None = None, quiet_gate: float | None = None,
+              ) -> tuple[dict[str, Any], Path | None]:
     """``bench latency --batch-sizes``: build ``plan``'s systems as :func:`run_latency` does, sweep them
     (:func:`bench.latency.sweep.sweep`) and, with ``record_to``, write ``sweep/<id>.json`` there (a record
     of its own kind, so the latency records and the tables that read them are untouched)."""
@@ -160,7 +162,7 @@ def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[i
     from bench.latency.prepare import prepare
     from bench.latency.record import system_summary
     from bench.latency.sweep import sweep
-    from bench.store.files import write_json
+    from bench.store.sweeps import write_sweep_record
 
     placed = resolve_device(device)
     activate(placed)
@@ -170,8 +172,10 @@ def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[i
                        say=say, device=placed)
         sp = load_split(plan.task, plan.split, data_dir=data_dir)
         result = sweep(prep.systems, list(sp.examples), plan.baseline, batch_sizes, threads, min_items=plan.n,
-                       rounds=plan.rounds, seed=plan.seed, length_forced=plan.length_forced, bucket=bucket,
-                       device=placed, energy=energy, workdirs={n: Path(work) / n for n in names}, say=say)
+                       min_batches=min_batches, rounds=plan.rounds, seed=plan.seed,
+                       length_forced=plan.length_forced, bucket=bucket,
+                       device=placed, energy=energy, workdirs={n: Path(work) / n for n in names}, say=say,
+                       quiet_gate=quiet_gate)
     fp = environment_fingerprint()
     created = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
     spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),
@@ -184,5 +188,5 @@ def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[i
               "harness": dict(harness or {}), "device": device_label(fp, placed.split(":")[0]), "fingerprint": fp,
               "systems": {n: system_summary(prep.infos[n]) for n in names}, "sweep": result, "valid": result["valid"],
               "invalid_reasons": result["invalid_reasons"]}
-    path = None if record_to is None else write_json(Path(record_to) / "sweep" / f"{sweep_id}.json", record)
+    path = None if record_to is None else write_sweep_record(record_to, record)  # checked and sealed
     return record, path

@@ -116,6 +116,7 @@ def build_record(
         "baseline": whole["baseline"],
         "wall_s": whole["wall_s"],
         "canary": whole["canary"],
+        **({"quiet_gate": whole["quiet_gate"]} if "quiet_gate" in whole else {}),
         "fingerprint_before": whole["fingerprint_before"],
         "fingerprint_after": whole["fingerprint_after"],
         "systems": systems,

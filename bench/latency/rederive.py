@@ -5,7 +5,8 @@ Why: the speed columns print ``speedup.mean`` and its CI as facts. Here they, an
 by ``bench latency --record``) through the meter's own arithmetic (:func:`bench.latency.stats.summarize`,
 :func:`bench.latency.stats.paired_bootstrap_speedup`, with the record's resamples and seed). A record
 written before items were kept can only be checked for consistency: each speed-up must be the ratio of
-the stored means (and medians); the result says so in its notes.
+the stored means (and medians); the result says so in its notes. A CTranslate2 system's compute type (what
+the speed view's "vs CT2" column names) must agree with what the record's spec asked for.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def rederive_latency(rec: dict[str, Any], where: str | None = None) -> LatencyCh
                          "means and medians only")
     for name, entry in sorted(systems.items()):
         at = f"{where} systems.{name}"
+        out.differences += _compute_type(at, rec, name, entry)
         items = _timings(entry)
         stats = entry.get("stats") or {}
         if items is not None:
@@ -75,6 +77,31 @@ def rederive_latency(rec: dict[str, Any], where: str | None = None) -> LatencyCh
         if "median" in sp:
             out.differences += compare_numbers(at, "speedup.median (baseline p50_ms ÷ p50_ms)", sp.get("median"),
                                                _ratio(bstats.get("p50_ms"), stats.get("p50_ms")))
+    return out
+
+
+#: CTranslate2's "default" compute type by device, as ``systems/fairseq_ct2/presets.py`` resolves it
+CT2_DEFAULT = {"cpu": "int8", "cuda": "float16"}
+
+
+def _compute_type(at: str, rec: dict[str, Any], name: str, entry: dict[str, Any]) -> list[Difference]:
+    """A CTranslate2 system's compute type (the "vs CT2" column's header) against what the record asked for: the
+    override in ``spec``, and the device's default when none was set. No timing can derive it; it must agree."""
+    config = (entry.get("system") or {}).get("config") or {}
+    ct2 = config.get("ctranslate2")
+    if not isinstance(ct2, dict):
+        return []
+    out: list[Difference] = []
+    asked = (((rec.get("spec") or {}).get("overrides") or {}).get(name) or {}).get("compute_type")
+    if asked is not None and ct2.get("compute_type") != asked:
+        out.append(Difference(at, "system.config.ctranslate2.compute_type", ct2.get("compute_type"),
+                              f"{asked} (spec.overrides)"))
+    setting = ct2.get("compute_type") if asked is None else asked
+    device = str((rec.get("settings") or {}).get("device") or "").partition(":")[0]
+    expected = CT2_DEFAULT.get(device) if setting in (None, "default") else setting
+    if expected is not None and ct2.get("compute_type_used") != expected:
+        out.append(Difference(at, "system.config.ctranslate2.compute_type_used", ct2.get("compute_type_used"),
+                              f"{expected} ({setting or 'default'} on {device})"))
     return out
 
 

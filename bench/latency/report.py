@@ -35,6 +35,7 @@ class Settings:
     canary_tolerance: float
     precision: str = "fp32"  # what every system decoded in (autocast), the same for all of them
     placement: str = ""  # the concrete device every system was placed on (cpu, cuda:N); "" in old records
+    quiet_gate: float | None = None  # --quiet-gate's tolerance: items timed only in quiet windows (None: off)
 
 
 @dataclass
@@ -78,6 +79,7 @@ class LatencyReport:
     wall_s: float = 0.0
     host_canary_drift: float | None = None
     canary_info: dict[str, Any] = field(default_factory=dict)  # both canaries: sizes, sizing, warm-up, judged
+    quiet_gate: dict[str, Any] | None = None  # what the quiet gate did (bench.latency.gate), None when off
 
     @property
     def invalid_reasons(self) -> list[str]:
@@ -157,6 +159,7 @@ class LatencyReport:
                 "drift": self.canary_drift,
                 "median_ms_per_round": [c.median_ms for c in self.canary],
             },
+            **({"quiet_gate": self.quiet_gate} if self.quiet_gate is not None else {}),
             "fingerprint_before": self.fingerprint_before,
             "fingerprint_after": self.fingerprint_after,
             "systems": {
@@ -196,6 +199,7 @@ def latency_signature(
         f"threads:{threads}",
         f"mode:{'length-forced' if settings.length_forced else 'free'}",
         *([f"prec:{settings.precision}"] if settings.precision != "fp32" else []),
+        *([f"gate:{settings.quiet_gate:g}"] if settings.quiet_gate is not None else []),
         f"v:{LATENCY_VERSION}",
     ]
     return "|".join(parts)

@@ -14,6 +14,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
@@ -21,6 +22,7 @@ from bench.api.types import Example
 from bench.latency.canary import CanarySet, default_canaries
 from bench.latency.clock import Synchronizer
 from bench.latency.energy import EnergyUnreadable, measure_energy, open_counter
+from bench.latency.gate import QuietGate, gate_for
 from bench.latency.memory import peak_memory
 from bench.latency.schedule import ItemPlan, rotated
 from bench.latency.stats import paired_bootstrap_speedup
@@ -47,14 +49,19 @@ def sweep(
     length_forced: bool = False, bucket: str = "none", device: str = "cpu", energy: bool = False,
     energy_window_s: float = 10.0, canary_tolerance: float = 0.25, bootstrap_resamples: int = 2000,
     canaries: Callable[[str], CanarySet] | None = None, workdirs: Mapping[str, Any] | None = None,
-    say: Callable[[str], None] = lambda _m: None,
+    say: Callable[[str], None] = lambda _m: None, quiet_gate: float | None = None,
 ) -> dict[str, Any]:
-    """Time ``systems`` at every (threads, B); returns the ``sweep`` section of a record (docs/latency.md)."""
+    """Time ``systems`` at every (threads, B); returns the ``sweep`` section of a record (docs/latency.md).
+
+    ``quiet_gate`` (a tolerance) times each batch only in a quiet window (:mod:`bench.latency.gate`); each
+    cell then records what the gate did."""
     from bench.api.threads import using_threads
     from bench.latency.memory import model_size
 
     if baseline is not None and baseline not in systems:
         raise ValueError(f"Baseline '{baseline}' is not among the swept systems ({', '.join(systems)}).")
+    if min_batches < 1:
+        raise ValueError(f"--min-batches {min_batches}: time at least one batch per B, e.g. --min-batches 3.")
     if not batch_sizes or min(batch_sizes) < 1 or min(threads, default=0) < 1:
         raise ValueError("--batch-sizes and --threads need positive integers, e.g. --batch-sizes 1,8,32 --threads 1,2.")
     names, kind = list(systems), device.split(":")[0]
@@ -63,18 +70,28 @@ def sweep(
     sync = Synchronizer(kind)
     cells: list[dict[str, Any]] = []
     reasons: list[str] = []
+    gates: dict[str, QuietGate] = {}
     agreement: dict[str, dict[str, Any]] = {
         nm: {"compared": 0, "agreed": 0, "first_difference": None} for nm in names}
     for t in threads:
         with using_threads(t):
             canary_set = (canaries or default_canaries)(kind)
+            gate = None if quiet_gate is None else gate_for(canary_set, quiet_gate)
+            if gate is not None:
+                gates[str(t)] = gate
             outputs_b1: dict[str, dict[int, str]] = {}
             for b in sorted(batch_sizes):
                 n_batches = max(min_batches, math.ceil(min_items / b))
                 plan = batches_for(examples, b, n_batches, seed, bucket)
                 say(f"[sweep] threads={t} B={b}: {len(plan)} batches x {len(names)} systems")
-                timed = _timed(systems, names, plan, examples, forced, sync, canary_set, rounds, b)
+                timed = _timed(systems, names, plan, examples, forced, sync, canary_set, rounds, b, gate)
                 reasons += [f"threads={t} B={b}: {r}" for r in canary_set.reasons(canary_tolerance)]
+                gated: dict[str, Any] = {}
+                if gate is not None:
+                    reasons += [f"threads={t} B={b}: {r}" for r in gate.reasons(
+                        exempt=frozenset(nm for nm in names if systems[nm].latency_probe))]
+                    gated = {nm: asdict(c) for nm, c in gate.counts.items()}
+                    gate.counts.clear()
                 canary_set.device.rounds.clear()
                 canary_set.host.rounds.clear()
                 for nm in names:
@@ -82,9 +99,13 @@ def sweep(
                     if b == 1:
                         outputs_b1[nm] = outs
                     else:
-                        _agree(agreement[nm], outputs_b1.get(nm), outs, systems[nm], examples, forced)
-                cells += _cells(systems, names, baseline, timed, plan, examples, forced, b, t, cores, kind,
-                                energy, energy_window_s, bootstrap_resamples, seed)
+                        _agree(agreement[nm], outputs_b1.get(nm), outs, systems[nm], examples, forced, min_items)
+                new = _cells(systems, names, baseline, timed, plan, examples, forced, b, t, cores, kind,
+                             energy, energy_window_s, bootstrap_resamples, seed)
+                for cell in new:
+                    if gate is not None:
+                        cell["quiet_gate"] = gated.get(cell["system"])
+                cells += new
     for nm in names:
         a = agreement[nm]
         a["rate"] = a["agreed"] / a["compared"] if a["compared"] else None
@@ -99,12 +120,18 @@ def sweep(
         "crossover": _crossovers(cells, baseline, threads),
         "models": {nm: {**model_size(systems[nm], (workdirs or {}).get(nm)),
                         "batched_decode": bool(systems[nm].batched_decode)} for nm in names},
+        **({"quiet_gate": {**next(iter(gates.values())).settings(),
+                           "per_threads": {t: {"reference_ms": g.reference_ms, "fastest_ms": g.fastest_ms,
+                                               "readings": g.readings,
+                                               "slow_readings": g.slow_readings} for t, g in gates.items()}}}
+           if gates else {}),
         "valid": not reasons, "invalid_reasons": reasons,
     }
 
 
 def _timed(systems: Mapping[str, Any], names: list[str], plan: list[list[int]], examples: Sequence[Example],
-           forced: list[int] | None, sync: Synchronizer, canary_set: CanarySet, rounds: int, b: int) -> dict[str, Any]:
+           forced: list[int] | None, sync: Synchronizer, canary_set: CanarySet, rounds: int, b: int,
+           gate: QuietGate | None = None) -> dict[str, Any]:
     """Warm each system on one batch, then time every batch, systems rotated per round of batches."""
     out: dict[str, Any] = {nm: {"ns": [0] * len(plan), "tokens": [0] * len(plan), "outputs": {}} for nm in names}
     for nm in names:
@@ -114,11 +141,14 @@ def _timed(systems: Mapping[str, Any], names: list[str], plan: list[list[int]], 
     gc.freeze()
     try:
         for r, start in enumerate(range(0, len(plan), per_round)):
+            if gate is not None:
+                gate.wait()  # the round canaries then judge the machine's quiet speed
             canary_set.measure(r)
             for nm in rotated(names, r):
                 gc.collect(1)
                 for k in range(start, min(start + per_round, len(plan))):
-                    texts, ns = _decode(systems[nm], plan[k], examples, forced, b, sync)
+                    once = partial(_decode, systems[nm], plan[k], examples, forced, b, sync)
+                    texts, ns = once() if gate is None else gate.time(nm, once)
                     out[nm]["ns"][k] = ns
                     out[nm]["tokens"][k] = sum(len(x.split()) for x in texts)
                     out[nm]["outputs"].update(zip(plan[k], texts, strict=True))
@@ -144,10 +174,16 @@ def _decode(system: Any, batch: list[int], examples: Sequence[Example], forced: 
 
 
 def _agree(acc: dict[str, Any], single: dict[int, str] | None, batched: dict[int, str], system: Any,
-           examples: Sequence[Example], forced: list[int] | None) -> None:
-    """Count items whose batched output equals B = 1's (decoded untimed when B = 1 was not swept)."""
-    for i, text in sorted(batched.items()):
-        if single is not None and i in single:
+           examples: Sequence[Example], forced: list[int] | None, limit: int) -> None:
+    """Count items whose batched output equals B = 1's. The items B = 1 timed are a prefix of every B's
+    stream, so those are compared; when B = 1 was not swept, the first ``limit`` items are decoded one by
+    one, untimed. (Decoding all of B = 128's items singly would cost more than timing them.)"""
+    if single is not None:
+        pairs = [(i, text) for i, text in sorted(batched.items()) if i in single]
+    else:
+        pairs = sorted(batched.items())[:limit]
+    for i, text in pairs:
+        if single is not None:
             ref = single[i]
         else:
             ex = examples[i]

@@ -34,6 +34,28 @@ def settings(spec: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted((spec.get("overrides") or {}).items()))
 
 
+def decoded_with(rec: dict) -> dict[str, str]:
+    """How the run's system says it decoded, where its overrides may not say: a CTranslate2 system's compute type
+    as run ("default" is int8 on a CPU, float16 on a GPU) and its beam. Read from the record's ``system.config``
+    (``describe()``), so an int8 and a float32 run of one system are told apart on every board."""
+    config = (rec.get("system") or {}).get("config") or {}
+    ct2 = config.get("ctranslate2")
+    if not isinstance(ct2, dict):
+        return {}
+    used = ct2.get("compute_type_used") or ct2.get("compute_type")
+    out = {"compute_type": str(used) if used else "not recorded"}
+    if config.get("beam") is not None:
+        out["beam"] = str(config["beam"])
+    return {k: v.replace("`", "'") for k, v in out.items()}
+
+
+def run_settings(rec: dict) -> str:
+    """:func:`settings` of the run's spec, with what :func:`decoded_with` reads from its system in place of a
+    setting the overrides leave implicit (or name as "default")."""
+    merged = {k: str(v) for k, v in (rec["spec"].get("overrides") or {}).items()} | decoded_with(rec)
+    return " ".join(f"{k}={v}" for k, v in sorted(merged.items()))
+
+
 def display_name(rec: dict) -> str:
     """The system, or a submission's name."""
     if rec.get("kind") == "external":

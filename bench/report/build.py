@@ -11,6 +11,7 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,14 @@ from bench.store.latency import load_latency_records
 from bench.store.orderings import load_orderings
 from bench.store.pvalues import PValues, pvalues_file
 from bench.store.records import load_records, require_dir
+from bench.store.sweeps import load_sweep_records
 from bench.store.targets import UnsafeTargetError, check_reports_dir, is_store_json, read_small_json
 
 #: Names render_all owns in reports/; anything else there is left alone (and never flagged).
 OWNED = re.compile(
     r"^([a-z]+-table\w+\.md|pareto-[\w.-]+\.(png|json)|mist-table6-iterations\.(png|json)"
-    r"|calibration-[\w.-]+\.(png|json)|index\.html|runs\.html|leaderboard-[\w.-]+\.html|protocol-sensitivity\.md)$"
+    r"|calibration-[\w.-]+\.(png|json)|index\.html|runs\.html|leaderboard-[\w.-]+\.html|protocol-sensitivity\.md"
+    r"|speed-[\w.+-]+\.(md|html))$"
 )
 
 
@@ -107,15 +110,29 @@ def _plan(
     pvalues: Any = None,
     stamp: stamps.BuildStamp | None = None,
     results: str | None = None,
+    sweeps: Sequence[dict] = (),
 ) -> tuple[dict[str, str], dict[str, tuple[Callable, dict]]]:
     """Every text file (name -> content) and every PNG (name -> (drawer, data)) to produce; ``pvalues``: the
     leaderboards' stored p-values (:class:`bench.store.pvalues.PValues`); ``stamp``: the pages' build line;
-    ``results``: the relative URL of the records from the pages (``None``: no record links)."""
+    ``results``: the relative URL of the records from the pages (``None``: no record links); ``sweeps``: the sweep
+    records, each task with a valid one gets its speed page (:mod:`bench.report.speed_page`)."""
+    from bench.report import speed_page
+    from bench.report.speed import table_task
+
     texts: dict[str, str] = {}
     pngs: dict[str, tuple[Callable, dict]] = {}
     views: list[TableView] = []
+    speed = speed_page.speed_records(sweeps)
+    for task, recs in speed.items():
+        bad = speed_page.invalid_records(sweeps, task)
+        texts[speed_page.page_name(task, "md")] = speed_page.markdown_page(task, recs, records, results, bad)
+        texts[speed_page.page_name(task, "html")] = speed_page.html_page(task, recs, records, stamp, results, bad)
     for t in all_tables():
         view = build_table_view(t, records, budget, latency_records, orderings, calibrations)
+        table_of = table_task(t)
+        if table_of is not None and table_of in speed:
+            pages = f"`{speed_page.page_name(table_of, 'md')}`, `{speed_page.page_name(table_of, 'html')}`"
+            view = replace(view, preamble=[*view.preamble, f"Speed page of `{table_of}` (batch-size sweeps): {pages}"])
         views.append(view)
         texts[f"{table_key(t)}.md"] = md.document([view])
     protocol = build_protocol_view(records)
@@ -144,8 +161,9 @@ def _plan(
 
     boards = []
     for task in leaderboard.leaderboard_tasks(records):
-        texts[f"leaderboard-{task}.html"] = leaderboard.task_page(task, records, latency_records, pvalues=pvalues,
-                                                                  stamp=stamp, results=results)
+        texts[f"leaderboard-{task}.html"] = leaderboard.task_page(
+            task, records, latency_records, pvalues=pvalues, stamp=stamp, results=results,
+            speed=speed_page.page_name(task, "html") if task in speed else None)
         boards.append((f"leaderboard-{task}.html", task))
     texts["index.html"] = html_mod.page(views, images, leaderboards=boards, stamp=stamp)
     texts[html_mod.RUNS_PAGE] = html_mod.runs_page([runs, protocol], stamp=stamp, results=results)
@@ -214,7 +232,8 @@ def render_all(
     orderings = load_orderings(results_dir)
     pvalues = PValues(pvalues_file(results_dir))
     texts, pngs = _plan(records, budget, load_latency_records(results_dir), load_summaries(results_dir), orderings,
-                        pvalues, stamps.build_stamp(results_dir, out), results_href(results_dir, out))
+                        pvalues, stamps.build_stamp(results_dir, out), results_href(results_dir, out),
+                        load_sweep_records(results_dir))
     expected = set(texts) | set(pngs)
     existing = {p.name for p in out.iterdir() if generated(p)} if out.is_dir() else set()
     if check:

@@ -8,7 +8,9 @@ itself. This module recomputes, and compares with what is stored:
 - every p-value of ``results/significance/pvalues.json`` the leaderboards use, with the paired test from
   the two runs' outputs, and the rank clusters formed again from the recomputed p-values;
 - every stored ordering (``bench order``), by :func:`bench.workflows.ordering.compute` without writing;
-- every latency aggregate and speed-up, from the stored per-item timings (:mod:`bench.latency.rederive`).
+- every latency aggregate and speed-up, from the stored per-item timings (:mod:`bench.latency.rederive`);
+- every sweep cell's rates and speed-up, and every crossover, from its per-batch timings
+  (:mod:`bench.latency.rederive_sweep`).
 
 Nothing is cached: a cache can be edited into agreement. Records are scored in a process pool (one
 METEOR JVM per worker), the slowest first, then the orderings, while this process checks the p-values
@@ -106,7 +108,24 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
                 report.differences += fut.result()
                 progress("orderings", i, len(ordered), _ordering_name(orderings[i - 1]))
     report.differences += _latency(latency, records, progress, report)
+    report.differences += _sweeps(results_dir, progress, report)
     return report
+
+
+def _sweeps(results_dir: Path | str, progress: Progress, report: DeepReport) -> list[Difference]:
+    """Sweep records (``bench latency --batch-sizes --record``): each cell from its batches."""
+    from bench.latency.rederive_sweep import rederive_sweep
+    from bench.store.sweeps import load_sweep_records
+
+    sweeps = load_sweep_records(results_dir)
+    out: list[Difference] = []
+    for i, rec in enumerate(sweeps, 1):
+        found = rederive_sweep(rec)
+        out += found.differences
+        report.notes += found.notes
+        progress("latency", i, len(sweeps), str(rec.get("sweep_id")))
+    report.counts["sweep records"] = len(sweeps)
+    return out
 
 
 def _tick(progress: Progress, n: list[int], total: int, rid: str) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.report import html_escape
-from bench.report.board import Board, build_board, display_name, settings
+from bench.report.board import Board, build_board, display_name, run_settings
 from bench.report.cells import DEGENERATE_MARK, fmt_num
 from bench.report.html_page import head as page_head
 from bench.report.html_page import record_link, scroll
@@ -164,6 +164,15 @@ def _rank_note(g: RankedGroup, r: Ranked) -> str:
             f"Holm-adjusted {b.p_holm:.3f} (α = {ALPHA}){nxt}")
 
 
+def _same_outputs_note(r: Ranked) -> str:
+    """A twin row's note: the owner's run hash only (its row is right above; the full id is in the title), so the
+    note stays one short line in a phone's 10em system column instead of a run id wrapped over four lines."""
+    if not r.same_as:
+        return ""
+    title = e(f"the same outputs as {r.same_as}: ranked once, under the run that keeps the rank", quote=True)
+    return f'<div class="set" title="{title}">= outputs of …{e(r.same_as.rsplit("--", 1)[-1])} (above)</div>'
+
+
 def _row(board: Board, g: RankedGroup, r: Ranked, columns: int, results: str | None) -> str:
     rec, spec = r.record, r.record["spec"]
     head = board.head
@@ -177,15 +186,14 @@ def _row(board: Board, g: RankedGroup, r: Ranked, columns: int, results: str | N
     value = "" if r.value is None else fmt_num(r.value) + (
         f' <span class="ci">[{fmt_num(ci[0])}, {fmt_num(ci[1])}]</span>' if ci else "")
     n = (rec.get("data") or {}).get("n_examples")
-    sets = settings(spec)
+    sets = run_settings(rec)
     cells = [
         f'<td class="rank stick" data-v="{r.position or ""}" title="{rank_title}">{e(r.rank)}</td>',
         f'<td class="flag">{flag}</td>',
         f'<td class="sys stick" title="{e(rec["run_id"])}">'
         f"{record_link(rec['run_id'], results, html_escape.breakable(display_name(rec)))}"
         f"{_badges(rec)}" + (f'<div class="set">{e(sets)}</div>' if sets else "")
-        + (f'<div class="set" title="ranked once, under the run that keeps the rank">= outputs of {e(r.same_as)}</div>'
-           if r.same_as else "") + "</td>",
+        + _same_outputs_note(r) + "</td>",
         f'<td class="num" data-v="{"" if r.value is None else f"{r.value:.4f}"}">{value}</td>',
         f'<td class="num" data-v="{n or ""}">{"" if n is None else f"{n:,}"}</td>',
         f"<td>{e(spec['budget'])}</td>",
@@ -210,7 +218,7 @@ def _details(board: Board, g: RankedGroup, r: Ranked) -> str:
                 for name, sc in sorted(scores.items())) + "</table>")
     info = rec.get("system") or {}
     family = f" ({info['family']}, backbone {info.get('backbone', '?')})" if info.get("family") else ""
-    sets = f"; settings `{settings(spec)}`" if settings(spec) else ""
+    sets = f"; settings `{run_settings(rec)}`" if run_settings(rec) else ""
     facts = [
         f"system `{spec['system']}`{family}; task `{spec['task']}`, split `{spec['split']}`, budget "
         f"`{spec['budget']}`, seed {spec.get('seed', '?')}{sets}",
@@ -280,7 +288,7 @@ def _plots(board: Board) -> str:
             sp = board.speeds.get(r.record["run_id"])
             if sp is None or r.value is None:
                 continue
-            label = " ".join(x for x in (display_name(r.record), settings(r.record["spec"])) if x)
+            label = " ".join(x for x in (display_name(r.record), run_settings(r.record)) if x)
             seen[label] = seen.get(label, 0) + 1
             label += f" #{seen[label]}" if seen[label] > 1 else ""
             pts.append(Point(label, sp.mean, r.value, r.degenerate, sp.own))
@@ -361,10 +369,12 @@ def _recipe_statement(board: Board) -> str:
 
 def task_page(task: str, records: Sequence[dict], latency_records: Sequence[dict] = (),
               data_dir: Path | None = None, test: PairedBootstrap | None = None,
-              pvalues: PValues | None = None, stamp: BuildStamp | None = None, results: str | None = None) -> str:
+              pvalues: PValues | None = None, stamp: BuildStamp | None = None, results: str | None = None,
+              speed: str | None = None) -> str:
     """The leaderboard page of one task (``test``: the pair test, default ``bench compare``'s on stored outputs,
     with the p-values kept in ``pvalues``; ``stamp``: the build line; ``results``: the relative URL of the
-    records, :func:`bench.report.html_page.results_href`, ``None`` for no record links)."""
+    records, :func:`bench.report.html_page.results_href`, ``None`` for no record links; ``speed``: the task's speed
+    page (:mod:`bench.report.speed_page`), linked when given)."""
     board = build_board(task, records, latency_records, data_dir, test, pvalues)
     mine = [r for r in records if r["spec"]["task"] == task]
     budgets = sorted({r["spec"]["budget"] for r in mine})
@@ -386,7 +396,8 @@ def task_page(task: str, records: Sequence[dict], latency_records: Sequence[dict
         f'<p class="lede">{lede}</p>\n' + recipe_note +
         f'<div class="controls"><label>Budget <select id="budget">{options}</select></label>'
         '<button id="expand-all" type="button" aria-expanded="false">show all details</button>'
-        '<a href="index.html">Paper tables</a></div>\n'
+        '<a href="index.html">Paper tables</a>'
+        + (f' <a href="{e(speed)}">Speed (batch sizes)</a>' if speed else "") + "</div>\n"
         + "\n".join(_group(board, g, results) for g in board.groups) + "\n"
         + _plots(board) + "\n" + _how(board, mine) + "\n"
         + (stamp.html() if stamp is not None else "")

@@ -86,16 +86,21 @@ def timed_as(rec: dict, system: str | None) -> tuple[str, dict] | None:
 
 def speed_cell(reported: str, row: Row, source: SpeedSource) -> str:
     """``reported / measured× [CI]`` (or ``/ not measured``) for one row."""
+    return system_speed_cell(reported, row.system, source)
+
+
+def system_speed_cell(reported: str, system: str | None, source: SpeedSource) -> str:
+    """:func:`speed_cell` for a system rather than a paper row (the harness's CTranslate2 row has no paper row)."""
     rep = reported or "–"
     rec = source.record
     if rec is None:
         return rep
-    hit = timed_as(rec, row.system)
+    hit = timed_as(rec, system)
     if hit is None:
         return f"{rep} / not measured"
     timed, entry = hit
     invalid = "" if entry.get("valid", True) and rec.get("valid", True) else " INVALID"
-    alias = f" (timed as `{timed}`)" if timed != row.system else ""
+    alias = f" (timed as `{timed}`)" if timed != system else ""
     if timed == source.baseline:
         return f"{rep} / 1.00× (baseline){alias}{invalid}"
     sp = entry.get("speedup")

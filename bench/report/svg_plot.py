@@ -45,7 +45,7 @@ def _num(v: float) -> str:
 
 
 def quality_speed_svg(title: str, points: Sequence[Point], y_label: str, x_label: str = "speed-up over the AR "
-                      "baseline (×, batch 1)") -> str:
+                      "baseline (×, batch 1)", x_unit: str = "×") -> str:
     """One scatter: ``points`` labelled, the front of the healthy ones dashed."""
     e = html_escape.text
     xs, ys = [p.x for p in points], [p.y for p in points]
@@ -83,7 +83,7 @@ def quality_speed_svg(title: str, points: Sequence[Point], y_label: str, x_label
     for p in sorted(points, key=lambda p: (-p.y, p.x, p.label)):
         cls = "pt deg" if p.degenerate else ("pt" if p.own else "pt arch")
         out.append(f'<circle cx="{sx(p.x)}" cy="{sy(p.y)}" r="4" class="{cls}"><title>{e(p.label)}: '
-                   f'{p.y:.2f} at {p.x:.2f}×</title></circle>')
+                   f'{p.y:.2f} at {p.x:.2f}{e(x_unit)}</title></circle>')
         lx, ly = sx(p.x) + 6, sy(p.y) + 3
         w = CHAR_W * len(p.label)
         for _ in range(12):  # move down past labels already placed

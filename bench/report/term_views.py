@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.report.board import Board, build_board, display_name, settings
+from bench.report.board import Board, build_board, display_name, run_settings
 from bench.report.ranking import ALPHA, Headline, headline, metric_label
 
 #: the leaderboard's columns; run id, score and CI are atomic (never wrapped)
@@ -45,7 +45,7 @@ def board_groups(board: Board) -> list[TextGroup]:
             rec = r.record
             ci = head.ci(rec) if head else None
             speed = board.speeds.get(rec["run_id"])
-            sets = settings(rec["spec"])
+            sets = run_settings(rec)
             name = display_name(rec) + (f" {sets}" if sets else "") + (" (degenerate)" if r.degenerate else "")
             n = (rec.get("data") or {}).get("n_examples")
             group.rows.append([

@@ -23,7 +23,7 @@ from bench.papers.matching import (
     group_matches,
     shows_in,
 )
-from bench.report import speed
+from bench.report import speed, speed_ct2
 from bench.report.cells import (
     DEGENERATE_MARK,
     RECIPE_MARK,
@@ -486,6 +486,12 @@ def build_table_view(
     has_section = any(r.section for r in table.rows)
     header = (["Section"] if has_section else []) + ["Model", "System"]
     header += [c.label for _, c in table.columns()] + ["Status"]
+    versus_at = None  # where the "vs CT2" column goes: right after the speed column
+    if source is not None and speed_col is not None:
+        ids = [(g.id, c.id) for g, c in table.columns()]
+        versus_at = len(header) - 1 - len(ids) + ids.index(speed_col) + 1
+        header.insert(versus_at, speed_ct2.ct2_column(source).header)
+    versus: list[str] = []  # the column's cells of the paper rows
 
     run_notes: list[str] = []
     recipe_rows: dict[tuple[str, str | None, str | None], list[str]] = {}
@@ -520,6 +526,7 @@ def build_table_view(
             row_notes.append(f"{row.label}: {row.note}")
         cells = ([row.section] if has_section else []) + [label, _system_cell(row, budget)]
         first = next(iter(matches.values()), None)
+        versus.append(speed_ct2.versus_cell(row.system, source))
         for g, c in table.columns():
             reported = row.reported.get(c.id, "")
             if source is not None and source.record is not None and (g.id, c.id) == speed_col:
@@ -537,8 +544,18 @@ def build_table_view(
         else:
             cells.append("; ".join(f"{lab}: {s}" for lab, s in statuses))
         rows_out.append(cells)
-    rows_out += _context_rows(table, records, by_group, has_section, run_notes)
-    rows_out += _submitted_rows(table, records, has_section, run_notes)
+    if versus_at is not None and source is not None:
+        for cells, cell in zip(rows_out, versus, strict=True):
+            cells.insert(versus_at, cell)
+        base_at = next((i for i, r in enumerate(table.rows) if r.system == source.baseline), len(table.rows) - 1)
+        section = table.rows[base_at].section if has_section else None
+        rows_out.insert(base_at + 1, speed_ct2.ct2_row(source, section, versus_at - 1 - (3 if has_section else 2)))
+    tail = _context_rows(table, records, by_group, has_section, run_notes)
+    tail += _submitted_rows(table, records, has_section, run_notes)
+    if versus_at is not None:
+        for cells in tail:
+            cells.insert(versus_at, "")
+    rows_out += tail
 
     notes = [f"[{i}] run {text}" for i, text in enumerate(run_notes, 1)]
     if any(DEGENERATE_MARK.upper() in text for text in run_notes):
@@ -596,6 +613,8 @@ def build_table_view(
         preamble.append("Our scoring: " + "; ".join(scoring) + ".")
     if source is not None:
         preamble.append(speed.speed_preamble(source))
+        if versus_at is not None:
+            notes.append(speed_ct2.versus_note(source))
     title = f"{paper.short} Table {table.id}: {table.title}"
     return TableView(
         key=table_key(table), title=title, preamble=preamble, header=header, rows=rows_out, notes=notes

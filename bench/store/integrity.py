@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeGuard
 
 #: a run record's metrics and their CI bounds are x100 (bench.scoring.types.Scores): every one is in this range
@@ -209,7 +209,47 @@ def latency_record_problems(rec: Mapping[str, Any]) -> list[Problem]:
         sp = entry.get("speedup") if isinstance(entry, Mapping) else None
         if isinstance(sp, Mapping):
             out += _speedup_problems(sp, base_stats, entry.get("stats"), f"systems.{name}.speedup")
+    out += _gate_problems(rec, systems)
     return out
+
+
+def _gate_problems(rec: Mapping[str, Any], systems: Mapping[str, Any]) -> Iterator[Problem]:
+    """A gated record (``--quiet-gate``) says so in its settings, its signature and its gate block, and the
+    gate's counts cover exactly the items each system kept: a gate cannot be added or dropped by hand."""
+    settings = rec.get("settings")
+    tol = settings.get("quiet_gate") if isinstance(settings, Mapping) else None
+    gate = rec.get("quiet_gate")
+    if tol is None and gate is None:
+        return
+    if not (_num(tol) and tol > 0 and isinstance(gate, Mapping) and gate.get("tolerance") == tol):
+        yield Problem("quiet_gate", "settings.quiet_gate (a positive tolerance) and the quiet_gate block (what the "
+                                    "gate did, with the same tolerance) must come together")
+        return
+    sig = rec.get("signature")
+    if isinstance(sig, str) and f"gate:{tol:g}" not in sig.split("|"):
+        yield Problem("signature", f"does not name the quiet gate (gate:{tol:g}) its settings record")
+    fastest, reference = gate.get("fastest_ms"), gate.get("reference_ms")
+    if fastest is not None and not (_num(fastest) and _num(reference) and 0 < fastest <= reference):
+        yield Problem("quiet_gate.fastest_ms", f"must be a positive reading no slower than reference_ms "
+                                               f"{reference!r}, got {fastest!r}")
+    counts = gate.get("systems")
+    for name, entry in systems.items():
+        timings = entry.get("timings") if isinstance(entry, Mapping) else None
+        lat = timings.get("latencies_ns") if isinstance(timings, Mapping) else None
+        yield from gate_count_problems(counts.get(name) if isinstance(counts, Mapping) else None,
+                                       f"quiet_gate.systems.{name}", len(lat) if isinstance(lat, list) else None,
+                                       "the system kept {} timed items")
+
+
+def gate_count_problems(c: Any, where: str, kept: int | None, kept_says: str) -> Iterator[Problem]:
+    """What the quiet gate did for one system (latency record) or cell (sweep): non-negative integer counts,
+    whose accepted + ungated are exactly the ``kept`` timings (``kept_says`` names them, e.g. "the cell timed
+    {} batches"). One rule for both record kinds."""
+    if not (isinstance(c, Mapping) and all(isinstance(c.get(k), int) and not isinstance(c.get(k), bool)
+                                           and c[k] >= 0 for k in ("accepted", "retimed", "ungated"))):
+        yield Problem(where, "needs non-negative integer accepted, retimed and ungated")
+    elif kept is not None and c["accepted"] + c["ungated"] != kept:
+        yield Problem(where, f"accepted + ungated is {c['accepted'] + c['ungated']}, but {kept_says.format(kept)}")
 
 
 def _speedup_problems(sp: Mapping[str, Any], base: Any, own: Any, where: str) -> Iterator[Problem]:
@@ -300,3 +340,12 @@ def digest_problem(rec: Mapping[str, Any]) -> Problem | None:
         return Problem(DIGEST_FIELD, "does not match the record's content: a field was changed after the "
                                      "harness wrote it")
     return None
+
+
+def checked_unsealed(rec: dict[str, Any], edited: Callable[[Problem], Exception]) -> dict[str, Any]:
+    """``rec`` (already schema-checked) without its digest, after the digest check; ``edited`` turns the
+    problem into the reader's own error (latency and sweep records name their own re-run command)."""
+    problem = digest_problem(rec)
+    if problem is not None:
+        raise edited(problem)
+    return unsealed(rec)

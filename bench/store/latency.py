@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.store.files import StoreError, is_number, json_files, read_json, write_json
-from bench.store.integrity import Problem, digest_problem, latency_record_problems, sealed, unsealed
+from bench.store.integrity import Problem, checked_unsealed, latency_record_problems, sealed
 from bench.store.paths import latency_dir, latency_record_file
 
 LATENCY_RECORD_SCHEMA = 1
@@ -86,10 +86,7 @@ def read_latency_record(path: Path | str) -> dict[str, Any]:
     """One latency record file, schema-checked, its numbers consistent and its digest (if any) fitting; the
     dict returned is the record without its digest (the file's seal, made again by the writer)."""
     rec = validate_latency_record(read_json(path, _fail), path)
-    problem = digest_problem(rec)
-    if problem is not None:
-        raise _edited(path, problem)
-    return unsealed(rec)
+    return checked_unsealed(rec, lambda problem: _edited(path, problem))
 
 
 def load_latency_records(results_dir: Path | str) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from pathlib import Path
 OUTPUTS_DIR = "outputs"
 CALIBRATION_DIR = "calibration"
 LATENCY_DIR = "latency"
+SWEEP_DIR = "sweep"
 ORDERING_DIR = "ordering"
 SIGNIFICANCE_DIR = "significance"
 PVALUES_FILE = "pvalues.json"
@@ -50,6 +51,15 @@ def latency_dir(results_dir: Path | str) -> Path:
 def latency_record_file(results_dir: Path | str, latency_id: str) -> Path:
     """One ``bench latency --record`` measurement."""
     return latency_dir(results_dir) / f"{latency_id}.json"
+
+
+def sweep_dir(results_dir: Path | str) -> Path:
+    return Path(results_dir) / SWEEP_DIR
+
+
+def sweep_record_file(results_dir: Path | str, sweep_id: str) -> Path:
+    """One ``bench latency --batch-sizes --record`` sweep."""
+    return sweep_dir(results_dir) / f"{sweep_id}.json"
 
 
 def ordering_dir(results_dir: Path | str) -> Path:

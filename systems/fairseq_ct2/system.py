@@ -31,6 +31,7 @@ class CT2System(System):
 
     supports_forced_length = True
     supports_random_weights = True
+    batched_decode = True  # decode_batch is CTranslate2's batch (length-forced: one call per distinct length)
     decode_only_overrides = (*FairseqSystem.decode_only_overrides, *FIELDS)
     #: the model is fairseq_transformer's: same settings, same workdir, trained once
     model_siblings = tuple(VARIANTS.values())
@@ -127,6 +128,20 @@ class CT2System(System):
                 out[i] = text
             self.last_iterations = dec.steps
         return out
+
+    def decode_batch(self, examples: Sequence[Example], forced_lengths: Sequence[int] | None = None) -> list[str]:
+        """The sweep's batch as CTranslate2 batches it: one ``translate_batch`` call; length-forced, one call per
+        distinct forced length (``min/max_decoding_length`` are the call's, not a row's), so a batch of B items
+        with k lengths is k calls. Each output equals :meth:`decode_one`'s (tests/test_batched_single.py)."""
+        if forced_lengths is not None:
+            if len(forced_lengths) != len(examples):
+                raise ValueError(f"{len(forced_lengths)} forced lengths for {len(examples)} examples; pass one per "
+                                 "item.")
+            return self.decode_forced(examples, forced_lengths)
+        dec = self._need_decoder()
+        texts = dec.translate([ex.source for ex in examples], self.device, self.cfg.threads)
+        self.last_iterations = dec.steps
+        return texts
 
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         """Batch size 1; ``forced_length`` L: exactly L decoder steps (see :mod:`.decode`)."""

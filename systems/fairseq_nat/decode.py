@@ -158,6 +158,9 @@ class FairseqDecoder:
         self._forced()
         sample = self._sample(texts)
         contents = [content_tokens(forced_lengths[i]) for i in sample["id"].tolist()]  # the collater's row order
+        if self.cfg.is_ar:  # the generator's own bounds; each row's exact length is the forcer's (see .forcing)
+            gen = self._forced_generator
+            gen.max_len_a, gen.max_len_b, gen.min_len = 0, max(contents), min(contents)
         self._forcer.target_rows(contents)
         try:
             return self._run(self._forced_generator, sample)

@@ -10,7 +10,11 @@ after the scores are produced, so the timed work is the real work.
 
 Per family (batch of one; the meter times batch size 1):
 
-- AR Transformer: beam search with ``min_len = max_len = C``: exactly C tokens, then ``</s>``.
+- AR Transformer: beam search with ``min_len = max_len = C``: exactly C tokens, then ``</s>``. In a
+  batch (the throughput sweep) each row has its own C: the log-probabilities of row r are masked as the
+  generator masks them for one example (``</s>`` barred before step C_r, only ``</s>`` at step C_r), the
+  rows' lengths following fairseq's row reorders (beam expansion, beam choice, finished sentences leaving
+  the batch) through ``reorder_encoder_out``, so one generator call decodes the batch as fairseq batches.
 - NAT, iNAT, CMLM: the predicted length is replaced by C + 2 (``<s>`` + C + ``</s>``, fairseq's
   convention); the refinement loop then runs its fixed number of passes.
 - LevT: the first placeholder insertion opens C slots and word insertion fills them with real
@@ -33,8 +37,9 @@ from __future__ import annotations
 from typing import Any
 
 _NEG = float("-inf")
-#: the systems whose forced length is one per-row decision (the length head), so a batch forces row by row
-PER_ROW = ("fairseq_nat", "fairseq_inat", "fairseq_cmlm")
+#: the systems whose forced length can be set per row of one batch: the length head's one decision (NAT, iNAT,
+#: CMLM) or the AR decoder's end-of-sentence choice at each step; the insertion families force one example at a time
+PER_ROW = ("fairseq_nat", "fairseq_inat", "fairseq_cmlm", "fairseq_transformer")
 
 
 def content_tokens(forced_length: int) -> int:
@@ -50,6 +55,8 @@ class LengthForcer:
         self.specials = list(specials)  # never inserted as words (<s> <pad> </s> <unk>)
         self.content: int | None = None
         self.rows: list[int] | None = None  # per-row contents of a forced batch (target_rows)
+        self._row_content: Any = None  # AR: the rows' contents in the generator's current row order
+        self._step = 0  # AR: the decoder step being scored (tokens fed so far - 1)
         dec = model.decoder
         if system in ("fairseq_nat", "fairseq_inat", "fairseq_cmlm"):
             dec.forward_length_prediction = self._length(dec.forward_length_prediction)
@@ -59,20 +66,24 @@ class LengthForcer:
             dec.forward_word_ins = self._levt_word_ins(dec.forward_word_ins)
         elif system == "fairseq_inst":
             dec.forward_word_ins = self._word_ins(dec.forward_word_ins)
-        elif system != "fairseq_transformer":
+        elif system == "fairseq_transformer":
+            dec.forward = self._ar_step(dec.forward)
+            model.get_normalized_probs = self._ar_probs(model.get_normalized_probs)
+            model.encoder.reorder_encoder_out = self._ar_reorder(model.encoder.reorder_encoder_out)
+        else:
             raise ValueError(f"No length forcing defined for fairseq system '{system}'.")
 
     # ------------------------------------------------------------------ state
     def target(self, content: int | None) -> None:
         """Force ``content`` tokens in the next generate calls (None: decode untouched)."""
-        self.content, self.rows = content, None
+        self.content, self.rows, self._row_content = content, None, None
 
     def target_rows(self, contents: list[int]) -> None:
         """Force row i of the next batch to ``contents[i]`` tokens (length-head families only: NAT, iNAT,
         CMLM, whose one length decision is per row; the insertion families force one example at a time)."""
         if self.system not in PER_ROW:
             raise ValueError(f"{self.system} forces one example at a time; decode its batch item by item.")
-        self.content, self.rows = max(contents), list(contents)
+        self.content, self.rows, self._row_content = max(contents), list(contents), None
 
     def _rows(self, tokens: Any) -> None:
         if tokens.size(0) != 1:
@@ -87,6 +98,42 @@ class LengthForcer:
             if self.rows is not None:
                 return length_tgt.new_tensor(self.rows).view(length_tgt.shape) + 2
             return length_tgt.new_full(length_tgt.shape, self.content + 2)  # <s> + C + </s>
+
+        return forced
+
+    # ------------------------------------------------------------------ AR Transformer (batched rows)
+    def _ar_reorder(self, fn: Any) -> Any:
+        def forced(encoder_out: Any, new_order: Any) -> Any:
+            if self.rows is not None:
+                if self._row_content is None:  # the first reorder expands sentences into beams
+                    self._row_content = new_order.new_tensor(self.rows)
+                self._row_content = self._row_content.index_select(0, new_order)
+            return fn(encoder_out, new_order)
+
+        return forced
+
+    def _ar_step(self, fn: Any) -> Any:
+        def forced(prev_output_tokens: Any, *args: Any, **kw: Any) -> Any:
+            self._step = prev_output_tokens.size(1) - 1
+            return fn(prev_output_tokens, *args, **kw)
+
+        return forced
+
+    def _ar_probs(self, fn: Any) -> Any:
+        def forced(net_output: Any, log_probs: bool, sample: Any = None) -> Any:
+            lprobs = fn(net_output, log_probs, sample)
+            if self.rows is None or self._row_content is None:
+                return lprobs
+            eos = self.model.decoder.dictionary.eos()
+            last = lprobs[:, -1, :]
+            content = self._row_content
+            last[content > self._step, eos] = _NEG  # not yet: </s> barred
+            done = content <= self._step  # its C tokens are out: only </s>
+            if bool(done.any()):
+                keep = last[done, eos].clone()
+                last[done] = _NEG
+                last[done, eos] = keep
+            return lprobs
 
         return forced
 

@@ -1,0 +1,215 @@
+"""The speed page per task (#48): sweep records checked at load and re-derived by --deep, the page rendered from a
+real smoke sweep (tests/fixtures/sweep: `bench latency --task squad_qg --budget smoke --weights random --systems
+fairseq_transformer,fairseq_nat --baseline fairseq_transformer --batch-sizes 1,4 --threads 1 --n 8 --rounds 1`),
+covered by `bench table --check`, hostile strings escaped."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.report import render_all
+from bench.report import speed_page as sp
+from bench.report.markdown import parse_tables
+from bench.store.sweeps import SweepRecordError, load_sweep_records, read_sweep_record, write_sweep_record
+
+FIXTURE = next((Path(__file__).parent / "fixtures" / "sweep").glob("*.json"))
+HOSTILE = "<script>alert(1)</script>|x"
+
+
+@pytest.fixture
+def record() -> dict:
+    return json.loads(FIXTURE.read_text())
+
+
+def _results(tmp_path: Path, *recs: dict) -> Path:
+    results = tmp_path / "results"
+    (results / "sweep").mkdir(parents=True)
+    for rec in recs:
+        (results / "sweep" / f"{rec['sweep_id']}.json").write_text(json.dumps(rec))
+    return results
+
+
+def _rename(rec: dict, old: str, new: str) -> dict:
+    """The record with system ``old`` called ``new`` everywhere it is named."""
+    rec = copy.deepcopy(rec)
+    spec, sw = rec["spec"], rec["sweep"]
+    spec["systems"] = [new if s == old else s for s in spec["systems"]]
+    if spec["baseline"] == old:
+        spec["baseline"] = new
+    for c in sw["cells"]:
+        c["system"] = new if c["system"] == old else c["system"]
+    for key in ("agreement", "models"):
+        sw[key] = {new if k == old else k: v for k, v in sw[key].items()}
+    sw["crossover"] = {t: {new if k == old else k: v for k, v in per.items()} for t, per in sw["crossover"].items()}
+    rec["systems"] = {new if k == old else k: v for k, v in rec["systems"].items()}
+    return rec
+
+
+# ---------------------------------------------------------------- the store
+
+def test_the_real_sweep_loads_and_a_written_one_is_sealed(record: dict, tmp_path: Path) -> None:
+    assert read_sweep_record(FIXTURE)["sweep_id"] == record["sweep_id"]
+    path = write_sweep_record(tmp_path, record)
+    assert json.loads(path.read_text())["digest"].startswith("sha256:")
+    assert load_sweep_records(tmp_path) == [record]
+    stored = json.loads(path.read_text())
+    stored["sweep"]["cells"][1]["sentences_per_s"] *= 1.01  # plausible, inside its CI: only the digest sees it
+    path.write_text(json.dumps(stored))
+    with pytest.raises(SweepRecordError, match=r"'digest' does not match") as err:
+        load_sweep_records(tmp_path)
+    assert path.name in str(err.value)
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda r: r["sweep"]["cells"][0].update(system="other"), "sweep.cells[0].system"),
+    (lambda r: r["sweep"]["cells"][0].update(batch_size=7), "sweep.cells[0].batch_size"),
+    (lambda r: r["sweep"]["cells"][0].update(threads=9), "sweep.cells[0].threads"),
+    (lambda r: r["sweep"]["cells"][2].update(sentences_per_s=float("inf")), "sweep.cells[2].sentences_per_s"),
+    (lambda r: r["sweep"]["cells"][1]["speedup"].update(median=-2.0), "sweep.cells[1].speedup.median"),
+    (lambda r: r["sweep"]["cells"][1].update(batch_ns=[0, 5]), "sweep.cells[1].batch_ns"),
+    (lambda r: r["sweep"]["models"]["fairseq_nat"].update(parameters=1e20), "sweep.models.fairseq_nat.parameters"),
+    (lambda r: r["sweep"]["agreement"]["fairseq_nat"].update(agreed=99), "sweep.agreement.fairseq_nat"),
+    (lambda r: r["spec"].update(task="../../etc"), "spec.task"),
+])
+def test_a_bad_record_is_refused_naming_file_and_field(record: dict, tmp_path: Path, edit, field: str) -> None:
+    edit(record)
+    results = _results(tmp_path, record)
+    with pytest.raises(SweepRecordError) as err:
+        load_sweep_records(results)
+    assert f"'{field}'" in str(err.value) and record["sweep_id"] in str(err.value)
+
+
+# ---------------------------------------------------------------- --deep
+
+def test_the_real_sweep_derives_again_and_an_edited_figure_fails_deep(record: dict, tmp_path: Path) -> None:
+    from bench.latency.rederive_sweep import rederive_sweep
+    from bench.report.deep import deep_check
+
+    assert rederive_sweep(record).differences == []
+    cell = record["sweep"]["cells"][3]  # fairseq_nat at B=4
+    lo, hi = cell["sentences_per_s_ci95"]
+    cell["sentences_per_s"] = round((cell["sentences_per_s"] + hi) / 2, 3)  # inside its CI: load accepts it
+    record["sweep"]["cells"][1]["speedup"]["median"] *= 1.02
+    found = deep_check(_results(tmp_path, record), jobs=1)
+    fields = sorted(d.field for d in found.differences)
+    assert fields == ["sentences_per_s", "speedup.median"], [str(d) for d in found.differences]
+    assert all(record["sweep_id"] in d.where for d in found.differences)
+    assert found.counts["sweep records"] == 1
+
+
+def test_an_edited_crossover_fails_deep(record: dict) -> None:
+    from bench.latency.rederive_sweep import rederive_sweep
+
+    record["sweep"]["crossover"]["1"]["fairseq_nat"] = 4
+    (diff,) = rederive_sweep(record).differences
+    assert diff.field == "sweep.crossover.1.fairseq_nat" and diff.recomputed == "none up to B_max=4"
+
+
+# ---------------------------------------------------------------- the page
+
+def test_the_page_renders_from_the_real_sweep_and_check_covers_it(record: dict, tmp_path: Path) -> None:
+    results, reports = _results(tmp_path, record), tmp_path / "reports"
+    render_all(results, reports)
+    md, html = (reports / "speed-squad_qg.md").read_text(), (reports / "speed-squad_qg.html").read_text()
+    for text in (md, html):
+        assert record["sweep_id"] in text and "paper-size architecture, untrained weights, length-forced" in text
+        assert "latency (1 thread)" in text and "8cdef71338b6" in text
+        assert "NO: per-item loop (not a batched decode)" in text  # fairseq_transformer has no batched decode
+        assert "none up to B=4" in text and "not measured (--energy not given)" in text
+        assert "8.3× vs" in text  # MIST Table 1's claim for fairseq_nat, next to ours
+    assert f"../results/sweep/{record['sweep_id']}.json" in md and f"../results/sweep/{record['sweep_id']}.json" in html
+    assert html.count("<svg") == 3 and "sentences/s (log)" in html
+    header, rows = parse_tables(md)[0]
+    assert len(rows) == 4 and header[0] == "System"
+    nat4 = next(r for r in rows if r[0] == "`fairseq_nat`" and r[1] == "4")
+    assert nat4[6].startswith(f"{record['sweep']['cells'][3]['speedup']['median']:.2f}×")
+    assert "speed-squad_qg.md" in (reports / "mist-table1.md").read_text()
+    assert render_all(results, reports, check=True) == []
+    # a hand edit of either page fails --check, naming the file
+    (reports / "speed-squad_qg.md").write_text(md.replace("none up to B=4", "B=2"))
+    (reports / "speed-squad_qg.html").write_text(html.replace("VALID", "fine"))
+    problems = render_all(results, reports, check=True)
+    assert any("speed-squad_qg.md: differs" in p for p in problems)
+    assert any("speed-squad_qg.html: differs" in p for p in problems)
+
+
+def test_the_rendering_is_deterministic(record: dict) -> None:
+    assert sp.html_page("squad_qg", [record], []) == sp.html_page("squad_qg", [copy.deepcopy(record)], [])
+
+
+def test_hostile_strings_are_escaped(record: dict, tmp_path: Path) -> None:
+    hostile = _rename(record, "fairseq_nat", HOSTILE)
+    bad = copy.deepcopy(record)
+    bad.update(sweep_id=record["sweep_id"] + "-bad", created="2026-11-29T00:00:00+00:00", valid=False,
+               invalid_reasons=["<img src=x onerror=alert(1)> | [x](javascript:alert(1))"])
+    results, reports = _results(tmp_path, hostile, bad), tmp_path / "reports"
+    render_all(results, reports)
+    md, html = (reports / "speed-squad_qg.md").read_text(), (reports / "speed-squad_qg.html").read_text()
+    assert "<script" not in html and "<img" not in html and "&lt;script&gt;" in html and "&lt;img" in html
+    outside_code = re.sub(r"`[^`]*`", "", md)  # a code span shows its text literally (CommonMark): no markup there
+    assert not re.search(r"(?<!\\)<(script|img)|(?<!\\)\]\(javascript", outside_code)
+    assert "\\<img" in md  # the reason is shown, escaped
+    for header, rows in parse_tables(md):  # a | in a name is escaped: no row gains a cell
+        assert all(len(r) == len(header) for r in rows)
+    assert any(r[0] == f"`{HOSTILE}`" for _, rows in parse_tables(md) for r in rows)
+    assert "Not shown, INVALID" in md and "Not shown, INVALID" in html
+
+
+def test_a_record_without_a_baseline(record: dict, tmp_path: Path) -> None:
+    record["spec"]["baseline"] = None
+    record["sweep"]["crossover"] = {}
+    for c in record["sweep"]["cells"]:
+        c["speedup"] = None
+    results, reports = _results(tmp_path, record), tmp_path / "reports"
+    render_all(results, reports)
+    md = (reports / "speed-squad_qg.md").read_text()
+    assert "Baseline: none (no speed-ups or crossovers)" in md and "No baseline in this sweep" in md
+    assert "no baseline" in md
+    assert render_all(results, reports, check=True) == []
+
+
+def test_an_unreadable_energy_counter_shows_its_reason(record: dict) -> None:
+    record["sweep"]["cells"][2]["energy"] = {"status": "unreadable: /sys/class/powercap is not readable (EACCES)"}
+    record["sweep"]["cells"][3]["energy"] = {"status": "measured", "covers": "package", "window_s": 10.0,
+                                             "repeats": 3, "sentences": 96, "idle_w": 5.0, "joules": 40.0,
+                                             "joules_above_idle": 12.0, "j_per_sentence": 0.125}
+    md, html = sp.markdown_page("squad_qg", [record], [], None), sp.html_page("squad_qg", [record], [])
+    for text in (md, html):
+        assert "unreadable: /sys/class/powercap is not readable (EACCES)" in text and "0.125 J" in text
+
+
+def test_ct2_is_a_second_baseline_column_and_curve(record: dict) -> None:
+    ct2 = copy.deepcopy(record)
+    extra = [dict(copy.deepcopy(c), system=sp.CT2) for c in record["sweep"]["cells"]
+             if c["system"] == "fairseq_transformer"]
+    ct2["spec"]["systems"].append(sp.CT2)
+    ct2["sweep"]["cells"] += extra
+    ct2["sweep"]["models"][sp.CT2] = ct2["sweep"]["models"]["fairseq_transformer"]
+    md = sp.markdown_page("squad_qg", [ct2], [], None)
+    header, rows = parse_tables(md)[0]
+    assert f"speed-up vs `{sp.CT2}` (same B)" in header
+    col = header.index(f"speed-up vs `{sp.CT2}` (same B)")
+    assert {r[col] for r in rows if r[0] == f"`{sp.CT2}`"} == {"1.00×"}
+    assert sp.html_page("squad_qg", [ct2], []).count('stroke-dasharray="6 3"') >= 4  # both AR curves dashed
+
+
+def test_quality_comes_from_the_newest_scored_record_and_names_its_budget(record: dict) -> None:
+    run = {"run_id": "fairseq_nat--squad_qg--test--cpu--s42--0123abcd", "created": "2026-11-01T00:00:00+00:00",
+           "spec": {"system": "fairseq_nat", "task": "squad_qg", "split": "test", "budget": "cpu"},
+           "scores": {"unilm": {"metrics": {"bleu4": 12.5}}}}
+    md = sp.markdown_page("squad_qg", [record], [run], None)
+    assert "12.50 BLEU-4 (unilm) from `fairseq_nat--squad_qg--test--cpu--s42--0123abcd`" in md
+    assert "budget `cpu`" in md and "Not on the quality plots (no quality record): `fairseq_transformer`" in md
+    assert "Quality vs B=1 speed" in sp.html_page("squad_qg", [record], [run])
+
+
+def test_the_leaderboard_links_its_speed_page() -> None:
+    from bench.report.leaderboard import task_page
+
+    assert 'href="speed-squad_qg.html"' in task_page("squad_qg", [], speed="speed-squad_qg.html")
+    assert "speed-" not in task_page("squad_qg", [])

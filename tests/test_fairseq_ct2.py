@@ -24,6 +24,7 @@ if importlib.util.find_spec("fairseq") is None or importlib.util.find_spec("ctra
                       "`make fairseq` (it installs the [ct2] extra), or set BENCH_SKIP_FAIRSEQ=1 to skip knowingly.")
 
 from bench.api.types import Example, TaskInfo
+from bench.latency import memory
 from systems import build
 from systems.fairseq_ct2.convert import CT2_DIR, DONE
 from systems.fairseq_ct2.decode import ct2_device, fairseq_blocks_ngrams
@@ -195,3 +196,9 @@ def test_random_weights_convert_the_untrained_model_for_timing(tmp_path: Path) -
     again = build(NAME, "smoke", {"weights": "random", "threads": 1})
     again.fit(task, tmp_path / "b")
     assert again.converted["sha256"] == system.converted["sha256"]  # seeded: the same untrained weights
+    # models() is empty (CTranslate2 holds the weights), yet the sweep's model size is the fairseq model's
+    fairseq = build("fairseq_transformer", "smoke", {"weights": "random", "threads": 1})
+    fairseq.fit(task, tmp_path / "c")
+    size = memory.model_size(system, None)
+    assert not system.models() and size["parameters"] == memory.model_size(fairseq, None)["parameters"] > 0
+    assert size["parameter_bytes"] == size["parameters"] and "int8 weights" in size["parameter_bytes_note"]

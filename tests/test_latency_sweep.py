@@ -197,3 +197,17 @@ def test_min_batches_sets_the_batches_at_a_large_b_and_agreement_reuses_b1(clock
     assert out["agreement"]["nar"]["compared"] == 2 * 16  # B=4 and B=16 each against B=1's 16 items
     with pytest.raises(ValueError, match="--min-batches 0"):
         run(clock, min_batches=0)
+
+
+def test_a_system_whose_weights_are_outside_torch_is_sized_by_its_own_count(tmp_path: Path) -> None:
+    class Outside(DecodeOnly):  # models() is empty, as for CTranslate2
+        def decode_one(self, example: Example, forced_length: int | None = None) -> str:
+            return example.source
+
+        def weights_footprint(self):  # type: ignore[no-untyped-def]
+            return {"parameters": 1000, "parameter_bytes": 1000, "parameter_bytes_note": "parameters x 1 byte"}
+
+    (tmp_path / "model.bin").write_bytes(b"x" * 64)
+    size = memory.model_size(Outside(), tmp_path)
+    assert size == {"parameters": 1000, "parameter_bytes": 1000, "checkpoint_bytes": 64,
+                    "parameter_bytes_note": "parameters x 1 byte"}

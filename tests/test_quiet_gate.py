@@ -14,7 +14,7 @@ from test_latency_sweep import Clock, Costed, items
 import bench.latency.meter as meter
 from bench.latency import memory, sweep
 from bench.latency.canary import PLANS, prepare_canaries
-from bench.latency.gate import QuietGate, gate_for
+from bench.latency.gate import ROUND_CANARIES, QuietGate, gate_for
 from bench.store.integrity import latency_record_problems
 from bench.store.sweeps import sweep_problems
 
@@ -72,7 +72,7 @@ def test_a_machine_that_never_goes_quiet_leaves_items_ungated_and_the_run_invali
         gate.time("nar", lambda: calls.append(1))
     c = gate.counts["nar"]
     assert (c.accepted, c.retimed, c.ungated) == (0, 8, 4) and len(calls) == 12
-    assert "nar: 4 of 4 items found no quiet window in 3 tries" in gate.reasons()[0]
+    assert "nar: 4 of 4 timings found no quiet window in 3 tries" in gate.reasons()[0]
     assert gate.reasons(exempt=frozenset({"nar"})) == []
     with pytest.raises(ValueError, match="positive fraction"):
         QuietGate(lambda: 1.0, tolerance=0.0)
@@ -200,3 +200,20 @@ def test_the_sweep_gates_every_batch_and_each_cell_counts_its_batches(monkeypatc
     forged = copy.deepcopy(sw)
     del forged["quiet_gate"]
     assert "is present, but 'sweep.quiet_gate'" in str(next(iter(sweep_problems(forged, list(systems)))))
+
+
+def test_a_round_canary_reading_a_burst_hit_is_retaken_and_replaces_the_round_s_reading() -> None:
+    clock = FakeClock()
+    canaries, _ = bursty(clock)
+    cs = canaries("cpu")
+    #            calibrate | wait: quiet, after: slow (retake) | wait: quiet, after: quiet
+    s = Script([1.0] * 3 + [1.0, 2.0, 1.0, 1.0])
+    gate = s.gate(tolerance=0.15)
+    gate.calibrate(readings=3)
+    gate.read_round(partial(cs.measure, 0))
+    assert [c.round_index for c in cs.device.rounds] == [0]  # one reading per round, the last one taken
+    c = gate.counts[ROUND_CANARIES]
+    assert (c.accepted, c.retimed, c.ungated) == (1, 1, 0)
+    cs.measure(1)
+    assert [c.round_index for c in cs.device.rounds] == [0, 1]
+    assert gate.waited_s == pytest.approx(sum(x.waited_s for x in gate.counts.values()))

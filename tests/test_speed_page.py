@@ -74,6 +74,8 @@ def test_the_real_sweep_loads_and_a_written_one_is_sealed(record: dict, tmp_path
     (lambda r: r["sweep"]["cells"][1].update(batch_ns=[0, 5]), "sweep.cells[1].batch_ns"),
     (lambda r: r["sweep"]["models"]["fairseq_nat"].update(parameters=1e20), "sweep.models.fairseq_nat.parameters"),
     (lambda r: r["sweep"]["agreement"]["fairseq_nat"].update(agreed=99), "sweep.agreement.fairseq_nat"),
+    (lambda r: r["sweep"]["models"]["fairseq_nat"].update(parameter_bytes_note=["x"]),
+     "sweep.models.fairseq_nat.parameter_bytes_note"),
     (lambda r: r["spec"].update(task="../../etc"), "spec.task"),
 ])
 def test_a_bad_record_is_refused_naming_file_and_field(record: dict, tmp_path: Path, edit, field: str) -> None:
@@ -196,6 +198,10 @@ def test_ct2_is_a_second_baseline_column_and_curve(record: dict) -> None:
     col = header.index(f"speed-up vs `{sp.CT2}` (same B)")
     assert {r[col] for r in rows if r[0] == f"`{sp.CT2}`"} == {"1.00×"}
     assert sp.html_page("squad_qg", [ct2], []).count('stroke-dasharray="6 3"') >= 4  # both AR curves dashed
+    ct2["sweep"]["models"][sp.CT2] = {**ct2["sweep"]["models"][sp.CT2],
+                                     "parameter_bytes_note": "parameters x 1 byte(s) (int8 weights)"}
+    assert f"`{sp.CT2}` parameter MB: `parameters x 1 byte(s) (int8 weights)`." in sp.markdown_page(
+        "squad_qg", [ct2], [], None)
 
 
 def test_quality_comes_from_the_newest_scored_record_and_names_its_budget(record: dict) -> None:

@@ -121,6 +121,12 @@ class System(abc.ABC):
         systems without one (reference baselines). Each family that holds a model returns it here."""
         return ()
 
+    def weights_footprint(self) -> Mapping[str, Any] | None:
+        """``parameters`` and ``parameter_bytes`` of weights :meth:`models` cannot show (a decoder outside
+        torch, e.g. CTranslate2's), with a ``parameter_bytes_note`` on how the bytes were counted; None (the
+        default): the harness counts the parameters of :meth:`models`."""
+        return None
+
     def place(self, device: str) -> None:
         """Put this system on ``device``. The harness calls it after building (``fit`` then trains
         there), after ``fit`` or a load (the model ``fit`` built joins it) and before timing. Override

@@ -135,8 +135,13 @@ class Canary:
         return self.workload.describe(self.sizing.size)
 
     def measure(self, round_index: int) -> CanaryResult:
+        """This round's reading; measuring the same round again (the quiet gate retakes a reading a burst
+        disturbed) replaces it: a round has one reading."""
         result = CanaryResult(round_index, median_ms(self._run, self.workload.settle, self.repeats, self.clock))
-        self.rounds.append(result)
+        if self.rounds and self.rounds[-1].round_index == round_index:
+            self.rounds[-1] = result
+        else:
+            self.rounds.append(result)
         return result
 
     def drift(self) -> float:

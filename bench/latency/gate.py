@@ -34,6 +34,9 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+#: the gate's counts for the round canaries, beside the systems' (no registered system has this name)
+ROUND_CANARIES = "(round canaries)"
+
 
 @dataclass
 class GateCounts:
@@ -125,6 +128,16 @@ class QuietGate:
         counts.ungated += 1
         return result
 
+    def read_round(self, measure: Callable[[], T]) -> T:
+        """A round canary reading, gated like an item: taken again when a burst hit it, so the canary rule
+        judges the machine's quiet speed across rounds (clock, thermal), not how many rounds a burst hit."""
+        return self.time(ROUND_CANARIES, measure)
+
+    @property
+    def waited_s(self) -> float:
+        """Seconds spent waiting for quiet (all systems and the round canaries)."""
+        return sum(c.waited_s for c in self.counts.values())
+
     def reasons(self, exempt: frozenset[str] = frozenset()) -> list[str]:
         """Why the run is INVALID because too many of a system's items never met a quiet window."""
         out = []
@@ -132,7 +145,7 @@ class QuietGate:
             total = c.accepted + c.ungated
             if name in exempt or not total or c.ungated <= self.max_ungated * total:
                 continue
-            out.append(f"{name}: {c.ungated} of {total} items found no quiet window in {self.max_tries} tries "
+            out.append(f"{name}: {c.ungated} of {total} timings found no quiet window in {self.max_tries} tries "
                        f"(probe > {1 + self.tolerance:.2f}x its reference {self.reference_ms:.3f} ms; more than "
                        f"{self.max_ungated:.0%} allowed): the machine was contended for most of the run")
         return out
@@ -175,4 +188,4 @@ def gate_for(canary_set: Any, tolerance: float, repeats: int = 5, *, sleep: Call
     return gate
 
 
-__all__ = ["GateCounts", "QuietGate", "gate_for"]
+__all__ = ["ROUND_CANARIES", "GateCounts", "QuietGate", "gate_for"]

@@ -105,14 +105,18 @@ def model_size(system: object, workdir: Path | None) -> dict[str, object]:
     from bench.api.system import System
 
     assert isinstance(system, System)
+    own = system.weights_footprint()
     params = sum(int(p.numel()) for m in system.models() for p in m.parameters())
     nbytes = sum(int(p.numel()) * int(p.element_size()) for m in system.models() for p in m.parameters())
+    if own is not None:  # weights outside torch: the system counts them and says how
+        params, nbytes = int(own["parameters"]), int(own["parameter_bytes"])
     files = [] if workdir is None or not workdir.is_dir() else [
         p for p in workdir.rglob("*") if p.is_file() and p.suffix in (".pt", ".bin", ".safetensors", ".pdparams")
     ]
     none = "no checkpoint on disk (weights built in memory)"
     disk: int | str = sum(p.stat().st_size for p in files) if files else none
-    return {"parameters": params, "parameter_bytes": nbytes, "checkpoint_bytes": disk}
+    note = {"parameter_bytes_note": str(own["parameter_bytes_note"])} if own and own.get("parameter_bytes_note") else {}
+    return {"parameters": params, "parameter_bytes": nbytes, "checkpoint_bytes": disk, **note}
 
 
 __all__ = ["PeakMemory", "cpu_peak", "cuda_peak", "model_size", "peak_memory", "rss_bytes", "trim_heap"]

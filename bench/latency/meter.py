@@ -13,6 +13,7 @@ import gc
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from bench.api.errors import LengthForcedUnsupported
@@ -21,7 +22,7 @@ from bench.env.device import resolve_device
 from bench.env.fingerprint import device_label, environment_fingerprint, identity_changes
 from bench.latency.canary import CanarySet, default_canaries
 from bench.latency.clock import Synchronizer
-from bench.latency.gate import QuietGate, gate_for
+from bench.latency.gate import ROUND_CANARIES, QuietGate, gate_for
 from bench.latency.outputs import check_outputs, reference_for
 from bench.latency.progress import MeterProgress
 from bench.latency.report import LatencyReport, Settings, SystemLatency, latency_signature
@@ -242,7 +243,9 @@ def measure(
         run_reasons += gate.reasons(exempt=frozenset(nm for nm in names if runners[nm].probe))
         c = {nm: gate.counts.get(nm) for nm in names}
         retimed = sum(x.retimed for x in c.values() if x)
+        rc = gate.counts.get(ROUND_CANARIES)
         notes.append(f"quiet gate {quiet_gate:g}: {retimed} timing(s) discarded and re-timed, "
+                     f"{rc.retimed if rc else 0} round canary reading(s) retaken, "
                      f"{sum(x.ungated for x in c.values() if x)} item(s) ungated, reference probe "
                      f"{gate.reference_ms:.3f} ms (p{gate.reference_quantile * 100:g} of {gate.readings} readings, "
                      f"fastest {gate.fastest_ms:.3f} ms; {gate.slow_readings} slow)")
@@ -299,7 +302,8 @@ def _timed_rounds(
             shortest = min((rn.timed_s for rn in runners.values() if not rn.probe), default=math.inf)
             if shortest >= min_duration_s:
                 return r
-            if max_duration_s is not None and time.perf_counter() - t_start >= max_duration_s:
+            waited = 0.0 if gate is None else gate.waited_s  # waiting for quiet is not timing
+            if max_duration_s is not None and time.perf_counter() - t_start - waited >= max_duration_s:
                 return r
             done = len(runners[names[0]].latencies)
             if max_items is not None and done >= max_items:
@@ -307,9 +311,10 @@ def _timed_rounds(
             size = max(sizes) if max_items is None else max(1, min(max(sizes), max_items - done))
             bar.extend(size * len(names))
         items = [next(stream) for _ in range(size)]
-        if gate is not None:
-            gate.wait()  # the round canaries then judge the machine's quiet speed, which the gate cannot see
-        canary_set.measure(r)
+        if gate is None:
+            canary_set.measure(r)
+        else:  # the round canaries then judge the machine's quiet speed, which the gate cannot see
+            gate.read_round(partial(canary_set.measure, r))
         for nm in rotated(names, r):
             gc.collect(1)  # the previous system's young garbage must not be collected on this one's clock
             bar.describe(f"round {r + 1}: {nm}")

@@ -141,9 +141,10 @@ def _timed(systems: Mapping[str, Any], names: list[str], plan: list[list[int]], 
     gc.freeze()
     try:
         for r, start in enumerate(range(0, len(plan), per_round)):
-            if gate is not None:
-                gate.wait()  # the round canaries then judge the machine's quiet speed
-            canary_set.measure(r)
+            if gate is None:
+                canary_set.measure(r)
+            else:  # the round canaries then judge the machine's quiet speed
+                gate.read_round(partial(canary_set.measure, r))
             for nm in rotated(names, r):
                 gc.collect(1)
                 for k in range(start, min(start + per_round, len(plan))):

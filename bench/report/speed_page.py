@@ -229,6 +229,10 @@ def system_view(rec: dict, records: Sequence[dict]) -> TableView:
         rows.append([code(name), params, mb, disk, p90, agree, qtext])
     notes = [f"bs-1 p90: per sentence at B=1 and {t1} thread(s). Agreement: the share of items whose batched "
              "output equals the B=1 output (padding or length prediction can change it)."]
+    for name in spec["systems"]:
+        how = (sw["models"].get(name) or {}).get("parameter_bytes_note")
+        if isinstance(how, str):
+            notes.append(f"{code(name)} parameter MB: {code(' '.join(how.split()))}.")
     if spec["weights"] == "random":
         notes.append("These weights are untrained (speed only): the quality column is the newest scored record of "
                      "the same system name on this task, at that record's own budget.")

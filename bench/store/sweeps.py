@@ -241,6 +241,9 @@ def _model_problems(models: Any, systems: list[str]) -> Iterator[Problem]:
             yield Problem(f"{where}.parameters", f"must be a parameter count, got {m.get('parameters')!r}")
         if not (_int(m.get("parameter_bytes")) and 0 <= m["parameter_bytes"] <= MAX_BYTES):
             yield Problem(f"{where}.parameter_bytes", f"must be a byte count, got {m.get('parameter_bytes')!r}")
+        how = m.get("parameter_bytes_note")
+        if how is not None and not isinstance(how, str):
+            yield Problem(f"{where}.parameter_bytes_note", f"must be text, got {how!r}")
         disk = m.get("checkpoint_bytes")
         if not (isinstance(disk, str) or (isinstance(disk, int) and _int(disk) and 0 <= disk <= MAX_BYTES)):
             yield Problem(f"{where}.checkpoint_bytes", f"must be a byte count or a note, got {disk!r}")

@@ -41,6 +41,7 @@ class CT2System(System):
         self.fairseq = FairseqSystem(cfg)
         self.decoder: Any = None
         self.converted: dict[str, Any] | None = None
+        self.parameters = 0  # the fairseq model's, counted before it is dropped (CTranslate2 hides its weights)
         self.last_iterations = 0
 
     @property
@@ -82,6 +83,7 @@ class CT2System(System):
         with using_threads(self.cfg.threads):
             self.fairseq.fit(task, workdir)
             model_dir, sha = self._convert(workdir)
+        self.parameters = sum(int(p.numel()) for m in self.fairseq.models() for p in m.parameters())
         self.fairseq.decoder = None  # fairseq's model decodes nothing here; free it
         self.decoder = _decoder(model_dir, self.cfg, self.settings, workdir)
         import json
@@ -105,6 +107,18 @@ class CT2System(System):
         name = train.get("decoded_checkpoint", {}).get("file", f"checkpoint_{self.cfg.checkpoint}.pt")
         save_dir = workdir / CHECKPOINTS
         return convert_verified(save_dir / name, Manifest(save_dir), dict_dir, workdir)
+
+    def weights_footprint(self) -> Mapping[str, Any] | None:
+        """The converted model's parameters (the fairseq model's count) at the compute type's weight width;
+        :meth:`models` is empty, so without this a sweep would list 0 parameters. A lower bound: CTranslate2
+        quantizes the weight matrices and keeps biases and norms wider."""
+        if not self.parameters:
+            return None
+        used = str(self.settings.resolved_compute_type(self.device.partition(":")[0]))
+        width = 1 if used.startswith("int8") else 2 if used in ("float16", "bfloat16") else 4
+        return {"parameters": self.parameters, "parameter_bytes": self.parameters * width,
+                "parameter_bytes_note": f"parameters x {width} byte(s) ({used} weights; biases and norms kept "
+                                        "wider, so a lower bound)"}
 
     # ------------------------------------------------------------------ decoding
     def _need_decoder(self, forced: bool = False) -> Any:
@@ -133,10 +147,7 @@ class CT2System(System):
         """The sweep's batch as CTranslate2 batches it: one ``translate_batch`` call; length-forced, one call per
         distinct forced length (``min/max_decoding_length`` are the call's, not a row's), so a batch of B items
         with k lengths is k calls. Each output equals :meth:`decode_one`'s (tests/test_batched_single.py)."""
-        if forced_lengths is not None:
-            if len(forced_lengths) != len(examples):
-                raise ValueError(f"{len(forced_lengths)} forced lengths for {len(examples)} examples; pass one per "
-                                 "item.")
+        if forced_lengths is not None:  # decode_forced checks there is one length per item
             return self.decode_forced(examples, forced_lengths)
         dec = self._need_decoder()
         texts = dec.translate([ex.source for ex in examples], self.device, self.cfg.threads)
@@ -155,7 +166,8 @@ class CT2System(System):
     def decode_forced(self, examples: Sequence[Example], lengths: Sequence[int]) -> list[str]:
         """A batch decoded length-forced, bucketed by length (one CTranslate2 call per distinct length)."""
         if len(examples) != len(lengths):
-            raise ValueError(f"{self.name}: {len(examples)} examples but {len(lengths)} forced lengths")
+            raise ValueError(f"{self.name}: {len(examples)} examples but {len(lengths)} forced lengths; pass one per "
+                             "item.")
         dec = self._need_decoder(forced=True)
         texts = dec.translate_forced([ex.source for ex in examples], [int(n) for n in lengths], self.device,
                                      self.cfg.threads)

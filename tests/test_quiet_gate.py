@@ -63,6 +63,23 @@ def test_the_reference_is_a_low_percentile_so_one_lucky_reading_cannot_make_ever
         QuietGate(lambda: 1.0, reference_quantile=1.0)
 
 
+def test_a_rare_fast_spell_is_not_quiet_either_and_discarded_timings_count_as_overhead() -> None:
+    #            calibrate  | wait: fast, quiet | after: fast -> retime | wait: quiet | after: quiet
+    s = Script([1.0] * 20 + [0.5, 1.0,            0.6,                   1.05,         1.0])
+    gate = s.gate(tolerance=0.15)
+    gate.calibrate(readings=20)
+
+    def attempt() -> str:
+        s.t += 2.0  # the timed item takes 2 s of the fake clock
+        return "done"
+
+    assert gate.time("nat", attempt) == "done"
+    c = gate.counts["nat"]
+    assert (c.accepted, c.retimed, c.ungated, gate.fast_readings, gate.slow_readings) == (1, 1, 0, 2, 0)
+    assert c.discarded_s == pytest.approx(2.0) and c.waited_s == pytest.approx(gate.poll_s)
+    assert gate.overhead_s == pytest.approx(2.0 + gate.poll_s) and gate.to_json()["fast_readings"] == 2
+
+
 def test_a_machine_that_never_goes_quiet_leaves_items_ungated_and_the_run_invalid() -> None:
     s = Script([1.0] * 20 + [2.0])  # quiet while calibrating, then slow for good (p10 stays a quiet reading)
     gate = s.gate(tolerance=0.15, max_tries=3, max_wait_s=0.2)
@@ -216,4 +233,4 @@ def test_a_round_canary_reading_a_burst_hit_is_retaken_and_replaces_the_round_s_
     assert (c.accepted, c.retimed, c.ungated) == (1, 1, 0)
     cs.measure(1)
     assert [c.round_index for c in cs.device.rounds] == [0, 1]
-    assert gate.waited_s == pytest.approx(sum(x.waited_s for x in gate.counts.values()))
+    assert gate.overhead_s == pytest.approx(sum(x.waited_s + x.discarded_s for x in gate.counts.values()))

@@ -6,17 +6,18 @@ canary rule then finds slow rounds in every run longer than a minute and judges 
 and no timing can ever be committed from such a machine. The gate brackets each timed item (or
 batch) with one reading of the run's judged canary workloads:
 
-- before: wait, polling, until a reading is within ``(1 + TOL)`` of the reference: the 10th percentile
+- before: wait, polling, until a reading is within a factor ``(1 + TOL)`` of the reference, either way
+  (a rare fast spell is as unlike the other items' conditions as a burst): the 10th percentile
   of every reading so far (calibrated over a couple of seconds before timing). Not the fastest reading:
   one lucky reading made 90% of all later readings "slow" on the machine this was built on, and no item
   could be timed; the fastest is recorded beside the reference so the gap is visible;
 - time the item;
-- after: one more reading. If either reading was slow, the timing is discarded and the item is
+- after: one more reading. If either reading was off, the timing is discarded and the item is
   timed again (at most ``max_tries`` times; every discarded timing is counted, never used).
 
 An item that never met a quiet window keeps its last timing and counts as *ungated*; more than
-``max_ungated`` of a system's items ungated makes the run INVALID. The round canaries are read
-after waiting for quiet too, so their drift then says whether the machine's *quiet* speed moved
+``max_ungated`` of a system's items ungated makes the run INVALID. The round canary readings are
+gated like items (:meth:`QuietGate.read_round`), so their drift then says whether the machine's *quiet* speed moved
 (frequency, thermal), which the gate cannot see. Everything the gate did is in the record
 (settings, per-system counts, reference), and the signature names it: gated and ungated timings
 never compare silently.
@@ -46,6 +47,7 @@ class GateCounts:
     retimed: int = 0
     ungated: int = 0
     waited_s: float = 0.0
+    discarded_s: float = 0.0
 
 
 @dataclass
@@ -66,6 +68,7 @@ class QuietGate:
     fastest_ms: float = float("inf")
     readings: int = 0
     slow_readings: int = 0
+    fast_readings: int = 0
     counts: dict[str, GateCounts] = field(default_factory=dict)
     _sorted: list[float] = field(default_factory=list, repr=False)
 
@@ -85,7 +88,7 @@ class QuietGate:
             self.read()
             if k < readings - 1:
                 self.sleep(spread_s / max(1, readings - 1))
-        self.slow_readings = 0  # judged against a reference still forming, and they gate nothing
+        self.slow_readings = self.fast_readings = 0  # judged against a reference still forming; they gate nothing
 
     def read(self) -> float:
         """One probe reading (ms); the ``reference_quantile`` of the readings so far becomes the reference."""
@@ -94,12 +97,18 @@ class QuietGate:
         bisect.insort(self._sorted, ms)
         self.reference_ms = self._sorted[int(self.reference_quantile * (len(self._sorted) - 1))]
         self.fastest_ms = self._sorted[0]
-        if not self.is_quiet(ms):
+        if ms > self.reference_ms * (1.0 + self.tolerance):
             self.slow_readings += 1
+        elif not self.is_quiet(ms):
+            self.fast_readings += 1
         return ms
 
     def is_quiet(self, ms: float) -> bool:
-        return ms <= self.reference_ms * (1.0 + self.tolerance)
+        """Within a factor ``1 + tolerance`` of the reference, either way: a burst of contention reads slow,
+        and a rare fast spell (seen here: the probe at 0.2 ms where it usually reads 0.4-0.5 ms, the sibling
+        hyper-thread idle) would time an item faster than the others were timed."""
+        band = 1.0 + self.tolerance
+        return self.reference_ms / band <= ms <= self.reference_ms * band
 
     def wait(self) -> bool:
         """Poll until a reading is quiet (True) or ``max_wait_s`` passed (False)."""
@@ -119,12 +128,15 @@ class QuietGate:
             t0 = self.clock()
             quiet_before = self.wait()
             counts.waited_s += self.clock() - t0
+            t1 = self.clock()
             result = attempt()
+            spent = self.clock() - t1
             if quiet_before and self.is_quiet(self.read()):
                 counts.accepted += 1
                 return result
             if k < self.max_tries - 1:
                 counts.retimed += 1
+                counts.discarded_s += spent
         counts.ungated += 1
         return result
 
@@ -134,9 +146,9 @@ class QuietGate:
         return self.time(ROUND_CANARIES, measure)
 
     @property
-    def waited_s(self) -> float:
-        """Seconds spent waiting for quiet (all systems and the round canaries)."""
-        return sum(c.waited_s for c in self.counts.values())
+    def overhead_s(self) -> float:
+        """Seconds the gate cost: waiting for quiet and timings it discarded (all systems and round canaries)."""
+        return sum(c.waited_s + c.discarded_s for c in self.counts.values())
 
     def reasons(self, exempt: frozenset[str] = frozenset()) -> list[str]:
         """Why the run is INVALID because too many of a system's items never met a quiet window."""
@@ -146,8 +158,8 @@ class QuietGate:
             if name in exempt or not total or c.ungated <= self.max_ungated * total:
                 continue
             out.append(f"{name}: {c.ungated} of {total} timings found no quiet window in {self.max_tries} tries "
-                       f"(probe > {1 + self.tolerance:.2f}x its reference {self.reference_ms:.3f} ms; more than "
-                       f"{self.max_ungated:.0%} allowed): the machine was contended for most of the run")
+                       f"(probe not within {1 + self.tolerance:.2f}x of its reference {self.reference_ms:.3f} ms; "
+                       f"more than {self.max_ungated:.0%} allowed): the machine was contended for most of the run")
         return out
 
     def settings(self) -> dict[str, Any]:
@@ -158,7 +170,7 @@ class QuietGate:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.settings(), "reference_ms": self.reference_ms, "fastest_ms": self.fastest_ms,
-                "readings": self.readings,
+                "readings": self.readings, "fast_readings": self.fast_readings,
                 "slow_readings": self.slow_readings, "systems": {n: asdict(c) for n, c in self.counts.items()}}
 
 

@@ -248,7 +248,7 @@ def measure(
                      f"{rc.retimed if rc else 0} round canary reading(s) retaken, "
                      f"{sum(x.ungated for x in c.values() if x)} item(s) ungated, reference probe "
                      f"{gate.reference_ms:.3f} ms (p{gate.reference_quantile * 100:g} of {gate.readings} readings, "
-                     f"fastest {gate.fastest_ms:.3f} ms; {gate.slow_readings} slow)")
+                     f"fastest {gate.fastest_ms:.3f} ms; {gate.slow_readings} slow, {gate.fast_readings} fast)")
     run_reasons += misplaced(systems, device)
     run_reasons += [f"environment changed during timing: {c}" for c in identity_changes(fp_before, fp_after)]
 
@@ -302,8 +302,8 @@ def _timed_rounds(
             shortest = min((rn.timed_s for rn in runners.values() if not rn.probe), default=math.inf)
             if shortest >= min_duration_s:
                 return r
-            waited = 0.0 if gate is None else gate.waited_s  # waiting for quiet is not timing
-            if max_duration_s is not None and time.perf_counter() - t_start - waited >= max_duration_s:
+            overhead = 0.0 if gate is None else gate.overhead_s  # waiting for quiet, discarded timings
+            if max_duration_s is not None and time.perf_counter() - t_start - overhead >= max_duration_s:
                 return r
             done = len(runners[names[0]].latencies)
             if max_items is not None and done >= max_items:

@@ -131,3 +131,42 @@ def _render_sweep(plan: object, batch_sizes: str, threads: str, bucket: str, ene
             ui.console.print(ui.plain(f"  {reason}"))
     if path is not None:
         ui.err_console.print(ui.plain(f"wrote {ui.shown(path)}"))
+
+
+@ui.app.command("preflight")
+def preflight(
+    seconds: Annotated[float, typer.Option(help="How long to read the canary.")] = 120.0,
+    windows: Annotated[int, typer.Option(help="Readings judged by the drift rule (spread over --seconds).")] = 24,
+    threads: Annotated[int, typer.Option(help="Torch threads, as the run will use (1: the latency track).")] = 1,
+    tolerance: Annotated[float, typer.Option(help="The canary rule's drift tolerance (the meter's: 0.25).")] = 0.25,
+    quiet_gate: Annotated[float, typer.Option(help="The quiet-gate band to report the share of quiet moments for.")
+                          ] = 0.15,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    device: DeviceOpt = "auto",
+) -> None:
+    """Is this machine quiet enough to time on? Reads the meter's device canary for --seconds and judges it by
+    the run's own drift rule: exit 0 when it holds, 3 when a latency run or sweep started now would very likely
+    be INVALID (docs/latency.md). Run it before an hour of timing: `bench preflight && bench latency ...`.
+    """
+    from bench.api.errors import UserError
+    from bench.api.threads import using_threads
+    from bench.env.device import activate, resolve_device
+    from bench.latency.canary import default_canaries
+    from bench.latency.preflight import NOT_QUIET_EXIT, run_preflight
+
+    try:
+        placed = resolve_device(device)
+        activate(placed)
+        with using_threads(threads):
+            canaries = default_canaries("cuda" if placed.startswith("cuda") else "cpu")
+            ui.err_console.print(ui.plain(f"reading {canaries.device.description} for {seconds:g} s ..."))
+            result = run_preflight(canaries.device, placed, seconds, windows, tolerance, quiet_gate)
+    except (UserError, ValueError) as exc:
+        ui.fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+    else:
+        for line in result.lines():
+            ui.console.print(ui.plain(line), soft_wrap=True)
+    if not result.quiet:
+        raise typer.Exit(NOT_QUIET_EXIT)

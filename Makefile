@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bench/wheels
 FAIRSEQ_WHL = $(WHEELS)/fairseq_fixed-0.12.3.1-cp311-cp311-linux_x86_64.whl
 
-.PHONY: setup fairseq demo test test-fast check-deep bench lint clean gpu-bundle gpu-check
+.PHONY: setup fairseq demo test test-fast check-deep bench lint clean gpu-bundle gpu-check speed-evidence
 
 setup: $(STAMP)
 
@@ -64,6 +64,11 @@ check-deep: setup
 bench: setup
 	@failed=""; for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || failed="$$failed $$f"; done; \
 	if [ -n "$$failed" ]; then echo "targets missed by:$$failed"; exit 1; fi
+
+# The CPU speed evidence of #48/#50 (MIST speed columns with CTranslate2, Quora/SQuAD batch sweeps): about 2 h on a
+# quiet 2-core box; each step runs only after `bench preflight` finds the machine still (docs/latency.md).
+speed-evidence: setup fairseq
+	BENCH=$(BENCH) bash scripts/speed_evidence.sh
 
 lint: setup
 	$(VENV)/bin/ruff check bench systems tests benchmarks scripts

@@ -338,19 +338,12 @@ class Check:
         systems = [s for s in LATENCY_SYSTEMS if s not in NEEDS_LIBNAT or self.info.get("libnat")]
         dropped = sorted(set(LATENCY_SYSTEMS) - set(systems))
         b = {**LATENCY_BOUNDS, "n": LATENCY_BOUNDS["n"] if self.kind == "cuda" else DRY_RUN_ITEMS}
-        cmd = [sys.executable, "-m", "bench", "latency", "--task", "squad_qg", "--budget", "paper", "--weights",
-               "random", "--baseline", "fairseq_transformer", "--systems", ",".join(systems),
-               *[a for s in STAND_INS for a in ("--stand-in", s)],
-               "--n", str(b["n"]), "--rounds", str(b["rounds"]), "--min-items", str(b["n"]),
-               "--warmup-items", str(b["warmup_items"]), "--warmup-s", str(b["warmup_s"]), "--min-duration-s", "0",
-               "--record", "--results-dir", str(self.results), "--device", self.device]
-        code, _, tail = run(cmd, self.env, ROOT, self.out / "latency.log", share)
-        if code != 0:
-            return _ended(code, share, tail)
-        rec = _newest(self.results / "latency", "")
+        rec, ended = self._timed("latency", share, systems, *[a for s in STAND_INS for a in ("--stand-in", s)],
+                                 "--n", str(b["n"]), "--rounds", str(b["rounds"]), "--min-items", str(b["n"]),
+                                 "--warmup-items", str(b["warmup_items"]), "--warmup-s", str(b["warmup_s"]),
+                                 "--min-duration-s", "0")
         if rec is None:
-            return "fail", "no latency record written"
-        (self.out / "latency.json").write_text(json.dumps(rec, indent=1))
+            return ended
         status, detail = judge_latency(rec, self.env.get("BENCH_GPU_NAME", ""), self.kind)
         if dropped:
             detail += f"; not timed (need fairseq's compiled libnat): {', '.join(dropped)}"
@@ -362,24 +355,31 @@ class Check:
         systems = [*SWEEP_SYSTEMS, *(["fairseq_transformer_ct2"] if ct2.endswith(": cuda") else [])]
         sizes, n = (SWEEP_BATCH_SIZES, 64) if self.kind == "cuda" else DRY_RUN_SWEEP
         energy = self.kind == "cuda" and share >= COSTS["cuda"]["sweep"][1] + ENERGY_NEED_S
-        cmd = [sys.executable, "-m", "bench", "latency", "--task", "squad_qg", "--budget", "paper", "--weights",
-               "random", "--baseline", "fairseq_transformer", "--systems", ",".join(systems),
-               "--batch-sizes", ",".join(map(str, sizes)), "--threads", "1", "--n", str(n), "--rounds", "2",
-               *(["--energy"] if energy else []), "--record", "--results-dir", str(self.results),
-               "--device", self.device]
-        code, _, tail = run(cmd, self.env, ROOT, self.out / "sweep.log", share)
-        if code != 0:
-            return _ended(code, share, tail)
-        rec = _newest(self.results / "sweep", "")
+        rec, ended = self._timed("sweep", share, systems, "--batch-sizes", ",".join(map(str, sizes)),
+                                 "--threads", "1", "--n", str(n), "--rounds", "2", *(["--energy"] if energy else []))
         if rec is None:
-            return "fail", "no sweep record written"
-        (self.out / "sweep.json").write_text(json.dumps(rec, indent=1))
+            return ended
         status, detail = judge_sweep(rec, self.kind)
         if not energy:
             detail += f"; energy not measured (needs about {ENERGY_NEED_S:.0f} s more than the step's least time)"
         if "fairseq_transformer_ct2" not in systems:
             detail += f"; CTranslate2 not swept: {ct2 or 'not probed'}"
         return status, detail
+
+    def _timed(self, kind: str, share: float, systems: list[str], *extra: str) -> tuple[dict | None, tuple[str, str]]:
+        """Run `bench latency` (MIST Table 1's shape: SQuAD, paper size, random weights) with ``extra`` options;
+        the newest ``kind`` record it wrote (also saved to ``<out>/<kind>.json``), or None and the step's verdict."""
+        cmd = [sys.executable, "-m", "bench", "latency", "--task", "squad_qg", "--budget", "paper", "--weights",
+               "random", "--baseline", "fairseq_transformer", "--systems", ",".join(systems), *extra,
+               "--record", "--results-dir", str(self.results), "--device", self.device]
+        code, _, tail = run(cmd, self.env, ROOT, self.out / f"{kind}.log", share)
+        if code != 0:
+            return None, _ended(code, share, tail)
+        rec = _newest(self.results / kind, "")
+        if rec is None:
+            return None, ("fail", f"no {kind} record written")
+        (self.out / f"{kind}.json").write_text(json.dumps(rec, indent=1))
+        return rec, ("ok", "")
 
     def training(self, share: float) -> tuple[str, str]:
         cmd = [sys.executable, "benchmarks/bench_training.py", "--device", self.device]

@@ -183,3 +183,33 @@ def test_the_sweep_verdict_names_throughput_agreement_and_energy() -> None:
     assert gpu_check.judge_sweep(_sweep(False, drift), "cuda")[0] == "fail"
     unread = {"status": "unreadable: pynvml is not installed"}
     assert "energy unreadable: pynvml" in gpu_check.judge_sweep(_sweep(True, [], energy=unread), "cuda")[1]
+
+
+@pytest.mark.parametrize("kind", ["latency", "sweep"])
+def test_the_timing_steps_run_the_table_shape_and_keep_the_record_they_wrote(tmp_path: Path, kind: str,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both timing steps call `bench latency` on SQuAD at paper size with random weights, their own options after
+    the shared ones, and judge the newest record of their kind (saved to <out>/<kind>.json); a failed command or
+    no record is the step's verdict."""
+    calls: list[list[str]] = []
+    rec = (_record("VALID", []) if kind == "latency" else _sweep(True, []))
+
+    def fake_run(cmd: list[str], env: dict, cwd: Path, log: Path, timeout: float) -> tuple[int, float, str]:
+        calls.append(cmd)
+        where = Path(cmd[cmd.index("--results-dir") + 1]) / kind
+        where.mkdir(parents=True, exist_ok=True)
+        (where / "r.json").write_text(json.dumps(rec))
+        return 0, 1.0, ""
+
+    monkeypatch.setattr(gpu_check, "run", fake_run)
+    check = gpu_check.Check({}, tmp_path, tmp_path / "work", "cuda", "cuda")
+    check.info = {"libnat": True}
+    status, _ = getattr(check, kind)(100.0)
+    assert status == "ok" and json.loads((tmp_path / f"{kind}.json").read_text()) == rec
+    cmd = calls[0]
+    assert cmd[4:13] == ["--task", "squad_qg", "--budget", "paper", "--weights", "random", "--baseline",
+                         "fairseq_transformer", "--systems"]
+    assert cmd[-5:] == ["--record", "--results-dir", str(tmp_path / "work" / "results"), "--device", "cuda"]
+    assert ("--batch-sizes" in cmd) == (kind == "sweep") and ("--stand-in" in cmd) == (kind == "latency")
+    monkeypatch.setattr(gpu_check, "run", lambda *a, **k: (1, 1.0, "boom"))
+    assert getattr(check, kind)(100.0) == ("fail", "boom")

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.store.files import StoreError, is_number, json_files, read_json, write_json
-from bench.store.integrity import Problem, checked_unsealed, latency_record_problems, sealed
+from bench.store.files import StoreError, is_number
+from bench.store.integrity import latency_record_problems
 from bench.store.paths import latency_dir, latency_record_file
+from bench.store.sealed import SealedStore
 
 LATENCY_RECORD_SCHEMA = 1
 KIND = "latency"
@@ -25,10 +26,8 @@ class LatencyRecordError(StoreError):
     """A latency record does not follow the schema; the message names the file and the field."""
 
 
-def _fail(path: Path | str, msg: str) -> LatencyRecordError:
-    return LatencyRecordError(
-        f"{path}: {msg}. Latency records are written by `bench latency --record`; fix or delete this file."
-    )
+def _fail(path: Path | str, msg: str) -> StoreError:
+    return STORE.fail(path, msg)
 
 
 def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str, Any]:
@@ -71,31 +70,25 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
         raise _fail(path, "'stand_ins' must map a system to {\"timed_as\": <a timed system>, \"basis\": text}")
     problems = latency_record_problems(rec)
     if problems:
-        raise _edited(path, problems[0])
+        raise STORE.edited(path, problems[0])
     return rec
 
 
-def _edited(path: Path | str, problem: Problem) -> LatencyRecordError:
-    return LatencyRecordError(
-        f"{path}: {problem}; the record is not as `bench latency --record` wrote it (edited or damaged), so no "
-        f"number of it is shown. Restore it (`git checkout -- {path}` if it is committed) or measure again."
-    )
+STORE = SealedStore(LatencyRecordError, "Latency", "bench latency --record", "measure again", "latency_id",
+                    latency_dir, latency_record_file, lambda rec, path: validate_latency_record(rec, path))
 
 
 def read_latency_record(path: Path | str) -> dict[str, Any]:
     """One latency record file, schema-checked, its numbers consistent and its digest (if any) fitting; the
     dict returned is the record without its digest (the file's seal, made again by the writer)."""
-    rec = validate_latency_record(read_json(path, _fail), path)
-    return checked_unsealed(rec, lambda problem: _edited(path, problem))
+    return STORE.read(path)
 
 
 def load_latency_records(results_dir: Path | str) -> list[dict[str, Any]]:
     """Every record under ``results_dir/latency/*.json``, schema-checked, oldest first (by created, id)."""
-    out = [read_latency_record(path) for path in json_files(latency_dir(results_dir))]
-    return sorted(out, key=lambda r: (r["created"], r["latency_id"]))
+    return STORE.load(results_dir)
 
 
 def write_latency_record(results_dir: Path | str, record: Mapping[str, Any]) -> Path:
     """Check, then write atomically to ``results/latency/<latency_id>.json`` (a reader never sees half a file)."""
-    validate_latency_record(record, "<new record>")
-    return write_json(latency_record_file(results_dir, str(record["latency_id"])), sealed(record))
+    return STORE.write(results_dir, record)

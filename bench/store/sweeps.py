@@ -16,9 +16,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.store.files import StoreError, json_files, read_json, write_json
-from bench.store.integrity import Problem, checked_unsealed, gate_count_problems, sealed
+from bench.store.files import StoreError
+from bench.store.integrity import Problem, gate_count_problems
 from bench.store.paths import sweep_dir, sweep_record_file
+from bench.store.sealed import SealedStore
 
 SWEEP_RECORD_SCHEMA = 1
 KIND = "sweep"
@@ -38,11 +39,8 @@ class SweepRecordError(StoreError):
     """A sweep record does not follow the schema or its numbers do not hold; the message names file and field."""
 
 
-def _fail(path: Path | str, msg: str) -> SweepRecordError:
-    return SweepRecordError(
-        f"{path}: {msg}. Sweep records are written by `bench latency --batch-sizes ... --record`; fix or delete "
-        "this file."
-    )
+def _fail(path: Path | str, msg: str) -> StoreError:
+    return STORE.fail(path, msg)
 
 
 def _num(x: Any) -> bool:
@@ -97,7 +95,7 @@ def validate_sweep_record(rec: Any, path: Path | str = "<record>") -> dict[str, 
         raise _fail(path, "'sweep' must be an object")
     problems = list(sweep_problems(sw, systems))
     if problems:
-        raise _edited(path, problems[0])
+        raise STORE.edited(path, problems[0])
     return rec
 
 
@@ -249,30 +247,23 @@ def _model_problems(models: Any, systems: list[str]) -> Iterator[Problem]:
             yield Problem(f"{where}.checkpoint_bytes", f"must be a byte count or a note, got {disk!r}")
 
 
-def _edited(path: Path | str, problem: Problem) -> SweepRecordError:
-    return SweepRecordError(
-        f"{path}: {problem}; the record is not as `bench latency --batch-sizes --record` wrote it (edited or "
-        f"damaged), so no number of it is shown. Restore it (`git checkout -- {path}` if it is committed) or sweep "
-        "again."
-    )
+STORE = SealedStore(SweepRecordError, "Sweep", "bench latency --batch-sizes ... --record", "sweep again", "sweep_id",
+                    sweep_dir, sweep_record_file, lambda rec, path: validate_sweep_record(rec, path))
 
 
 def read_sweep_record(path: Path | str) -> dict[str, Any]:
     """One sweep record file, checked and its digest (if any) fitting; returned without its digest."""
-    rec = validate_sweep_record(read_json(path, _fail), path)
-    return checked_unsealed(rec, lambda problem: _edited(path, problem))
+    return STORE.read(path)
 
 
 def load_sweep_records(results_dir: Path | str) -> list[dict[str, Any]]:
     """Every record under ``results_dir/sweep/*.json``, checked, oldest first (by created, id)."""
-    out = [read_sweep_record(path) for path in json_files(sweep_dir(results_dir))]
-    return sorted(out, key=lambda r: (r["created"], r["sweep_id"]))
+    return STORE.load(results_dir)
 
 
 def write_sweep_record(results_dir: Path | str, record: Mapping[str, Any]) -> Path:
     """Check, then write sealed and atomically to ``results/sweep/<sweep_id>.json``."""
-    validate_sweep_record(dict(record), "<new record>")
-    return write_json(sweep_record_file(results_dir, str(record["sweep_id"])), sealed(record))
+    return STORE.write(results_dir, record)
 
 
 __all__ = ["SweepRecordError", "load_sweep_records", "read_sweep_record", "validate_sweep_record",

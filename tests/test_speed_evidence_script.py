@@ -1,0 +1,53 @@
+"""scripts/speed_evidence.sh (`make speed-evidence`): each step is timed only after `bench preflight` passes, with the
+tables' own commands; driven by a fake `bench` that logs its arguments (nothing is timed)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(tmp_path: Path, quiet_steps: int, steps: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "bench"
+    # preflight passes for the first `quiet_steps` calls, then reports a machine that moved (exit 3)
+    fake.write_text(f"""#!/usr/bin/env bash
+echo "$*" >> {log}
+if [ "$1" = preflight ]; then
+  n=$(grep -c '^preflight' {log})
+  [ "$n" -le {quiet_steps} ] || exit 3
+fi
+exit 0
+""")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    env = {**os.environ, "BENCH": str(fake), "STEPS": steps, "RESULTS": str(tmp_path / "results")}
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "speed_evidence.sh")], env=env, capture_output=True,
+                          text=True, timeout=60)
+    return done, log.read_text().splitlines() if log.exists() else []
+
+
+def test_every_step_runs_after_a_passing_preflight(tmp_path: Path):
+    done, calls = _run(tmp_path, quiet_steps=5, steps="t3 sq")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [c.split()[0] for c in calls] == ["preflight", "latency", "preflight", "latency"]
+    table, sweep = calls[1], calls[3]
+    assert "--task quora" in table and "--stand-in mist_unilm=encoder_bert" in table
+    assert "--set fairseq_transformer_ct2.compute_type=int8" in table and "fairseq_transformer_ct2" in table
+    assert "--batch-sizes 1,8,32,128 --threads 1,2" in sweep and "--record" in sweep
+    assert f"--results-dir {tmp_path / 'results'}" in sweep
+
+
+def test_a_step_whose_preflight_fails_is_skipped_and_named(tmp_path: Path):
+    done, calls = _run(tmp_path, quiet_steps=1, steps="t3 t1")
+    assert done.returncode == 1
+    assert [c.split()[0] for c in calls] == ["preflight", "latency", "preflight"]  # t1 never timed
+    assert "not recorded: t1 (preflight: not quiet)" in done.stdout
+
+
+def test_an_unknown_step_is_refused(tmp_path: Path):
+    done, calls = _run(tmp_path, quiet_steps=5, steps="t9")
+    assert done.returncode == 2 and "unknown step t9" in done.stdout and calls == []

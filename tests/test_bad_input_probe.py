@@ -180,6 +180,10 @@ PROBES: list[Probe] = [
     Probe(("refile", "nope", "--results-dir", "{work}/results"), "nope"),
     Probe(("refile", RID, "--set", "noequals", "--results-dir", "{work}/results"), "noequals"),
     # latency
+    Probe(("preflight", "--seconds", "0"), "--seconds"),
+    Probe(("preflight", "--windows", "1"), "--windows"),
+    Probe(("preflight", "--threads", "0", "--quiet-gate", "-1"), "--threads"),
+    Probe(("preflight", "--device", "gpu9"), "gpu9"),
     Probe(("latency", "--task", "quora", "--systems", "nope"), "nope"),
     Probe(("latency", "--task", "qoura", "--systems", "copy_source"), "qoura"),
     Probe(("latency", "--task", "quora", "--systems", "copy_source", "--weights", "fake"), "fake"),

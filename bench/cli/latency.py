@@ -154,6 +154,15 @@ def preflight(
     from bench.latency.canary import default_canaries
     from bench.latency.preflight import NOT_QUIET_EXIT, run_preflight
 
+    bad = [f"{flag} {value:g}: {why}" for flag, value, ok, why in (
+        ("--seconds", seconds, seconds > 0, "give a positive number of seconds, e.g. --seconds 120"),
+        ("--windows", windows, windows >= 2, "the drift rule needs at least 2 readings, e.g. --windows 24"),
+        ("--threads", threads, threads >= 1, "give at least 1 thread (1: the latency track)"),
+        ("--tolerance", tolerance, tolerance > 0, "give the drift tolerance as a positive fraction, e.g. 0.25"),
+        ("--quiet-gate", quiet_gate, quiet_gate > 0, "give the band as a positive fraction, e.g. 0.15"),
+    ) if not ok]
+    if bad:
+        ui.fail("; ".join(bad))
     try:
         placed = resolve_device(device)
         activate(placed)

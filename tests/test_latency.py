@@ -10,15 +10,17 @@ import pytest
 from fake_systems import DecodeOnly
 
 import bench.latency.meter as meter
+import bench.latency.trials as trials
 from bench.api.types import Example
 from bench.latency import LengthForcedUnsupported, measure, paired_bootstrap_speedup, summarize
 from bench.latency.canary import PLANS, prepare_canaries
 from bench.latency.schedule import ItemPlan, rotated, round_sizes
+from bench.latency.trials import TrialLog
 from systems.null import NullSystem
 
 RECORD_KEYS = {
     "signature", "device", "stats", "baseline", "speedup_mean", "speedup_median", "speedup_ci95",
-    "length_forced", "valid", "invalid_reasons", "outputs_match_quality_run",
+    "length_forced", "valid", "invalid_reasons", "outputs_match_quality_run", "verdict", "ms_label", "ms_reasons",
 }
 STATS_KEYS = {
     "n", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "min_ms", "std_ms", "tokens_per_s", "mean_iterations",
@@ -26,7 +28,7 @@ STATS_KEYS = {
 
 
 class FakeClock:
-    """Stands in for perf_counter_ns: time moves only when a fake system 'works'."""
+    """Stands in for perf_counter_ns (and the process CPU clock): time moves only when a fake system 'works'."""
 
     def __init__(self) -> None:
         self.ns = 0
@@ -105,12 +107,13 @@ def stable_canaries(device):
 @pytest.fixture
 def clock(monkeypatch):
     fake = FakeClock()
-    monkeypatch.setattr(meter, "perf_counter_ns", fake)
+    monkeypatch.setattr(trials, "perf_counter_ns", fake)
+    monkeypatch.setattr(trials, "process_time_ns", fake)
     monkeypatch.setattr(meter, "default_canaries", stable_canaries)
     return fake
 
 
-FAST = dict(warmup_items=5, warmup_s=0.0, min_items=10, min_duration_s=0.0, progress=False)
+FAST = dict(warmup_items=5, warmup_s=0.0, min_items=10, min_duration_s=0.0, progress=False, count_work=False)
 
 
 # ---------------------------------------------------------------- stats
@@ -180,17 +183,17 @@ def test_schedule_helpers():
 # ---------------------------------------------------------------- meter bookkeeping
 
 
-def test_warmup_is_excluded_and_all_systems_time_the_same_items(clock):
+def test_warmup_reference_pass_and_every_round_time_the_same_units(clock):
     log = []
     exs = examples(100)
     a = FakeSystem("a", clock, log, cost_ns=3_000_000)
     b = FakeSystem("b", clock, log, cost_ns=1_000_000)
-    rep = measure({"a": a, "b": b}, exs, baseline="a", n=40, rounds=4, **FAST)
+    rep = measure({"a": a, "b": b}, exs, baseline="a", n=40, rounds=4, aa=None, **FAST)
     for name in ("a", "b"):
         res = rep.systems[name]
         assert res.stats.n == 40 and len(res.latencies_ns) == 40
         assert res.warmup_count == 5
-        assert sum(1 for nm, _ in log if nm == name) == 45  # 5 warm-up + 40 timed
+        assert sum(1 for nm, _ in log if nm == name) == 5 + 40 + rep.timed.log.rounds * 40  # warm-up, ref pass, rounds
     assert rep.systems["a"].item_indices == rep.systems["b"].item_indices
     assert rep.systems["a"].item_indices == ItemPlan(100, 0).take_timed(40)
     warm_ids = {ex_id for nm, ex_id in log[:5]}
@@ -199,24 +202,37 @@ def test_warmup_is_excluded_and_all_systems_time_the_same_items(clock):
     assert rep.systems["a"].stats.mean_ms == pytest.approx(3.0)
     assert rep.systems["b"].speedup.mean == pytest.approx(3.0)
     assert rep.systems["b"].speedup.mean_ci95 == pytest.approx((3.0, 3.0))
-    assert rep.systems["a"].speedup.mean == pytest.approx(1.0)
-    assert rep.valid, rep.invalid_reasons
+    assert rep.systems["b"].speedup.per_round == pytest.approx([3.0] * rep.timed.log.rounds)
+    assert rep.systems["a"].speedup is None  # the baseline has none (its ratio to itself is no measurement)
+    # without an A/A control no speed-up can be VALID: the meter's own false difference is unknown
+    assert rep.systems["b"].speedup.verdict == "INCONCLUSIVE"
+    assert any("no A/A control" in r for r in rep.invalid_reasons)
+    assert rep.timed.log.rounds == 12  # ... so rounds were added up to max_rounds
 
 
-def test_systems_are_interleaved_in_rotated_rounds(clock):
+def test_every_unit_is_timed_by_every_arm_back_to_back_in_a_random_order(clock):
     log = []
     systems = {nm: FakeSystem(nm, clock, log) for nm in ("x", "y", "z")}
-    rep = measure(systems, examples(60), n=12, rounds=4, **FAST)
-    timed = log[3 * 5:]  # after the three warm-ups
-    blocks = [timed[i:i + 3] for i in range(0, len(timed), 3)]  # 12 items / 4 rounds = slices of 3
-    owners = [{nm for nm, _ in blk} for blk in blocks]
-    assert all(len(o) == 1 for o in owners)
-    order = [o.pop() for o in owners]
-    assert order == ["x", "y", "z", "y", "z", "x", "z", "x", "y", "x", "y", "z"]
-    slices = [[ex for _, ex in blk] for blk in blocks]
-    for r in range(4):
-        assert slices[3 * r] == slices[3 * r + 1] == slices[3 * r + 2]
-    assert len(rep.canary) == 4
+    rep = measure(systems, examples(60), baseline="x", n=12, rounds=3, **FAST)
+    t = rep.timed.log
+    arms = {"x", "y", "z", "aa:x"}  # the A/A arm: the fastest (all cost the same: the first named)
+    assert set(t.arm) == arms and len(t) == 3 * 12 * 4 and rep.timed.aa_system == "x"
+    orders = set()
+    for k in range(0, len(t), 4):  # each unit's four timings are consecutive, one per arm, positions 0..3
+        assert set(t.arm[k:k + 4]) == arms and len(set(t.unit[k:k + 4])) == 1 and len(set(t.round[k:k + 4])) == 1
+        assert t.position[k:k + 4] == [0, 1, 2, 3]
+        orders.add(tuple(t.arm[k:k + 4]))
+    assert len(orders) > 6  # a fresh random order per unit, not a rotation
+    for r in range(3):  # every round visits every unit once, in its own order
+        units = [u for rr, u, p in zip(t.round, t.unit, t.position, strict=True) if rr == r and p == 0]
+        assert sorted(units) == list(range(12))
+    assert [u for rr, u, p in zip(t.round, t.unit, t.position, strict=True) if rr == 0 and p == 0] != \
+        [u for rr, u, p in zip(t.round, t.unit, t.position, strict=True) if rr == 1 and p == 0]
+    assert t.completeness(sorted(arms), 12) == [] and len(rep.canary) == 3
+    assert "aa:x" not in rep.systems and rep.aa.mean == pytest.approx(1.0) and rep.aa.verdict == "VALID"
+    again = measure({nm: FakeSystem(nm, clock, []) for nm in ("x", "y", "z")}, examples(60), baseline="x", n=12,
+                    rounds=3, **FAST)
+    assert again.timed.log.arm == t.arm and again.timed.log.unit == t.unit  # the seed fixes the schedule
 
 
 def test_tokens_per_s_and_iterations(clock):
@@ -230,33 +246,33 @@ def test_tokens_per_s_and_iterations(clock):
     assert st.mean_iterations == pytest.approx(np.mean([i % 3 + 1 for i in idx]))
 
 
-def test_minimum_duration_extends_rounds_and_too_few_items_is_invalid(clock):
+def test_minimum_duration_adds_rounds_and_too_few_items_is_invalid(clock):
     log = []
     s = FakeSystem("s", clock, log, cost_ns=100_000_000)  # 0.1 s per item on the fake clock
-    rep = measure({"s": s}, examples(50), n=10, rounds=5, warmup_items=2, warmup_s=0.0,
-                  min_items=20, min_duration_s=1.5, progress=False)
-    assert rep.systems["s"].stats.n == 16  # 10 planned + 3 extra rounds of 2 -> 1.6 s >= 1.5 s
-    assert any("extended by 3 round" in n for n in rep.notes)
+    rep = measure({"s": s}, examples(50), n=10, rounds=1, warmup_items=2, warmup_s=0.0, aa=None,
+                  min_items=20, min_duration_s=1.5, progress=False, count_work=False)
+    assert rep.timed.log.rounds == 2 and rep.systems["s"].timed_s == pytest.approx(2.0)  # 1.0 s a round
+    assert any("extended by 1 round" in n for n in rep.notes)
     assert rep.verdict == "INVALID"
-    assert any("too few items: 16" in r for r in rep.invalid_reasons)
-    assert "n:16" in rep.signature
+    assert any("too few items: 10" in r for r in rep.invalid_reasons)
+    assert "n:10" in rep.signature and "|rounds:2|" in rep.signature
 
 
-def test_short_run_is_invalid_when_duration_cap_hits(clock):
+def test_milliseconds_are_indicative_when_the_time_budget_stops_the_extension(clock):
     s = FakeSystem("s", clock, [], cost_ns=1_000)
-    rep = measure({"s": s}, examples(20), n=10, rounds=2, warmup_items=1, warmup_s=0.0,
-                  min_items=1, min_duration_s=100.0, max_duration_s=0.0, progress=False)
-    assert rep.systems["s"].stats.n == 10
-    assert any("timed for" in r and "min_duration_s=100" in r for r in rep.invalid_reasons)
+    rep = measure({"s": s}, examples(20), n=10, rounds=2, warmup_items=1, warmup_s=0.0, aa=None,
+                  min_items=1, min_duration_s=100.0, max_duration_s=0.0, progress=False, count_work=False)
+    assert rep.systems["s"].stats.n == 10 and rep.timed.log.rounds == 2
+    assert any("timed for" in r and "min_duration_s=100" in r for r in rep.ms_reasons)
+    assert rep.ms_label == "INDICATIVE" and rep.verdict == "VALID"
 
 
 def test_max_items_bounds_the_extension_of_very_fast_systems(clock):
     s = FakeSystem("s", clock, [], cost_ns=1_000)  # 1 us items would need 10 M items for 10 s
-    rep = measure({"s": s}, examples(100), n=20, rounds=4, warmup_items=1, warmup_s=0.0,
-                  min_items=10, min_duration_s=10.0, max_items=53, progress=False)
-    assert rep.systems["s"].stats.n == 53  # extension rounds of 5, the last one trimmed to 3
-    assert rep.valid, rep.invalid_reasons
-    assert any("reached max_items=53" in n for n in rep.notes)
+    rep = measure({"s": s}, examples(100), n=20, rounds=1, warmup_items=1, warmup_s=0.0, aa=None,
+                  min_items=10, min_duration_s=10.0, max_items=53, progress=False, count_work=False)
+    assert rep.timed.log.rounds == 2  # a third round would time 60 > 53 items
+    assert rep.ms_label == "INDICATIVE"
 
 
 def test_output_hash_mismatch_is_detected_and_stated(clock):
@@ -290,15 +306,17 @@ def test_output_hash_mismatch_is_detected_and_stated(clock):
     assert rep3.systems["s"].outputs.match is True
 
 
-def test_nondeterministic_outputs_are_invalid(clock):
+def test_timed_outputs_unlike_the_untimed_reference_make_the_speed_up_invalid(clock):
     calls = {"k": 0}
 
     def flaky(ex):
         calls["k"] += 1
         return f"{ex.id} {calls['k']}"
 
-    rep = measure({"s": FakeSystem("s", clock, [], output=flaky)}, examples(5), n=10, rounds=2, **FAST)
-    assert any("non-deterministic" in r for r in rep.invalid_reasons)
+    rep = measure({"a": FakeSystem("a", clock, [], cost_ns=2_000_000), "s": FakeSystem("s", clock, [], output=flaky)},
+                  examples(5), baseline="a", n=10, rounds=2, **FAST)
+    assert any("non-deterministic" in r and r.startswith("s:") for r in rep.invalid_reasons)
+    assert rep.systems["s"].speedup.verdict == "INVALID" and rep.verdict == "INVALID"
     assert any("timed items repeat" in n for n in rep.notes)
 
 
@@ -314,7 +332,7 @@ def test_length_forced_mode(clock):
     assert rep.systems["f"].outputs.match is None  # forced outputs are not comparable to quality outputs
 
 
-def test_canary_drift_and_environment_change_invalidate(clock, monkeypatch):
+def test_canary_drift_labels_the_milliseconds_and_an_environment_change_invalidates(clock, monkeypatch):
     def drifting(device):
         cs = stable_canaries(device)
         work = cs.device.workload
@@ -322,16 +340,19 @@ def test_canary_drift_and_environment_change_invalidate(clock, monkeypatch):
         work.slow_from_run, work.factor = work.runs + 2 * PLANS[device].repeats, 2.0
         return cs
 
+    rep = measure({"s": FakeSystem("s", clock, [])}, examples(30), n=12, rounds=4, canaries=drifting, **FAST)
+    assert rep.canary_drift == pytest.approx(1.0) and rep.host_canary_drift == 0.0
+    assert any(r.startswith("device canary drift 100% > 25%: 2 of 4 rounds") for r in rep.ms_reasons)
+    assert not any(r.startswith("host canary") for r in rep.ms_reasons)
+    assert rep.ms_label == "INDICATIVE" and rep.verdict == "VALID"  # the drift moves ms, not a paired ratio
+    assert rep.record("s")["ms_label"] == "INDICATIVE"
+
     fps = iter([{"cpu": "A", "torch_threads": 2, "loadavg": [0.1]},
                 {"cpu": "A", "torch_threads": 1, "loadavg": [3.0]}])
     monkeypatch.setattr(meter, "environment_fingerprint", lambda: next(fps))
-    rep = measure({"s": FakeSystem("s", clock, [])}, examples(30), n=12, rounds=4, canaries=drifting, **FAST)
-    reasons = rep.invalid_reasons
-    assert rep.canary_drift == pytest.approx(1.0) and rep.host_canary_drift == 0.0
-    assert any(r.startswith("device canary drift 100% > 25%: 2 of 4 rounds") for r in reasons)
-    assert not any(r.startswith("host canary") for r in reasons)
-    assert any("torch_threads: 2 -> 1" in r for r in reasons)
-    assert not any("loadavg" in r for r in reasons)  # volatile keys may move
+    rep = measure({"s": FakeSystem("s", clock, [])}, examples(30), n=12, rounds=2, **FAST)
+    assert any("torch_threads: 2 -> 1" in r for r in rep.invalid_reasons) and rep.verdict == "INVALID"
+    assert not any("loadavg" in r for r in rep.invalid_reasons)  # volatile keys may move
 
 
 def test_record_schema_and_signature(clock):
@@ -341,12 +362,17 @@ def test_record_schema_and_signature(clock):
     rec = rep.record("nar")
     assert RECORD_KEYS <= set(rec) and set(rec["stats"]) == STATS_KEYS
     assert rec["baseline"] == "ar" and rec["speedup_mean"] == pytest.approx(4.0)
-    assert len(rec["speedup_ci95"]) == 2
+    assert len(rec["speedup_ci95"]) == 2 and rec["verdict"] == "VALID"
+    trials_of = TrialLog.from_json(rec["timings"]["trials"])
+    assert set(trials_of.arm) == {"ar", "nar"} and len(trials_of) == 2 * 20 * 2
     sig = rec["signature"]
-    assert sig.startswith("lat:single-stream|bs:1|warmup:5,0s|rounds:2|n:20|clock:perf_counter_ns|sync:none|")
-    assert sig.endswith("|mode:free|v:0.1") and "|torch:" in sig and "|threads:" in sig
+    assert sig.startswith("lat:single-stream|bs:1|warmup:5,0s|design:rmit|rounds:2|aa:on|n:20|"
+                          "clock:perf_counter_ns|sync:none|")
+    assert sig.endswith("|mode:free|v:0.2") and "|torch:" in sig and "|threads:" in sig
     js = rep.to_json()
     assert js["verdict"] == "VALID" and set(js["systems"]) == {"ar", "nar"}
+    assert js["aa"]["system"] == "nar" and js["design"]["arms"] == ["ar", "nar", "aa:nar"]
+    assert len(js["rounds"]) == 2 and js["rounds"][0]["machine"]["source"] in ("/proc/stat", "unreadable")
 
 
 def test_errors_name_the_system_and_item(clock):
@@ -393,23 +419,24 @@ class BusySystem(DecodeOnly):
 
 def test_null_system_shows_meter_overhead_is_tiny():
     rep = measure({"null": NullSystem(), "busy": BusySystem(2_000_000)}, examples(200), baseline="busy",
-                  n=40, rounds=2, warmup_items=20, warmup_s=0.2, min_items=30, min_duration_s=1.0,
-                  progress=False)
+                  n=40, rounds=2, warmup_items=20, warmup_s=0.2, min_items=30, min_duration_s=0.5,
+                  progress=False, count_work=False)
     null, busy = rep.systems["null"].stats, rep.systems["busy"].stats
     assert busy.min_ms >= 2.0  # the meter never under-reports a known cost
     assert null.p50_ms < 0.05  # clock pair + call: microseconds at most
     assert null.p50_ms / busy.p50_ms < 0.01
     assert rep.systems["null"].warmup_count >= 20
-    # 40 x 2 ms < 1 s: the busy system forces extra rounds; the null probe is exempt and gets no speedup.
-    assert busy.n == null.n > 40 and rep.systems["busy"].timed_s >= 1.0
-    assert not any(r.startswith("null:") for r in rep.invalid_reasons)
+    # 2 rounds x 40 x 2 ms < 0.5 s: the busy system forces extra rounds; the null probe is exempt, has no speed-up
+    assert busy.n == null.n == 40 and rep.timed.log.rounds > 2 and rep.systems["busy"].timed_s >= 0.5
+    assert rep.timed.aa_system == "busy"  # the null probe is never the A/A control
+    assert not any(r.startswith("null:") for r in rep.invalid_reasons + rep.ms_reasons)
     assert rep.systems["null"].speedup is None and rep.record("null")["speedup_mean"] is None
 
 
 def test_probe_only_run_does_not_extend(clock):
     rep = measure({"null": NullSystem()}, examples(20), n=10, rounds=2, warmup_items=2, warmup_s=0.0,
-                  min_items=5, min_duration_s=5.0, progress=False)
-    assert rep.systems["null"].stats.n == 10 and rep.valid, rep.invalid_reasons
+                  min_items=5, min_duration_s=5.0, progress=False, count_work=False)
+    assert rep.timed.log.rounds == 2 and rep.timed.aa_system is None and rep.valid, rep.invalid_reasons
 
 
 def test_render_shows_verdict_mode_and_reasons(clock):
@@ -421,7 +448,7 @@ def test_render_shows_verdict_mode_and_reasons(clock):
 
     f = ForcedSystem("f", clock, [])
     rep = measure({"f": f}, examples(20), n=6, rounds=2, length_forced=True, warmup_items=1, warmup_s=0.0,
-                  min_items=50, min_duration_s=0.0, progress=False)
+                  min_items=50, min_duration_s=0.0, progress=False, count_work=False)
     buf = io.StringIO()
     render_report(rep, Console(file=buf, width=200))
     text = buf.getvalue()
@@ -481,9 +508,10 @@ def test_cuda_path_syncs_around_each_item_and_cross_checks_events(clock, monkeyp
     sync = FakeCudaSync(clock, end_lag_ns)
     monkeypatch.setattr(meter, "resolve_device", lambda device: "cuda")
     monkeypatch.setattr(meter, "Synchronizer", lambda device: sync)
+    monkeypatch.setattr(trials, "perf_counter_ns", clock)
     monkeypatch.setattr(meter, "device_label", lambda fp, device: "Fake GPU")
     rep = measure({"s": FakeSystem("s", clock, [], cost_ns=1_000_000)}, examples(30), n=10, rounds=2, **FAST)
-    assert sync.syncs == 2 * (5 + 10)  # before and after every warm-up and timed item
+    assert sync.syncs == 2 * (2 * 10 * 2)  # before and after every timed item: 2 rounds x 10 units x 2 arms (A/A)
     res = rep.systems["s"]
     assert "|sync:cuda|device:Fake GPU|" in rep.signature
     # end event lags by 0.5 ms: the device saw work after the host clock stopped -> invalid

@@ -12,7 +12,7 @@ from test_latency import FAST, ConstantWork, FakeClock, FakeSystem, examples
 from test_latency_sweep import Clock, Costed, items
 
 import bench.latency.meter as meter
-from bench.latency import memory, sweep
+from bench.latency import memory, sweep, trials
 from bench.latency.canary import PLANS, prepare_canaries
 from bench.latency.gate import ROUND_CANARIES, QuietGate, gate_for
 from bench.store.integrity import latency_record_problems
@@ -159,20 +159,22 @@ def fast_gate(monkeypatch: pytest.MonkeyPatch, module, clock) -> None:  # type: 
 
 def test_the_meter_retimes_items_of_a_burst_and_records_what_the_gate_did(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = FakeClock()
-    monkeypatch.setattr(meter, "perf_counter_ns", clock)
+    monkeypatch.setattr(trials, "perf_counter_ns", clock)
+    monkeypatch.setattr(trials, "process_time_ns", clock)
     canaries, work = bursty(clock)
     monkeypatch.setattr(meter, "default_canaries", canaries)
     fast_gate(monkeypatch, meter, clock)
     log: list = []
     a = FakeSystem("a", clock, log, cost_ns=3_000_000)
-    b = FakeSystem("b", clock, log, cost_ns=on_call(20, work.start, 1_000_000))  # a burst mid-run
+    # a burst mid-run: b's 65th call is its 20th timing (after 5 warm-up items and the 40-item reference pass)
+    b = FakeSystem("b", clock, log, cost_ns=on_call(65, work.start, 1_000_000))
     rep = meter.measure({"a": a, "b": b}, examples(100), baseline="a", n=40, rounds=4, quiet_gate=0.15, **FAST)
     assert rep.valid, rep.invalid_reasons
     gate = rep.quiet_gate
     assert gate is not None and gate["tolerance"] == 0.15 and gate["slow_readings"] > 0
     counts = gate["systems"]
-    assert all(counts[n]["accepted"] == 40 and counts[n]["ungated"] == 0 for n in "ab")
-    assert counts["a"]["retimed"] + counts["b"]["retimed"] > 0  # the burst hit timed items, which were taken again
+    assert all(counts[n]["accepted"] == 40 * 4 and counts[n]["ungated"] == 0 for n in ("a", "b", "aa:b"))
+    assert sum(counts[n]["retimed"] for n in ("a", "b", "aa:b")) > 0  # the burst hit timings, which were taken again
     assert len(rep.systems["a"].latencies_ns) == 40  # discarded timings are counted, never kept
     assert "gate:0.15" in rep.signature.split("|")
     assert any(note.startswith("quiet gate 0.15:") for note in rep.notes)
@@ -182,8 +184,8 @@ def test_the_meter_retimes_items_of_a_burst_and_records_what_the_gate_did(monkey
     del dropped["quiet_gate"]
     assert "must come together" in str(latency_record_problems(dropped)[0])
     padded = copy.deepcopy(whole)
-    padded["quiet_gate"]["systems"]["a"]["accepted"] = 39
-    assert "kept 40 timed items" in str(latency_record_problems(padded)[0])
+    padded["quiet_gate"]["systems"]["a"]["accepted"] = 159
+    assert "kept 160 timed items" in str(latency_record_problems(padded)[0])
     unsigned = copy.deepcopy(whole)
     unsigned["signature"] = unsigned["signature"].replace("|gate:0.15", "")
     assert "does not name the quiet gate" in str(latency_record_problems(unsigned)[0])
@@ -191,7 +193,7 @@ def test_the_meter_retimes_items_of_a_burst_and_records_what_the_gate_did(monkey
 
 def test_an_ungated_run_has_no_gate_in_its_record(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = FakeClock()
-    monkeypatch.setattr(meter, "perf_counter_ns", clock)
+    monkeypatch.setattr(trials, "perf_counter_ns", clock)
     monkeypatch.setattr(meter, "default_canaries", bursty(clock)[0])
     rep = meter.measure({"a": FakeSystem("a", clock, [])}, examples(50), n=10, rounds=2, **FAST)
     assert rep.quiet_gate is None and "quiet_gate" not in rep.to_json() and "gate:" not in rep.signature
@@ -200,18 +202,20 @@ def test_an_ungated_run_has_no_gate_in_its_record(monkeypatch: pytest.MonkeyPatc
 
 def test_the_sweep_gates_every_batch_and_each_cell_counts_its_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = Clock()
-    monkeypatch.setattr(sweep, "perf_counter_ns", clock)
-    monkeypatch.setattr(sweep, "peak_memory", lambda run, kind: memory.cpu_peak(run, read=lambda: 1 << 20))
+    monkeypatch.setattr(trials, "perf_counter_ns", clock)
+    monkeypatch.setattr(trials, "process_time_ns", clock)
+    monkeypatch.setattr(memory, "peak_memory", lambda run, kind: memory.cpu_peak(run, read=lambda: 1 << 20))
     fast_gate(monkeypatch, sweep, clock)
     canaries, work = bursty(clock)
-    systems = {"ar": Costed(clock, 1.0, 4.0), "nar": Starts(clock, 6.0, 0.5, 12, work.start)}
+    # the burst at nar's 22nd call: its 5th timing at B=1 (after 1 warm-up batch and the 16-batch reference pass)
+    systems = {"ar": Costed(clock, 1.0, 4.0), "nar": Starts(clock, 6.0, 0.5, 22, work.start)}
     sw = sweep.sweep(systems, items(), "ar", [1, 4], [1], min_items=16, min_batches=4, rounds=2,
                      canaries=canaries, bootstrap_resamples=200, quiet_gate=0.2)
     assert sw["valid"], sw["invalid_reasons"]
     assert sw["quiet_gate"]["tolerance"] == 0.2 and set(sw["quiet_gate"]["per_threads"]) == {"1"}
     for cell in sw["cells"]:
         g = cell["quiet_gate"]
-        assert g["accepted"] + g["ungated"] == len(cell["batch_ns"]) and g["ungated"] == 0
+        assert g["accepted"] + g["ungated"] == len(cell["batch_ns"]) * 2 and g["ungated"] == 0  # every round
     assert sum(c["quiet_gate"]["retimed"] for c in sw["cells"]) > 0
     assert list(sweep_problems(sw, list(systems))) == []
     forged = copy.deepcopy(sw)

@@ -9,7 +9,7 @@ import copy
 import re
 
 import pytest
-from test_latency_table import EXAMPLES, Sleepy, _as_valid, _record
+from test_latency_table import EXAMPLES, Sleepy, _as_valid, _record, timed
 from test_text_escape import HOSTILE, _assert_inert, _md_html, _page
 
 from bench.latency import measure
@@ -32,11 +32,11 @@ def _ct2_info(compute_type_used: object = "int8", beam: object = 4) -> dict:
 
 def _ct2_record(info: dict | None = None) -> dict:
     base = "fairseq_transformer"
-    rep = measure(
+    rep = timed(lambda: measure(
         {base: Sleepy(20000), CT2: Sleepy(8000), "fairseq_nat": Sleepy(2000), "encoder_bert": Sleepy(4000)},
         EXAMPLES, baseline=base, n=6, rounds=2, warmup_items=1, warmup_s=0.0, min_items=1, min_duration_s=0.0,
         length_forced=True, progress=False, bootstrap_resamples=200,
-    )
+    ))
     spec = LatencySpec(task="squad_qg", split="test", budget="paper",
                        systems=(base, CT2, "fairseq_nat", "encoder_bert"), baseline=base, n=6, rounds=2,
                        length_forced=True, weights="random", stand_ins={"mist_bert": "encoder_bert"})
@@ -57,11 +57,23 @@ def _table(rec: dict) -> tuple[list[str], dict[str, list[str]], str]:
 
 
 def _independent(rec: dict, system: str) -> str:
-    """The paired bootstrap of the CTranslate2 system's items over ``system``'s, with the record's seed."""
-    ref, own = rec["systems"][CT2], rec["systems"][system]
-    sp = paired_bootstrap_speedup(ref["timings"]["latencies_ns"], own["timings"]["latencies_ns"],
-                                  own["speedup"]["n_resamples"], rec["settings"]["seed"])
-    return f"{sp.mean:.2f}× [{sp.mean_ci95[0]:.2f}–{sp.mean_ci95[1]:.2f}]"
+    """The paired bootstrap of the CTranslate2 system's per-item medians over ``system``'s (each item's median over
+    the record's rounds, from its trials), with the record's seed; exact timings on the fake clock: VALID."""
+    import numpy as np
+
+    t = rec["trials"]
+    units, rounds = rec["design"]["units"], rec["design"]["rounds"]
+
+    def medians(arm: str) -> list[float]:
+        m = np.full((rounds, units), np.nan)
+        for r, u, a, w in zip(t["round"], t["unit"], t["arm"], t["wall_ns"], strict=True):
+            if a == arm:
+                m[r, u] = w
+        return list(np.median(m, axis=0))
+
+    n_resamples = rec["systems"]["fairseq_nat"]["speedup"]["n_resamples"]
+    sp = paired_bootstrap_speedup(medians(CT2), medians(system), n_resamples, rec["settings"]["seed"])
+    return f"{sp.mean:.2f}× [{sp.mean_ci95[0]:.2f}–{sp.mean_ci95[1]:.2f}] VALID"
 
 
 def test_the_column_is_the_paired_bootstrap_over_the_ct2_items(record: dict) -> None:
@@ -75,21 +87,30 @@ def test_the_column_is_the_paired_bootstrap_over_the_ct2_items(record: dict) -> 
     ct2 = rows["Transformer decoded by CTranslate2 (harness reference, not in the paper)"]
     sp = record["systems"][CT2]["speedup"]
     assert ct2[2] == CT2 and ct2[at] == "1.00× (reference)"
-    assert ct2[at - 1] == f"– / {sp['mean']:.2f}× [{sp['mean_ci95'][0]:.2f}–{sp['mean_ci95'][1]:.2f}]"
+    assert ct2[at - 1] == f"– / {sp['mean']:.2f}× [{sp['mean_ci95'][0]:.2f}–{sp['mean_ci95'][1]:.2f}] VALID"
     assert "int8, beam 4" in ct2[-1]
     assert len({len(r) for r in rows.values()}) == 1  # every row, the harness's too, has the extra cell
     assert "paired-bootstrap 95% CI from both systems' per-item times" in md
 
 
 def test_without_per_item_times_the_ratio_of_speed_ups_says_so(record: dict) -> None:
-    legacy = copy.deepcopy(record)
-    for entry in legacy["systems"].values():
-        del entry["timings"]
+    legacy = _schema1(record)
     header, rows, md = _table(legacy)
     at = header.index("vs CT2 int8")
     nat, ct2 = (legacy["systems"][n]["speedup"]["mean"] for n in ("fairseq_nat", CT2))
     assert rows["NAT(Gu et al. 2017) ‡"][at] == f"{nat / ct2:.2f}× (ratio of speed-ups)"
     assert "the record keeps no per-item times, so no CI" in md
+
+
+def _schema1(record: dict) -> dict:
+    """The record as the block design wrote it before paired trials and per-item times (schema 1)."""
+    legacy = copy.deepcopy(record)
+    legacy["schema"] = 1
+    for key in ("design", "trials", "rounds", "aa", "reference_hashes", "work", "design_reasons"):
+        legacy.pop(key, None)
+    for entry in legacy["systems"].values():
+        del entry["timings"]
+    return legacy
 
 
 def test_a_record_without_ct2_shows_a_dash_and_the_command_that_adds_it() -> None:
@@ -150,8 +171,16 @@ def test_hostile_record_strings_stay_text(record: dict) -> None:
 def test_the_deep_check_catches_an_edited_value_behind_the_column(record: dict) -> None:
     assert rederive_latency(record).differences == []
     slower = copy.deepcopy(record)
-    slower["systems"][CT2]["timings"]["latencies_ns"][0] *= 3  # the column's evidence, edited
-    assert {"stats.mean_ms", "speedup.mean"} <= {d.field for d in rederive_latency(slower).differences}
+    slower["systems"][CT2]["timings"]["latencies_ns"][0] *= 3  # a stored median, edited: not what the trials give
+    fields = {d.field for d in rederive_latency(slower).differences}
+    assert {"stats.mean_ms", f"{CT2}: per-unit medians over rounds"} <= fields
+    trial = copy.deepcopy(record)  # the column's evidence itself, edited: every ratio derived from it moves
+    arm = trial["trials"]["arm"]
+    for k in range(len(arm)):
+        if arm[k] == CT2:
+            trial["trials"]["wall_ns"][k] *= 3
+    fields = {d.field for d in rederive_latency(trial).differences}
+    assert {f"{CT2}: per-unit medians over rounds", "speedup.mean", "speedup.per_round"} <= fields
     relabelled = copy.deepcopy(record)
     relabelled["systems"][CT2]["system"]["config"]["ctranslate2"]["compute_type_used"] = "float32"
     (diff,) = rederive_latency(relabelled).differences
@@ -160,9 +189,7 @@ def test_the_deep_check_catches_an_edited_value_behind_the_column(record: dict) 
     asked["spec"]["overrides"] = {CT2: {"compute_type": "float32"}}
     assert {d.field for d in rederive_latency(asked).differences} == {
         "system.config.ctranslate2.compute_type", "system.config.ctranslate2.compute_type_used"}
-    legacy = copy.deepcopy(record)
-    for entry in legacy["systems"].values():
-        del entry["timings"]
+    legacy = _schema1(record)
     assert rederive_latency(legacy).differences == []
     legacy["systems"][CT2]["speedup"]["mean"] *= 1.5  # the fallback's ratio reads it: caught by the stored means
     (diff,) = rederive_latency(legacy).differences
@@ -177,8 +204,8 @@ def test_the_rendered_column_follows_the_items_not_a_stored_number(record: dict)
     edited = copy.deepcopy(record)
     edited["systems"]["fairseq_nat"]["speedup"]["mean"] *= 2
     assert _table(edited)[1]["NAT(Gu et al. 2017) ‡"][at] == rows["NAT(Gu et al. 2017) ‡"][at]
-    edited["systems"][CT2]["timings"]["latencies_ns"] = [x * 2 for x in record["systems"][CT2]["timings"][
-        "latencies_ns"]]
+    edited["trials"]["wall_ns"] = [w * 2 if a == CT2 else w for a, w in zip(edited["trials"]["arm"],
+                                                                          edited["trials"]["wall_ns"], strict=True)]
     assert _table(edited)[1]["NAT(Gu et al. 2017) ‡"][at] == _independent(edited, "fairseq_nat")
     assert _table(edited)[1]["NAT(Gu et al. 2017) ‡"][at] != rows["NAT(Gu et al. 2017) ‡"][at]
 

@@ -1,6 +1,7 @@
 """The speed page per task (#48): sweep records checked at load and re-derived by --deep, the page rendered from a
 real smoke sweep (tests/fixtures/sweep: `bench latency --task squad_qg --budget smoke --weights random --systems
-fairseq_transformer,fairseq_nat --baseline fairseq_transformer --batch-sizes 1,4 --threads 1 --n 8 --rounds 1`),
+fairseq_transformer,fairseq_nat --baseline fairseq_transformer --batch-sizes 1,4 --threads 1 --n 8 --rounds 2
+--max-rounds 3 --time-budget-s 30 --min-batches 4 --record`, its digest removed so tests may edit it),
 covered by `bench table --check`, hostile strings escaped."""
 
 from __future__ import annotations
@@ -47,6 +48,14 @@ def _rename(rec: dict, old: str, new: str) -> dict:
         sw[key] = {new if k == old else k: v for k, v in sw[key].items()}
     sw["crossover"] = {t: {new if k == old else k: v for k, v in per.items()} for t, per in sw["crossover"].items()}
     rec["systems"] = {new if k == old else k: v for k, v in rec["systems"].items()}
+    names = {old: new, f"aa:{old}": f"aa:{new}"}
+    for g in sw["groups"]:
+        g["design"]["arms"] = [names.get(a, a) for a in g["design"]["arms"]]
+        g["trials"]["arm"] = [names.get(a, a) for a in g["trials"]["arm"]]
+        for key in ("reference_hashes", "work"):
+            g[key] = {names.get(k, k): v for k, v in g[key].items()}
+        if g.get("aa") and g["aa"]["system"] == old:
+            g["aa"]["system"] = new
     return rec
 
 
@@ -120,8 +129,8 @@ def test_the_page_renders_from_the_real_sweep_and_check_covers_it(record: dict, 
     md, html = (reports / "speed-squad_qg.md").read_text(), (reports / "speed-squad_qg.html").read_text()
     for text in (md, html):
         assert record["sweep_id"] in text and "paper-size architecture, untrained weights, length-forced" in text
-        assert "latency (1 thread)" in text and "8cdef71338b6" in text
-        assert "NO: per-item loop (not a batched decode)" in text  # fairseq_transformer has no batched decode
+        assert "latency (1 thread)" in text and record["harness"]["git_sha"][:12] in text
+        assert "single (B=1)" in text and "NO: per-item loop" not in text  # both decode real padded batches
         assert "none up to B=4" in text and "not measured (--energy not given)" in text
         assert "8.3× vs" in text  # MIST Table 1's claim for fairseq_nat, next to ours
     assert f"../results/sweep/{record['sweep_id']}.json" in md and f"../results/sweep/{record['sweep_id']}.json" in html
@@ -129,7 +138,10 @@ def test_the_page_renders_from_the_real_sweep_and_check_covers_it(record: dict, 
     header, rows = parse_tables(md)[0]
     assert len(rows) == 4 and header[0] == "System"
     nat4 = next(r for r in rows if r[0] == "`fairseq_nat`" and r[1] == "4")
-    assert nat4[6].startswith(f"{record['sweep']['cells'][3]['speedup']['median']:.2f}×")
+    cell = record["sweep"]["cells"][3]
+    assert nat4[6] == f"{cell['speedup']['mean']:.2f}× [{cell['speedup']['mean_ci95'][0]:.2f}–" \
+                      f"{cell['speedup']['mean_ci95'][1]:.2f}] {cell['verdict']}"
+    assert nat4[7].startswith("passes ") and "FLOPs " in nat4[7]  # the work counts beside the wall-time ratio
     assert "speed-squad_qg.md" in (reports / "mist-table1.md").read_text()
     assert render_all(results, reports, check=True) == []
     # a hand edit of either page fails --check, naming the file
@@ -148,7 +160,7 @@ def test_hostile_strings_are_escaped(record: dict, tmp_path: Path) -> None:
     hostile = _rename(record, "fairseq_nat", HOSTILE)
     bad = copy.deepcopy(record)
     bad.update(sweep_id=record["sweep_id"] + "-bad", created="2026-11-29T00:00:00+00:00", valid=False,
-               invalid_reasons=["<img src=x onerror=alert(1)> | [x](javascript:alert(1))"])
+               verdict="INVALID", invalid_reasons=["<img src=x onerror=alert(1)> | [x](javascript:alert(1))"])
     results, reports = _results(tmp_path, hostile, bad), tmp_path / "reports"
     render_all(results, reports)
     md, html = (reports / "speed-squad_qg.md").read_text(), (reports / "speed-squad_qg.html").read_text()

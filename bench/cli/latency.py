@@ -20,8 +20,18 @@ def latency(
     split: Annotated[str, typer.Option(help="Split.")] = "test",
     baseline: Annotated[str | None, typer.Option(help="Baseline system for speedups (timed too).")] = None,
     budget: Annotated[str, typer.Option(help="Budget of the systems' presets (paper: the papers' sizes).")] = "smoke",
-    n: Annotated[int, typer.Option(help="Timed items per system.")] = 100,
-    rounds: Annotated[int, typer.Option(help="Interleaved rounds.")] = 5,
+    n: Annotated[int, typer.Option(help="Timed units (items; with --batch-sizes: the items a B's batches hold at "
+                                   "least). Every system times every unit once per round.")] = 100,
+    rounds: Annotated[int, typer.Option(help="Rounds at least: every system times every unit once per round, back to "
+                                        "back in a random order per unit, the units reshuffled each round.")] = 3,
+    max_rounds: Annotated[int, typer.Option(help="Extra rounds run while a speed-up is INCONCLUSIVE (its CI too "
+                                            "wide), up to this many rounds in all ...")] = 12,
+    time_budget_s: Annotated[float, typer.Option(help="... and within this many seconds of timing (the minimum "
+                                                 "--rounds always run).")] = 600.0,
+    aa: Annotated[str, typer.Option(help="The A/A control: a second arm of one system, timed like the others and "
+                                    "never shown, whose ratio to its twin is the meter's own false difference. 'auto' "
+                                    "(the fastest system), a system name, or 'none' (then no speed-up is VALID).")
+                  ] = "auto",
     min_items: Annotated[int, typer.Option(help="Fewer timed items per system make the run INVALID (recorded "
                                            "in the signature's settings).")] = 100,
     warmup_items: Annotated[int, typer.Option(help="Untimed items per system before timing (at "
@@ -68,7 +78,10 @@ def latency(
         "0.15. For machines whose contention comes in bursts; recorded and named in the signature "
         "(docs/latency.md).")] = None,
 ) -> None:
-    """Batch-size-1 latency of several systems, interleaved, with speedups and bootstrap CIs.
+    """Batch-size-1 latency of several systems, paired and randomized, with speed-ups, CIs and verdicts.
+
+    Every system (and an A/A arm) times each unit back to back in a random order, for several reshuffled rounds; a
+    speed-up is VALID when its CI is narrow, its per-round ratios agree and the A/A control reads 1 (docs/latency.md).
 
     Example (MIST Table 1 speed column, paper sizes, untrained):
     bench latency --task squad_qg --budget paper --weights random --baseline fairseq_transformer
@@ -82,7 +95,9 @@ def latency(
         plan = plan_latency(task, systems, split=split, baseline=baseline, budget=budget, n=n, rounds=rounds,
                             min_items=min_items, length_forced=length_forced, weights=weights, sets=set_,
                             stand_ins=stand_in, seed=seed, precision=precision,
-                            warmup_items=warmup_items, warmup_s=warmup_s, min_duration_s=min_duration_s)
+                            warmup_items=warmup_items, warmup_s=warmup_s, min_duration_s=min_duration_s,
+                            max_rounds=max_rounds, max_duration_s=time_budget_s,
+                            aa=None if aa == "none" else aa)
         for note in plan.notes:
             ui.err_console.print(f"[yellow]note:[/] {ui.lit(note)}", soft_wrap=True)
         harness = None
@@ -120,15 +135,10 @@ def _render_sweep(plan: object, batch_sizes: str, threads: str, bucket: str, ene
     if as_json:
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
     else:
-        sw = record["sweep"]
-        for c in sw["cells"]:
-            sp = c["speedup"]
-            ui.console.print(ui.plain(
-                f"{c['system']:<24} B={c['batch_size']:<4} threads={c['threads']} {c['sentences_per_s']:9.1f} sent/s "
-                f"p90 {c['batch_p90_ms']:8.1f} ms/batch" + ("" if sp is None else f"  x{sp['median']:.2f}")))
-        ui.console.print(ui.plain(f"crossover: {sw['crossover']}  {'VALID' if sw['valid'] else 'INVALID'}"))
-        for reason in sw["invalid_reasons"]:
-            ui.console.print(ui.plain(f"  {reason}"))
+        from bench.latency.render import sweep_lines
+
+        for line in sweep_lines(record):
+            ui.console.print(ui.plain(line))
     if path is not None:
         ui.err_console.print(ui.plain(f"wrote {ui.shown(path)}"))
 

@@ -28,10 +28,12 @@ Clock = Callable[[], int]  # nanoseconds, like time.perf_counter_ns
 
 @dataclass(frozen=True)
 class CanaryResult:
-    """Median time of the fixed workload in one round; drift across rounds exposes contention."""
+    """Median time of the fixed workload in one round; drift across rounds exposes contention. ``samples_ms``
+    are the timed runs the median is of (kept so a record's drift and label can be derived again)."""
 
     round_index: int
     median_ms: float
+    samples_ms: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,16 +66,26 @@ PLANS: dict[str, CanaryPlan] = {
 }
 
 
-def median_ms(run: Callable[[], None], settle: Callable[[], None], repeats: int, clock: Clock) -> float:
-    """Median wall time of ``repeats`` runs, each started with the device's queue empty."""
+def sample_ms(run: Callable[[], None], settle: Callable[[], None], repeats: int, clock: Clock) -> list[float]:
+    """Wall times (ms, in the order taken) of ``repeats`` runs, each started with the device's queue empty."""
     times = []
     for _ in range(repeats):
         settle()
         t0 = clock()
         run()
-        times.append(clock() - t0)
-    times.sort()
-    return times[len(times) // 2] / 1e6
+        times.append((clock() - t0) / 1e6)
+    return times
+
+
+def middle(samples: list[float] | tuple[float, ...]) -> float:
+    """The canary's median: the upper middle of the sorted samples (the element, never an average)."""
+    ordered = sorted(samples)
+    return ordered[len(ordered) // 2]
+
+
+def median_ms(run: Callable[[], None], settle: Callable[[], None], repeats: int, clock: Clock) -> float:
+    """Median wall time of ``repeats`` runs, each started with the device's queue empty."""
+    return middle(sample_ms(run, settle, repeats, clock))
 
 
 def calibrate(workload: Workload, target_ms: tuple[float, float], start: int, max_size: int, repeats: int,
@@ -137,7 +149,8 @@ class Canary:
     def measure(self, round_index: int) -> CanaryResult:
         """This round's reading; measuring the same round again (the quiet gate retakes a reading a burst
         disturbed) replaces it: a round has one reading."""
-        result = CanaryResult(round_index, median_ms(self._run, self.workload.settle, self.repeats, self.clock))
+        samples = sample_ms(self._run, self.workload.settle, self.repeats, self.clock)
+        result = CanaryResult(round_index, middle(samples), tuple(samples))
         if self.rounds and self.rounds[-1].round_index == round_index:
             self.rounds[-1] = result
         else:
@@ -152,6 +165,7 @@ class Canary:
             "backend": self.workload.backend, "workload": self.description, "size": self.sizing.size,
             "judged": self.judged, "drift": self.drift(), "sizing": self.sizing.to_json(),
             "median_ms_per_round": [c.median_ms for c in self.rounds],
+            "samples_ms_per_round": [list(c.samples_ms) for c in self.rounds],
         }
 
 
@@ -279,5 +293,5 @@ def drift_reasons(
 
 __all__ = [
     "PLANS", "CanaryPlan", "CanaryResult", "CanarySet", "Canary", "Clock", "WarmUp", "calibrate", "canary_drift",
-    "default_canaries", "drift_reasons", "median_ms", "prepare_canaries", "warm_up",
+    "default_canaries", "drift_reasons", "median_ms", "middle", "prepare_canaries", "sample_ms", "warm_up",
 ]

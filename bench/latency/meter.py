@@ -1,19 +1,16 @@
-"""The single-stream latency meter: batch size 1, the meter owns the clock and the schedule.
+"""The single-stream latency meter: batch size 1; the meter owns the clock and the schedule.
 
-Adapters never time themselves. For each item the meter reads ``perf_counter_ns`` around one
-``decode_one`` call (with ``torch.cuda.synchronize()`` on both sides on GPU), after a warm-up of
-at least ``warmup_items`` items and ``warmup_s`` seconds per system. Systems are interleaved in
-rounds over one seeded item list, and two fixed canary workloads (device and host, sized for this
-machine at the start of the run: :mod:`bench.latency.canary`) are timed each round.
+Adapters never time themselves. Every system, and an A/A arm (a second arm of the fastest system), decodes the
+same seeded units (one item each) back to back in a fresh random order per unit, for several rounds, each unit
+reshuffled each round (:mod:`bench.latency.timing`, :mod:`bench.latency.trials`): a speed-up is a paired ratio,
+judged VALID / INCONCLUSIVE / UNSTABLE / INVALID by its CI, its per-round ratios and the A/A control
+(:mod:`bench.latency.paired`). The canaries (device and host, sized for this machine:
+:mod:`bench.latency.canary`), timed each round, only label the absolute milliseconds VALID or INDICATIVE.
 """
 
 from __future__ import annotations
 
-import gc
-import math
-import time
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from typing import Any
 
 from bench.api.errors import LengthForcedUnsupported
@@ -22,99 +19,22 @@ from bench.env.device import resolve_device
 from bench.env.fingerprint import device_label, environment_fingerprint, identity_changes
 from bench.latency.canary import CanarySet, default_canaries
 from bench.latency.clock import Synchronizer
-from bench.latency.gate import ROUND_CANARIES, QuietGate, gate_for
+from bench.latency.gate import ROUND_CANARIES, gate_for
 from bench.latency.outputs import check_outputs, reference_for
+from bench.latency.paired import Thresholds
 from bench.latency.progress import MeterProgress
 from bench.latency.report import LatencyReport, Settings, SystemLatency, latency_signature
-from bench.latency.schedule import ItemPlan, rotated, round_sizes
-from bench.latency.stats import paired_bootstrap_speedup, summarize
-
-perf_counter_ns = time.perf_counter_ns
-
-
-class _Runner:
-    """Times one system item by item and keeps its raw observations (outside the clock)."""
-
-    def __init__(
-        self, name: str, system: Any, examples: Sequence[Example], sync: Synchronizer,
-        forced: list[int] | None, cuda_events: bool,
-    ) -> None:
-        self.name, self.system, self.examples, self.sync = name, system, examples, sync
-        self.forced, self.cuda_events = forced, cuda_events and sync.device == "cuda"
-        self.fn = system.decode_one
-        self.probe = bool(system.latency_probe)
-        self.latencies: list[int] = []
-        self.indices: list[int] = []
-        self.outputs: list[str] = []
-        self.iterations: list[float] = []
-        self.event_ms: list[float] = []
-
-    @property
-    def timed_s(self) -> float:
-        return sum(self.latencies) / 1e9
-
-    def run(self, idx: int, keep: bool, gate: QuietGate | None = None) -> int:
-        """Time example ``idx``; store the observation when ``keep`` (warm-up passes False). With ``gate``
-        the item is timed again until it ran in a quiet window (:mod:`bench.latency.gate`)."""
-        ex = self.examples[idx]
-        try:
-            if gate is None:
-                out, ns, ev_ms = self._time_once(ex, idx)
-            else:
-                out, ns, ev_ms = gate.time(self.name, lambda: self._time_once(ex, idx))
-        except Exception as err:  # name system and item: a bare traceback from inside a model is opaque
-            raise RuntimeError(
-                f"System '{self.name}' failed in decode_one on example {ex.id!r} (index {idx}): {err}"
-            ) from err
-        if not isinstance(out, str):
-            raise TypeError(f"System '{self.name}'.decode_one returned {type(out).__name__}, expected str.")
-        if keep:
-            self.latencies.append(ns)
-            self.indices.append(idx)
-            self.outputs.append(out)
-            it = self.system.last_iterations
-            if isinstance(it, int | float):
-                self.iterations.append(float(it))
-            if ev_ms is not None:
-                self.event_ms.append(ev_ms)
-        return ns
-
-    def _time_once(self, ex: Example, idx: int) -> tuple[Any, int, float | None]:
-        fn = self.fn
-        if self.sync.device == "cuda":
-            return self._run_cuda(ex, idx)
-        if self.forced is None:
-            t0 = perf_counter_ns()
-            out = fn(ex)
-            return out, perf_counter_ns() - t0, None
-        length = self.forced[idx]
-        t0 = perf_counter_ns()
-        out = fn(ex, forced_length=length)
-        return out, perf_counter_ns() - t0, None
-
-    def _run_cuda(self, ex: Example, idx: int) -> tuple[str, int, float | None]:
-        sync = self.sync.sync
-        events = self.sync.events() if self.cuda_events else None
-        length = None if self.forced is None else self.forced[idx]
-        sync()
-        t0 = perf_counter_ns()
-        if events is not None:
-            events[0].record()
-        out = self.fn(ex) if length is None else self.fn(ex, forced_length=length)
-        if events is not None:
-            events[1].record()
-        sync()
-        ns = perf_counter_ns() - t0
-        ev_ms = float(events[0].elapsed_time(events[1])) if events is not None else None
-        return out, ns, ev_ms
+from bench.latency.schedule import ItemPlan
+from bench.latency.stats import summarize
+from bench.latency.timing import AA_AUTO, TimedUnits, TimingPlan, aa_choice_note, time_units
 
 
 def measure(
     systems: Mapping[str, Any],
     examples: Sequence[Example],
     baseline: str | None = None,
-    n: int = 200,
-    rounds: int = 10,
+    n: int = 100,
+    rounds: int = 3,
     *,
     warmup_items: int = 20,
     warmup_s: float = 5.0,
@@ -135,77 +55,99 @@ def measure(
     console: Any = None,
     canaries: Callable[[str], CanarySet] | None = None,
     quiet_gate: float | None = None,
+    aa: str | None = AA_AUTO,
+    max_rounds: int = 12,
+    thresholds: Thresholds | None = None,
+    design: str = "paired",
+    count_work: bool = True,
 ) -> LatencyReport:
-    """Time every system on the same seeded items, interleaved in rounds, and judge the run.
+    """Time every system on the same ``n`` seeded units (one item each) in paired, randomized rounds.
 
-    ``n`` items are split into ``rounds`` slices; in round ``r`` each system, in an order rotated
-    by ``r``, times slice ``r``. If after the planned rounds some system has been timed for less
-    than ``min_duration_s``, extra rounds run (for all systems) until it has, until ``max_items``
-    items were timed per system (sub-millisecond systems: their statistics are precise long before
-    the duration is reached; a note says so), or until ``max_duration_s`` of timing has passed
-    (then the run is INVALID). ``reference_outputs[name]`` (the quality run's
-    outputs, in ``examples`` order) is compared with what ``name`` produced while being timed.
-    ``length_forced`` gives each system the reference length (whitespace tokens of the target)
-    via ``decode_one(example, forced_length=L)``, for speed columns of untrained models.
-    A system with ``latency_probe = True`` (the null system) is timed like the others but is
-    exempt from ``min_duration_s``: its items take microseconds and it exists to show overhead.
-    ``precision`` (fp32 | bf16 | auto, resolved on this machine) is one setting for every system
-    of the comparison, applied with autocast around every decode, and part of the signature.
-    ``canaries`` builds the run's canaries for the resolved device (default
-    :func:`~bench.latency.canary.default_canaries`: sized on this machine, GPU warmed up); the run is
-    INVALID when a judged canary's per-round median drifts by more than ``canary_tolerance``.
-    ``quiet_gate`` (a tolerance, e.g. 0.15) times each item only in a quiet window of the judged canaries
-    (:mod:`bench.latency.gate`): for machines whose contention comes in bursts; recorded and signed.
+    At least ``rounds`` rounds run, each timing every (unit, system) once; more run, up to ``max_rounds`` and
+    within ``max_duration_s`` seconds of timing, while a speed-up or the A/A control is INCONCLUSIVE or a non-probe
+    system was timed for less than ``min_duration_s`` (or until a system has ``max_items`` timings). Per unit, the
+    median over rounds is the system's latency; ``stats`` summarize those medians, and the speed-up over
+    ``baseline`` is the ratio of their sums with a paired bootstrap CI over units (:mod:`bench.latency.paired`).
+    ``aa``: the A/A control's system ("auto": the fastest in the untimed reference pass; None: none, and then no
+    speed-up can be VALID). ``reference_outputs[name]`` (the quality run's outputs, in ``examples`` order) is
+    compared with what ``name`` produced; every timed output must also equal the system's own untimed reference
+    pass. ``length_forced`` gives each system the reference length (whitespace tokens of the target) via
+    ``decode_one(example, forced_length=L)``, for speed columns of untrained models. A system with
+    ``latency_probe = True`` (the null system) is timed like the others but has no speed-up and no duration floor.
+    ``precision`` (fp32 | bf16 | auto) is one autocast setting for every system, part of the signature.
+    ``canaries`` builds the run's canaries for the device (default: sized on this machine); a judged canary whose
+    per-round median drifts by more than ``canary_tolerance`` labels the milliseconds INDICATIVE (speed-ups are
+    judged by their pairing, not by the canary). ``quiet_gate`` (a tolerance) times each unit only in a quiet
+    window of the canaries (:mod:`bench.latency.gate`); ``design="block"`` is the old confounded design, for
+    comparisons only; ``count_work`` counts passes, layer evaluations and FLOPs in the reference pass.
     """
     from bench.api.precision import autocast, resolve_precision
 
     names = list(systems)
     _validate(systems, examples, baseline, n, rounds, reference_outputs, length_forced)
+    import time
+
     wall0 = time.perf_counter()
     placement = resolve_device(device)  # the concrete device (cpu, cuda:N), as --device resolves it
     device = placement.split(":")[0]  # the kind the clock and the canaries work with
     sync = Synchronizer(device)
+    th = thresholds or Thresholds()
     settings = Settings(
         n=n, rounds=rounds, warmup_items=warmup_items, warmup_s=warmup_s, min_items=min_items,
         min_duration_s=min_duration_s, max_duration_s=max_duration_s, max_items=max_items, seed=seed,
         length_forced=length_forced, device=device, sync=sync.name, canary_tolerance=canary_tolerance,
         precision=resolve_precision(precision, device).effective, placement=placement, quiet_gate=quiet_gate,
+        design=design, aa=aa, max_rounds=max(rounds, max_rounds), thresholds=th.to_json(),
     )
     fp_before = environment_fingerprint()
     forced = [len(ex.target.split()) for ex in examples] if length_forced else None
-    runners = {nm: _Runner(nm, systems[nm], examples, sync, forced, cuda_events) for nm in names}
+    items = ItemPlan(len(examples), seed)
+    units = [[i] for i in items.take_timed(n)]
+    plan = TimingPlan(units, batched=False, rounds=rounds, max_rounds=max(rounds, max_rounds),
+                      max_duration_s=max_duration_s, min_duration_s=min_duration_s, max_timings=max_items, seed=seed,
+                      design=design, aa=aa, thresholds=th, resamples=bootstrap_resamples, count_work=count_work)
     infos = {nm: _describe(systems[nm]) for nm in names}
-    plan = ItemPlan(len(examples), seed)
-    notes: list[str] = []
-    warm: dict[str, tuple[int, float]] = {}
+    canary_box: list[CanarySet] = []
+    gate_box: list[Any] = []
+
+    def make_canaries() -> CanarySet:
+        # sized (and the GPU warmed up) right before timing, so the clocks it saw are the ones timing sees
+        canary_box.append((canaries or default_canaries)(device))
+        return canary_box[-1]
+
+    def make_gate(canary_set: CanarySet) -> Any:
+        assert quiet_gate is not None
+        gate_box.append(gate_for(canary_set, quiet_gate))
+        return gate_box[-1]
 
     decode_precision = autocast(resolve_precision(precision, device), device)
     with MeterProgress(enabled=progress, console=console) as bar, decode_precision:
-        for nm in names:
-            warm[nm] = _warm_up(runners[nm], plan, warmup_items, warmup_s, bar)
-        # sized (and the GPU warmed up) right before timing, so the clocks it saw are the ones timing sees
-        canary_set = (canaries or default_canaries)(device)
-        gate = None if quiet_gate is None else gate_for(canary_set, quiet_gate)
-        sizes = round_sizes(n, rounds)
-        stream = plan.timed()
-        bar.start_timing(total=n * len(names))
-        # A full collection with torch/transformers loaded takes ~0.3 s: do it once here and freeze
-        # the survivors, so no timed item pays for scanning the whole heap.
-        gc.collect()
-        gc.freeze()
-        t_start = time.perf_counter()
-        try:
-            r = _timed_rounds(runners, names, rounds, sizes, stream, canary_set, min_duration_s,
-                              max_duration_s, max_items, t_start, bar, gate)
-        finally:
-            gc.unfreeze()
-    fp_after = environment_fingerprint()
+        def warm(name: str, system: Any) -> tuple[int, float]:
+            return _warm_up(name, system, examples, forced, items, warmup_items, warmup_s, bar)
 
-    n_timed = len(runners[names[0]].latencies)
-    notes += canary_set.notes
+        def planned(total: int) -> None:
+            if bar.started:
+                bar.extend(total)
+            else:
+                bar.start_timing(total=total)
+
+        timed = time_units(systems, examples, plan, baseline=baseline, forced=forced, sync=sync,
+                           canaries=make_canaries, warm_up=warm,
+                           gate_for=None if quiet_gate is None else make_gate, cuda_events=cuda_events,
+                           device=device, tick=lambda text: bar.tick(text), on_plan=planned)
+    fp_after = environment_fingerprint()
+    canary_set, gate = canary_box[-1], (gate_box[-1] if gate_box else None)
+
+    n_timed = len(units)
+    notes: list[str] = list(canary_set.notes)
+    aa_note = aa_choice_note(timed)
+    if aa_note:
+        notes.append(aa_note)
+    r = timed.log.rounds
     if r > rounds:
-        notes.append(f"extended by {r - rounds} round(s) to reach min_duration_s={min_duration_s:g}")
-    overlap = [nm for nm in names if not runners[nm].probe and warm[nm][0] + n_timed > len(examples)]
+        notes.append(f"extended by {r - rounds} round(s) (a speed-up still INCONCLUSIVE, or a system timed < "
+                     f"min_duration_s={min_duration_s:g} s), within max_rounds={plan.max_rounds} and the time budget")
+    overlap = [nm for nm in names if not systems[nm].latency_probe and timed.warmup[nm][0] + n_timed > len(examples)]
     if overlap:
         notes.append(
             f"warm-up and timed items overlap for {', '.join(overlap)}: the split has {len(examples)} "
@@ -216,32 +158,29 @@ def measure(
     if length_forced and reference_outputs:
         notes.append("length-forced outputs are not compared with the quality run's outputs")
 
-    capped = max_items is not None and n_timed >= max_items
-    short = [nm for nm in names if not runners[nm].probe and runners[nm].timed_s < min_duration_s]
-    if capped and short:
-        notes.append(
-            f"{', '.join(short)} reached max_items={max_items} before min_duration_s={min_duration_s:g} "
-            "(items this fast give precise statistics sooner); the duration minimum is waived"
-        )
     results = {
-        nm: _result(nm, runners[nm], infos[nm], warm[nm], examples, reference_outputs, length_forced,
-                    0.0 if capped else min_duration_s, cuda_event_tolerance)
+        nm: _result(nm, systems[nm], timed, infos[nm], examples, reference_outputs, length_forced,
+                    cuda_event_tolerance)
         for nm in names
     }
-    if baseline is not None:
-        base_lat = results[baseline].latencies_ns
-        for nm, res in results.items():
-            if runners[nm].probe:
-                continue  # a speedup of "doing nothing" means nothing
-            res.speedup = paired_bootstrap_speedup(base_lat, res.latencies_ns, bootstrap_resamples, seed)
-
     run_reasons = []
     if n_timed < min_items:
         run_reasons.append(f"too few items: {n_timed} timed per system < min_items={min_items}")
-    run_reasons += canary_set.reasons(canary_tolerance)
+    run_reasons += misplaced(systems, device)
+    run_reasons += [f"environment changed during timing: {c}" for c in identity_changes(fp_before, fp_after)]
+    timed.judge(run_reasons, {nm: res.reasons for nm, res in results.items()})
+    for nm, problems in timed.system_problems().items():
+        results[nm].reasons += problems
+    for nm, res in results.items():
+        res.speedup = timed.speedups.get(nm) if baseline is not None else None
+
+    ms_reasons = list(canary_set.reasons(canary_tolerance))
+    ms_reasons += [f"{nm}: timed for {res.timed_s:.2f} s < min_duration_s={min_duration_s:g}"
+                   for nm, res in results.items() if not systems[nm].latency_probe and res.timed_s < min_duration_s]
     if gate is not None:
-        run_reasons += gate.reasons(exempt=frozenset(nm for nm in names if runners[nm].probe))
-        c = {nm: gate.counts.get(nm) for nm in names}
+        exempt = frozenset(nm for nm in names if systems[nm].latency_probe)
+        ms_reasons += gate.reasons(exempt=exempt)
+        c = {a.name: gate.counts.get(a.name) for a in timed.arms}
         retimed = sum(x.retimed for x in c.values() if x)
         rc = gate.counts.get(ROUND_CANARIES)
         notes.append(f"quiet gate {quiet_gate:g}: {retimed} timing(s) discarded and re-timed, "
@@ -249,12 +188,10 @@ def measure(
                      f"{sum(x.ungated for x in c.values() if x)} item(s) ungated, reference probe "
                      f"{gate.reference_ms:.3f} ms (p{gate.reference_quantile * 100:g} of {gate.readings} readings, "
                      f"fastest {gate.fastest_ms:.3f} ms; {gate.slow_readings} slow, {gate.fast_readings} fast)")
-    run_reasons += misplaced(systems, device)
-    run_reasons += [f"environment changed during timing: {c}" for c in identity_changes(fp_before, fp_after)]
 
     label = device_label(fp_before, device)
     return LatencyReport(
-        signature=latency_signature(settings, label, fp_before, n_timed),
+        signature=latency_signature(settings, label, fp_before, n_timed, r, timed.aa_system),
         device_label=label,
         settings=settings,
         baseline=baseline,
@@ -270,6 +207,8 @@ def measure(
         run_reasons=run_reasons,
         notes=notes,
         wall_s=time.perf_counter() - wall0,
+        ms_reasons=ms_reasons,
+        timed=timed,
     )
 
 
@@ -286,96 +225,76 @@ def misplaced(systems: Mapping[str, Any], device: str) -> list[str]:
     ]
 
 
-def _timed_rounds(
-    runners: dict[str, _Runner], names: list[str], rounds: int, sizes: list[int], stream: Any,
-    canary_set: CanarySet, min_duration_s: float, max_duration_s: float | None,
-    max_items: int | None, t_start: float, bar: MeterProgress, gate: QuietGate | None = None,
-) -> int:
-    """The planned rounds, then extra rounds until every non-probe system met ``min_duration_s``.
+def _warm_up(name: str, system: Any, examples: Sequence[Example], forced: Sequence[int] | None, items: ItemPlan,
+             count_min: int, seconds: float, bar: MeterProgress) -> tuple[int, float]:
+    """Untimed items (from the far end of the seeded order) until both the count and the duration minimum are met."""
+    import time
 
-    Returns the number of rounds run."""
-    r = 0
-    while True:
-        if r < rounds:
-            size = sizes[r]
-        else:
-            shortest = min((rn.timed_s for rn in runners.values() if not rn.probe), default=math.inf)
-            if shortest >= min_duration_s:
-                return r
-            overhead = 0.0 if gate is None else gate.overhead_s  # waiting for quiet, discarded timings
-            if max_duration_s is not None and time.perf_counter() - t_start - overhead >= max_duration_s:
-                return r
-            done = len(runners[names[0]].latencies)
-            if max_items is not None and done >= max_items:
-                return r
-            size = max(sizes) if max_items is None else max(1, min(max(sizes), max_items - done))
-            bar.extend(size * len(names))
-        items = [next(stream) for _ in range(size)]
-        if gate is None:
-            canary_set.measure(r)
-        else:  # the round canaries then judge the machine's quiet speed, which the gate cannot see
-            gate.read_round(partial(canary_set.measure, r))
-        for nm in rotated(names, r):
-            gc.collect(1)  # the previous system's young garbage must not be collected on this one's clock
-            bar.describe(f"round {r + 1}: {nm}")
-            runner = runners[nm]
-            for idx in items:
-                runner.run(idx, keep=True, gate=gate)
-                bar.advance()
-        r += 1
-
-
-def _warm_up(
-    runner: _Runner, plan: ItemPlan, items: int, seconds: float, bar: MeterProgress
-) -> tuple[int, float]:
-    """Run untimed items until both the count and the duration minimum are met."""
-    bar.start_warmup(runner.name, items)
+    bar.start_warmup(name, count_min)
     count, t0 = 0, time.perf_counter()
-    stream = plan.warmup()
-    while count < items or time.perf_counter() - t0 < seconds:
-        runner.run(next(stream), keep=False)
+    stream = items.warmup()
+    while count < count_min or time.perf_counter() - t0 < seconds:
+        idx = next(stream)
+        ex = examples[idx]
+        try:
+            out = system.decode_one(ex) if forced is None else system.decode_one(ex, forced_length=forced[idx])
+        except Exception as err:  # name system and item: a bare traceback from inside a model is opaque
+            raise RuntimeError(
+                f"System '{name}' failed in decode_one on example {ex.id!r} (index {idx}): {err}") from err
+        if not isinstance(out, str):
+            raise TypeError(f"System '{name}'.decode_one returned {type(out).__name__}, expected str.")
         count += 1
         bar.warmup_tick(count)
     return count, time.perf_counter() - t0
 
 
 def _result(
-    name: str, runner: _Runner, info: dict[str, Any], warm: tuple[int, float],
-    examples: Sequence[Example], reference_outputs: Mapping[str, Sequence[str]] | None,
-    length_forced: bool, min_duration_s: float, cuda_event_tolerance: float,
+    name: str, system: Any, timed: TimedUnits, info: dict[str, Any], examples: Sequence[Example],
+    reference_outputs: Mapping[str, Sequence[str]] | None, length_forced: bool, cuda_event_tolerance: float,
 ) -> SystemLatency:
-    iterations = runner.iterations if len(runner.iterations) == len(runner.latencies) else None
+    """One system's latency: the per-unit medians over rounds, their summary, and its output checks."""
+    medians = timed.medians(name)
+    indices = [u[0] for u in timed.plan.units]
+    outputs = [unit[0] for unit in timed.reference_texts[name]]
+    passes = timed.passes[name]
+    iterations = list(passes) if passes is not None else None
     if iterations is None and isinstance(info.get("iterations"), int | float):
         iterations = [float(info["iterations"])]
-    tokens = [len(o.split()) for o in runner.outputs]
-    stats = summarize(runner.latencies, tokens, iterations)
+    tokens = [len(o.split()) for o in outputs]
+    stats = summarize(medians, tokens, iterations)
     reference = None if length_forced else reference_for(name, reference_outputs)
-    check = check_outputs(runner.indices, runner.outputs, [ex.id for ex in examples], reference)
+    check = check_outputs(indices, outputs, [ex.id for ex in examples], reference)
+    unstable = sorted({u for a in timed.arms if a.system == name for u in timed.mismatched_units(a)})
+    if unstable:
+        from dataclasses import replace
+
+        ids = [examples[indices[u]].id for u in unstable]
+        check = replace(check, nondeterministic=sorted(set(check.nondeterministic) | set(ids)),
+                        match=False if check.match is not None else None)
     reasons = []
-    if runner.timed_s < min_duration_s and not runner.probe:
-        reasons.append(f"timed for {runner.timed_s:.2f} s < min_duration_s={min_duration_s:g}")
     if check.match is False and check.n_mismatched:
         mm = check.first_mismatch or {}
         reasons.append(
             f"outputs differ from the quality run on {check.n_mismatched}/{check.n_compared} items "
             f"(first: {mm.get('id')!r}: timed {mm.get('timed')!r} vs quality {mm.get('quality_run')!r})"
         )
-    if check.nondeterministic:
+    if check.nondeterministic and not unstable:  # timed vs reference differences are the timing's reasons
         reasons.append(
             f"non-deterministic outputs: {len(check.nondeterministic)} item(s) decoded differently when "
             f"repeated (first: {check.nondeterministic[0]!r})"
         )
-    event_mean = sum(runner.event_ms) / len(runner.event_ms) if runner.event_ms else None
+    events = timed.event_ms.get(name) or []
+    event_mean = sum(events) / len(events) if events else None
     if event_mean is not None and event_mean > stats.mean_ms * (1 + cuda_event_tolerance):
         reasons.append(
             f"CUDA events ({event_mean:.3f} ms) exceed the host clock ({stats.mean_ms:.3f} ms): "
             "work escaped the synchronised window"
         )
+    warm = timed.warmup[name]
     return SystemLatency(
-        name=name, info=info, stats=stats, latencies_ns=list(runner.latencies),
-        item_indices=list(runner.indices), outputs=check, warmup_count=warm[0],
-        warmup_elapsed_s=warm[1], timed_s=runner.timed_s, cuda_event_ms_mean=event_mean, reasons=reasons,
-        tokens=tokens, iterations=iterations,
+        name=name, info=info, stats=stats, latencies_ns=medians, item_indices=indices, outputs=check,
+        warmup_count=warm[0], warmup_elapsed_s=warm[1], timed_s=timed.timed_s(name), cuda_event_ms_mean=event_mean,
+        reasons=reasons, tokens=tokens, iterations=iterations,
     )
 
 
@@ -403,7 +322,8 @@ def _validate(
         raise ValueError("measure() needs at least one example to time.")
     if baseline is not None and baseline not in systems:
         raise ValueError(f"Baseline '{baseline}' is not among the timed systems ({', '.join(systems)}).")
-    round_sizes(n, rounds)  # raises a clear error for impossible n/rounds
+    if n < 1 or rounds < 1:
+        raise ValueError(f"n={n} units and rounds={rounds}: time at least one unit for at least one round.")
     from bench.api.system import check_system
 
     for nm, sys_ in systems.items():

@@ -53,6 +53,11 @@ class LatencyPlan:
     warmup_items: int = 20
     warmup_s: float = 5.0
     min_duration_s: float = 10.0
+    #: the paired design's extension: up to this many rounds in all, within this many seconds of timing, while a
+    #: speed-up is INCONCLUSIVE; the A/A control's system ("auto": the fastest; None: none)
+    max_rounds: int = 12
+    max_duration_s: float = 600.0
+    aa: str | None = "auto"
 
 
 @dataclass(frozen=True)
@@ -67,13 +72,18 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
                  budget: str = "smoke", n: int = 100, rounds: int = 5, min_items: int = 100,
                  length_forced: bool = False, weights: str | None = None, sets: Sequence[str] = (),
                  stand_ins: Sequence[str] = (), seed: int = 0, precision: str = "fp32", warmup_items: int = 20,
-                 warmup_s: float = 5.0, min_duration_s: float = 10.0) -> LatencyPlan:
+                 warmup_s: float = 5.0, min_duration_s: float = 10.0, max_rounds: int = 12,
+                 max_duration_s: float = 600.0, aa: str | None = "auto") -> LatencyPlan:
     """Check and settle the options of a measurement (``systems``: names, or one comma-separated string;
     ``sets``: ``key=value`` for every system or ``system.key=value``; ``stand_ins``: ``ROW=TIMED``). Raises a
     :class:`~bench.api.errors.UserError` naming the option; builds nothing."""
     for option, value, low in (("--n", n, 1), ("--rounds", rounds, 1), ("--min-items", min_items, 1),
-                               ("--seed", seed, 0), ("--warmup-items", warmup_items, 0)):
+                               ("--seed", seed, 0), ("--warmup-items", warmup_items, 0),
+                               ("--max-rounds", max_rounds, rounds)):
         at_least(option, value, low)
+    if max_duration_s < 0:
+        raise LatencyPlanError(f"--time-budget-s {max_duration_s:g}: give the seconds of timing extra rounds may "
+                               "take, ≥ 0 (0: exactly --rounds rounds)")
     for flag, seconds in (("--warmup-s", warmup_s), ("--min-duration-s", min_duration_s)):
         if seconds < 0:
             raise LatencyPlanError(f"{flag} {seconds:g}: {flag.lstrip('-')} must be ≥ 0 (got {seconds:g})")
@@ -81,6 +91,9 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
     names = [s.strip() for s in items if s.strip()]
     if baseline and baseline not in names:
         names.insert(0, baseline)
+    if aa not in (None, "auto") and aa not in names:
+        raise LatencyPlanError(f"--aa {aa!r}: the A/A control must be one of the timed systems ({', '.join(names)}), "
+                               "'auto' (the fastest) or 'none'.")
     if weights is not None and weights not in WEIGHTS:
         raise LatencyPlanError(f"--weights {weights!r}: the only choice is 'random' (leave it out for the systems' "
                                "own weights).")
@@ -93,7 +106,7 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
                        rounds=rounds, min_items=min_items, length_forced=length_forced, weights=weights,
                        overrides=overrides, stand_ins=parse_stand_ins(stand_ins, names), seed=seed,
                        precision=precision, notes=tuple(notes), warmup_items=warmup_items, warmup_s=warmup_s,
-                       min_duration_s=min_duration_s)
+                       min_duration_s=min_duration_s, max_rounds=max_rounds, max_duration_s=max_duration_s, aa=aa)
 
 
 def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str = "auto",
@@ -121,7 +134,8 @@ def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str 
                          length_forced=plan.length_forced, seed=plan.seed, min_items=plan.min_items,
                          console=console, precision=plan.precision, device=placed,
                          warmup_items=plan.warmup_items, warmup_s=plan.warmup_s, min_duration_s=plan.min_duration_s,
-                         quiet_gate=quiet_gate)
+                         quiet_gate=quiet_gate, aa=plan.aa, max_rounds=plan.max_rounds,
+                         max_duration_s=plan.max_duration_s)
     if record_to is None:
         return LatencyRun(report)
     spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),
@@ -162,7 +176,7 @@ def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[i
     from bench.latency.prepare import prepare
     from bench.latency.record import system_summary
     from bench.latency.sweep import sweep
-    from bench.store.sweeps import write_sweep_record
+    from bench.store.sweeps import SWEEP_RECORD_SCHEMA, write_sweep_record
 
     placed = resolve_device(device)
     activate(placed)
@@ -175,7 +189,8 @@ def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[i
                        min_batches=min_batches, rounds=plan.rounds, seed=plan.seed,
                        length_forced=plan.length_forced, bucket=bucket,
                        device=placed, energy=energy, workdirs={n: Path(work) / n for n in names}, say=say,
-                       quiet_gate=quiet_gate)
+                       quiet_gate=quiet_gate, aa=plan.aa, max_rounds=plan.max_rounds,
+                       max_duration_s=plan.max_duration_s)
     fp = environment_fingerprint()
     created = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
     spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),
@@ -184,9 +199,11 @@ def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[i
                        seed=plan.seed)
     stamp = created.replace("-", "").replace(":", "").split("+")[0]
     sweep_id = f"{plan.task}--{plan.split}--{plan.budget}--sweep--{stamp}--{spec.digest()}"
-    record = {"schema": 1, "kind": "sweep", "sweep_id": sweep_id, "created": created, "spec": spec.to_json(),
+    record = {"schema": SWEEP_RECORD_SCHEMA, "kind": "sweep", "sweep_id": sweep_id, "created": created,
+              "spec": spec.to_json(),
               "harness": dict(harness or {}), "device": device_label(fp, placed.split(":")[0]), "fingerprint": fp,
-              "systems": {n: system_summary(prep.infos[n]) for n in names}, "sweep": result, "valid": result["valid"],
-              "invalid_reasons": result["invalid_reasons"]}
+              "systems": {n: system_summary(prep.infos[n]) for n in names}, "sweep": result,
+              "verdict": result["verdict"], "valid": result["valid"], "invalid_reasons": result["invalid_reasons"],
+              "ms_label": result["ms_label"], "ms_reasons": result["ms_reasons"]}
     path = None if record_to is None else write_sweep_record(record_to, record)  # checked and sealed
     return record, path

@@ -22,6 +22,7 @@ class MeterProgress:
         self._progress: Any = None
         self._task: Any = None
         self._last = 0.0
+        self.started = False  # whether the timing bar exists (extra rounds extend it)
 
     def __enter__(self) -> MeterProgress:
         if self.enabled:
@@ -50,6 +51,7 @@ class MeterProgress:
             self._maybe_refresh()
 
     def start_timing(self, total: int) -> None:
+        self.started = True
         if self._progress is not None:
             self._task = self._progress.add_task("timing", total=total)
             self._progress.refresh()
@@ -62,6 +64,13 @@ class MeterProgress:
     def describe(self, text: str) -> None:
         if self._progress is not None:
             self._progress.update(self._task, description=text)
+            self._maybe_refresh()
+
+    def tick(self, text: str) -> None:
+        """One timing done: say what it was and advance."""
+        if self._progress is not None:
+            self._progress.update(self._task, description=text)
+            self._progress.advance(self._task)
             self._maybe_refresh()
 
     def advance(self) -> None:

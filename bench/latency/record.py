@@ -20,6 +20,9 @@ from typing import Any
 from bench.latency.report import LatencyReport
 from bench.store.latency import KIND, LATENCY_RECORD_SCHEMA
 
+#: the paired design's evidence, stored whole at the top of a record (schema 2)
+PAIRED_FIELDS = ("design", "trials", "rounds", "aa", "reference_hashes", "work")
+
 
 @dataclass(frozen=True)
 class LatencySpec:
@@ -84,10 +87,12 @@ def build_record(
         systems[name] = {
             "system": system_summary(systems_info[name]) if name in systems_info else {"name": name},
             "stats": entry["stats"],
-            "speedup": None if sp is None else {
+            "speedup": None if sp is None else (sp.to_json() if hasattr(sp, "to_json") else {
                 "mean": sp.mean, "median": sp.median, "mean_ci95": list(sp.mean_ci95),
                 "median_ci95": list(sp.median_ci95), "n_resamples": sp.n_resamples,
-            },
+            }),
+            "verdict": entry["verdict"],
+            "design_reasons": entry["design_reasons"],
             "valid": entry["valid"],
             "invalid_reasons": entry["invalid_reasons"],
             "outputs": entry["outputs"],
@@ -111,12 +116,16 @@ def build_record(
         "verdict": whole["verdict"],
         "valid": whole["valid"],
         "invalid_reasons": whole["invalid_reasons"],
+        "ms_label": whole["ms_label"],
+        "ms_reasons": whole["ms_reasons"],
+        "design_reasons": whole["design_reasons"],
         "notes": whole["notes"],
         "settings": whole["settings"],
         "baseline": whole["baseline"],
         "wall_s": whole["wall_s"],
         "canary": whole["canary"],
         **({"quiet_gate": whole["quiet_gate"]} if "quiet_gate" in whole else {}),
+        **{k: whole[k] for k in PAIRED_FIELDS if k in whole},
         "fingerprint_before": whole["fingerprint_before"],
         "fingerprint_after": whole["fingerprint_after"],
         "systems": systems,

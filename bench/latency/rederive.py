@@ -47,6 +47,8 @@ def rederive_latency(rec: dict[str, Any], where: str | None = None) -> LatencyCh
         out.notes.append(f"{where}: no per-item timings for {', '.join(sorted(legacy))} (recorded before "
                          "`bench latency --record` kept them); speed-ups checked as ratios of the stored "
                          "means and medians only")
+    if rec.get("schema", 1) >= 2:
+        out.differences += _paired(rec, where, seed)
     for name, entry in sorted(systems.items()):
         at = f"{where} systems.{name}"
         out.differences += _compute_type(at, rec, name, entry)
@@ -55,7 +57,7 @@ def rederive_latency(rec: dict[str, Any], where: str | None = None) -> LatencyCh
         if items is not None:
             out.differences += _stats(at, stats, items)
         sp = entry.get("speedup")
-        if not isinstance(sp, dict) or base is None:
+        if not isinstance(sp, dict) or base is None or rec.get("schema", 1) >= 2:  # schema 2: _paired derived it
             continue
         base_items = _timings(base)
         if items is not None and base_items is not None:
@@ -78,6 +80,54 @@ def rederive_latency(rec: dict[str, Any], where: str | None = None) -> LatencyCh
             out.differences += compare_numbers(at, "speedup.median (baseline p50_ms ÷ p50_ms)", sp.get("median"),
                                                _ratio(bstats.get("p50_ms"), stats.get("p50_ms")))
     return out
+
+
+def _paired(rec: dict[str, Any], where: str, seed: int) -> list[Difference]:
+    """A paired (schema 2) record: medians, speed-ups, A/A control and verdicts from its trials, the canaries'
+    drift and the milliseconds' label from their samples and the trials (:mod:`bench.latency.rederive_paired`)."""
+    from bench.latency.rederive_paired import canary_label_reasons, overall_verdict, rederive_block
+
+    systems: dict[str, Any] = rec.get("systems") or {}
+    baseline = rec.get("baseline")
+    settings = rec.get("settings") or {}
+    medians = {n: (e.get("timings") or {}).get("latencies_ns") for n, e in systems.items()}
+    speedups = {n: e.get("speedup") for n, e in systems.items()}
+    resamples = next((int(sp["n_resamples"]) for sp in speedups.values() if isinstance(sp, dict)
+                      and isinstance(sp.get("n_resamples"), int)), 2000)
+    diffs, timed = rederive_block(where, rec, baseline, resamples, medians, speedups,
+                                  list(rec.get("design_reasons") or []),
+                                  {n: list(e.get("design_reasons") or []) for n, e in systems.items()})
+    if timed is None:
+        return diffs
+    for name, entry in systems.items():
+        if entry.get("verdict") != (timed.speedups[name].verdict if name in timed.speedups else
+                                    ("INVALID" if entry.get("design_reasons") or rec.get("design_reasons")
+                                     else "VALID")):
+            fresh = timed.speedups[name].verdict if name in timed.speedups else "VALID/INVALID by design"
+            diffs.append(Difference(f"{where} systems.{name}", "verdict", entry.get("verdict"), fresh))
+    broken = bool(rec.get("design_reasons")) or any(e.get("design_reasons") for e in systems.values()) \
+        or bool(timed.design_problems()) or bool(timed.system_problems())
+    verdict = overall_verdict([s.verdict for s in timed.speedups.values()], timed.aa.verdict if timed.aa else None,
+                              broken)
+    if rec.get("verdict") != verdict:
+        diffs.append(Difference(where, "verdict", rec.get("verdict"), verdict))
+    canary_diffs, ms = canary_label_reasons(rec.get("canary"), float(settings.get("canary_tolerance", 0.25)),
+                                            str(settings.get("device") or "cpu"))
+    diffs += [Difference(f"{where} {d.where}", d.field, d.stored, d.recomputed) for d in canary_diffs]
+    floor = float(settings.get("min_duration_s") or 0.0)
+    probes = set((rec.get("design") or {}).get("probes") or ())
+    ms += [f"{n} timed < min_duration_s" for n in systems if n not in probes and timed.timed_s(n) < floor]
+    gate = rec.get("quiet_gate")
+    if isinstance(gate, dict):
+        limit = float(gate.get("max_ungated", 0.05))
+        for name, c in (gate.get("systems") or {}).items():
+            total = (c.get("accepted") or 0) + (c.get("ungated") or 0) if isinstance(c, dict) else 0
+            if name not in probes and total and c.get("ungated", 0) > limit * total:
+                ms.append(f"{name}: ungated")
+    label = "VALID" if not ms and verdict != "INVALID" else "INDICATIVE"
+    if rec.get("ms_label") != label:
+        diffs.append(Difference(where, "ms_label", rec.get("ms_label"), f"{label} ({'; '.join(ms) or 'no reason'})"))
+    return diffs
 
 
 #: CTranslate2's "default" compute type by device, as ``systems/fairseq_ct2/presets.py`` resolves it

@@ -58,7 +58,7 @@ def rederive_sweep(rec: dict[str, Any], where: str | None = None) -> LatencyChec
         rates.setdefault(c["threads"], {}).setdefault(c["system"], {})[c["batch_size"]] = float(rate)
         sp = c.get("speedup")
         base = by_key.get((baseline, c.get("batch_size"), c.get("threads"))) if baseline else None
-        if not isinstance(sp, dict):
+        if not isinstance(sp, dict) or sw.get("groups"):  # paired groups: derived by _groups below
             continue
         if base is None:
             out.differences.append(Difference(at, "speedup", sp.get("median"), "no baseline cell at this B"))
@@ -73,6 +73,7 @@ def rederive_sweep(rec: dict[str, Any], where: str | None = None) -> LatencyChec
         out.differences += compare_numbers(at, "speedup.median_ci95", sp.get("median_ci95"), list(s.median_ci95))
         out.differences += compare_numbers(at, "speedup.mean", sp.get("mean"), s.mean)
         out.differences += compare_numbers(at, "speedup.mean_ci95", sp.get("mean_ci95"), list(s.mean_ci95))
+    out.differences += _groups(rec, where, cells, resamples)
     stored = sw.get("crossover") or {}
     if baseline:
         for t, per in sorted(rates.items()):
@@ -88,6 +89,57 @@ def rederive_sweep(rec: dict[str, Any], where: str | None = None) -> LatencyChec
                 have = (stored.get(str(t)) or {}).get(name)
                 if have != want:
                     out.differences.append(Difference(where, f"sweep.crossover.{t}.{name}", have, want))
+    return out
+
+
+def _groups(rec: dict[str, Any], where: str, cells: list[dict[str, Any]], resamples: int) -> list[Difference]:
+    """Each (threads, B) group's medians, speed-ups, A/A control and verdicts from its trials; each cell's verdict,
+    the sweep's verdict and its milliseconds' label (:mod:`bench.latency.rederive_paired`)."""
+    from bench.latency.rederive_paired import canary_label_reasons, overall_verdict, rederive_block
+
+    sw = rec.get("sweep") or {}
+    baseline = (rec.get("spec") or {}).get("baseline")
+    out: list[Difference] = []
+    verdicts: list[str] = []
+    ms: list[str] = []
+    broken = False
+    for g in sw.get("groups") or []:
+        t, b = g.get("threads"), g.get("batch_size")
+        at = f"{where} sweep.groups (threads={t}, B={b})"
+        mine = {c["system"]: c for c in cells if c.get("threads") == t and c.get("batch_size") == b}
+        diffs, timed = rederive_block(at, g, baseline, resamples, {n: c.get("batch_ns") for n, c in mine.items()},
+                                      {n: c.get("speedup") for n, c in mine.items()}, [], {})
+        out += diffs
+        if timed is None:
+            broken = True
+            continue
+        problems = bool(timed.design_problems()) or bool(timed.system_problems())
+        broken = broken or problems
+        for name, cell in mine.items():
+            want = timed.speedups[name].verdict if name in timed.speedups else ("INVALID" if problems else "VALID")
+            if cell.get("verdict") != want:
+                out.append(Difference(f"{at} {name}", "verdict", cell.get("verdict"), want))
+            verdicts.append(want)
+        if timed.aa is not None:
+            verdicts.append(timed.aa.verdict)
+        canary = (g.get("canary") or {})
+        device = {**(canary.get("device") or {}), "host": canary.get("host")}
+        c_diffs, reasons = canary_label_reasons(device, float(rec.get("canary_tolerance", 0.25)),
+                                                str(sw.get("device") or "cpu"))
+        out += [Difference(f"{at} {d.where}", d.field, d.stored, d.recomputed) for d in c_diffs]
+        ms += reasons
+    verdict = overall_verdict(verdicts, None, broken)
+    if rec.get("verdict") != verdict:
+        out.append(Difference(where, "verdict", rec.get("verdict"), verdict))
+    gate = sw.get("quiet_gate")
+    if isinstance(gate, dict):
+        limit = float(gate.get("max_ungated", 0.05))
+        ms += [f"{c['system']} ungated" for c in cells if isinstance(c.get("quiet_gate"), dict)
+               and c["quiet_gate"].get("ungated", 0) > limit * max(1, c["quiet_gate"].get("accepted", 0)
+                                                                 + c["quiet_gate"].get("ungated", 0))]
+    label = "VALID" if not ms and verdict != "INVALID" else "INDICATIVE"
+    if rec.get("ms_label", label) != label:
+        out.append(Difference(where, "ms_label", rec.get("ms_label"), f"{label} ({'; '.join(ms) or 'no reason'})"))
     return out
 
 

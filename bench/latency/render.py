@@ -9,44 +9,69 @@ from bench.latency.report import LatencyReport
 
 
 def report_renderable(report: LatencyReport) -> Any:
-    """A rich renderable: per-system table, canary drift, notes, verdict with reasons, signature."""
+    """A rich renderable: per-system table (latency, speed-up with its verdict, pass and FLOP ratios), the A/A
+    control, the canaries and the milliseconds' label, notes, reasons, signature."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
+    from bench.latency.work import work_ratio
+
     mode = " (LENGTH-FORCED: reference lengths given, untrained-weight speed only)" \
         if report.settings.length_forced else ""
-    table = Table(title=markup(f"Single-stream latency (ms) on {report.device_label}{mode}", one_line=True))
-    for col in ("system", "N", "mean", "p50", "p90", "p99", "min", "std", "tok/s", "iter"):
+    rounds = report.timed.log.rounds if report.timed is not None else report.settings.rounds
+    table = Table(title=markup(f"Single-stream latency (ms; per unit the median of {rounds} paired rounds) on "
+                               f"{report.device_label}{mode}", one_line=True))
+    for col in ("system", "N", "mean", "p50", "p90", "min", "tok/s", "iter"):
         table.add_column(col, justify="left" if col == "system" else "right")
+    work = {} if report.timed is None else {n: w.to_json() for n, w in report.timed.work.items()}
     if report.baseline:
-        table.add_column(plain(f"speedup vs {report.baseline}: mean [95% CI]"), justify="right")
-        table.add_column("median", justify="right")
+        table.add_column(plain(f"speed-up vs {report.baseline} [95% CI]"), justify="right")
+        table.add_column("verdict", justify="left")
+        table.add_column("passes×", justify="right")
+        table.add_column("FLOPs×", justify="right")
     table.add_column("= quality", justify="center")
     for name, res in report.systems.items():
         s = res.stats
         row: list[Any] = [
-            plain(name), str(s.n), f"{s.mean_ms:.3f}", f"{s.p50_ms:.3f}", f"{s.p90_ms:.3f}", f"{s.p99_ms:.3f}",
-            f"{s.min_ms:.3f}", f"{s.std_ms:.3f}", f"{s.tokens_per_s:.1f}",
-            "-" if s.mean_iterations is None else f"{s.mean_iterations:.2f}",
+            plain(name), str(s.n), f"{s.mean_ms:.3f}", f"{s.p50_ms:.3f}", f"{s.p90_ms:.3f}", f"{s.min_ms:.3f}",
+            f"{s.tokens_per_s:.1f}", "-" if s.mean_iterations is None else f"{s.mean_iterations:.2f}",
         ]
         if report.baseline:
             sp = res.speedup
+            verdict = getattr(sp, "verdict", None)
+            colour = {"VALID": "green", "INCONCLUSIVE": "yellow", "UNSTABLE": "yellow", "INVALID": "red"}
+            base, own = work.get(report.baseline), work.get(name)
+            passes, flops = work_ratio(base, own, "passes_per_unit"), work_ratio(base, own, "flops_per_sentence")
             row += [
                 f"{sp.mean:.3f}x [{sp.mean_ci95[0]:.3f}, {sp.mean_ci95[1]:.3f}]" if sp else "-",
-                f"{sp.median:.3f}x" if sp else "-",
+                f"[{colour[verdict]}]{verdict}[/]" if verdict else ("baseline" if name == report.baseline else "-"),
+                "-" if passes is None or name == report.baseline else f"{passes:.2f}",
+                "-" if flops is None or name == report.baseline else f"{flops:.2f}",
             ]
         row.append({True: "[green]yes[/]", False: "[red]NO[/]", None: "n/a"}[res.outputs.match])
         table.add_row(*row)
-    lines: list[Any] = [table, *(plain(line) for line in canary_lines(report))]
+    lines: list[Any] = [table, *(plain(line) for line in aa_lines(report)), *(plain(line) for line in
+                                                                             canary_lines(report))]
     lines += [plain(f"note: {note}") for note in report.notes]
-    if report.valid:
-        lines.append(Text("VALID", style="bold green"))
-    else:
-        lines.append(Text("INVALID", style="bold red"))
-        lines += [plain(f"  - {reason}") for reason in report.invalid_reasons]
+    style = {"VALID": "bold green", "INVALID": "bold red"}.get(report.verdict, "bold yellow")
+    lines.append(Text(f"speed-ups: {report.verdict}", style=style))
+    lines += [plain(f"  - {reason}") for reason in report.invalid_reasons]
+    lines.append(Text(f"milliseconds: {report.ms_label}",
+                      style="bold green" if report.ms_label == "VALID" else "bold yellow"))
+    lines += [plain(f"  - {reason}") for reason in report.ms_reasons]
     lines.append(plain(f"signature: {report.signature}"))
     return Group(*lines)
+
+
+def aa_lines(report: LatencyReport) -> list[str]:
+    """The A/A control: which system ran twice and the ratio of its two arms (the meter's own false difference)."""
+    timed = report.timed
+    if timed is None or timed.aa is None:
+        return ["A/A control: none timed (no speed-up can be VALID)"] if report.baseline else []
+    aa = timed.aa
+    return [f"A/A control ({timed.aa_system} timed as two arms): {aa.mean:.3f}x [{aa.mean_ci95[0]:.3f}, "
+            f"{aa.mean_ci95[1]:.3f}], per round {min(aa.per_round):.3f}-{max(aa.per_round):.3f}x: {aa.verdict}"]
 
 
 def canary_lines(report: LatencyReport) -> list[str]:
@@ -75,6 +100,27 @@ def _canary_line(kind: str, c: dict[str, Any]) -> str:
     judged = "" if c.get("judged", True) else " (recorded, not judged on this device)"
     return (f"{kind} canary: {c.get('workload', c.get('backend'))}, {sizing.get('ms', 0):.3f} ms when sized "
             f"(target {lo:g}–{hi:g} ms); drift across rounds {c.get('drift', 0):.1%}{judged}")
+
+
+def sweep_lines(record: dict[str, Any]) -> list[str]:
+    """A sweep record as plain lines: each cell (rate, batch p90, speed-up with its CI and verdict), each group's A/A
+    control, the crossovers, the verdicts and every reason."""
+    sw = record["sweep"]
+    out = []
+    for c in sw["cells"]:
+        sp = c["speedup"]
+        speed = "" if sp is None else f"  x{sp['mean']:.2f} [{sp['mean_ci95'][0]:.2f}-{sp['mean_ci95'][1]:.2f}] " \
+                                      f"{sp['verdict']}"
+        out.append(f"{c['system']:<24} B={c['batch_size']:<4} threads={c['threads']} "
+                   f"{c['sentences_per_s']:9.1f} sent/s p90 {c['batch_p90_ms']:8.1f} ms/batch{speed}")
+    for g in sw["groups"]:
+        if g.get("aa"):
+            a = g["aa"]
+            out.append(f"A/A threads={g['threads']} B={g['batch_size']}: {a['system']} x{a['mean']:.3f} "
+                       f"[{a['mean_ci95'][0]:.3f}-{a['mean_ci95'][1]:.3f}] {a['verdict']}")
+    out.append(f"crossover: {sw['crossover']}  speed-ups {sw['verdict']}, milliseconds {sw['ms_label']}")
+    out += [f"  {reason}" for reason in sw["invalid_reasons"] + sw["ms_reasons"] + sw["agreement_reasons"]]
+    return out
 
 
 def render_report(report: LatencyReport, console: Any = None) -> None:

@@ -33,7 +33,7 @@ class LatencyStats:
 
 
 def summarize(
-    latencies_ns: Sequence[int],
+    latencies_ns: Sequence[float],
     tokens: Sequence[int],
     iterations: Sequence[float] | None = None,
 ) -> LatencyStats:
@@ -75,8 +75,8 @@ class Speedup:
 
 
 def paired_bootstrap_speedup(
-    baseline_ns: Sequence[int],
-    system_ns: Sequence[int],
+    baseline_ns: Sequence[float],
+    system_ns: Sequence[float],
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> Speedup:

@@ -1,18 +1,18 @@
-"""The batch-size sweep: every system decodes the same seeded items, in the same batches, at each B and
-thread count, interleaved in rounds with the canaries, then an untimed memory pass and (optionally) energy.
+"""The batch-size sweep: every system decodes the same seeded batches at each B and thread count, timed by the
+meter's one timing path (:mod:`bench.latency.timing`): each batch is a unit, every system (and an A/A arm) times
+it back to back in a random order, over several reshuffled rounds; then (optionally) energy.
 
-At B = 1 each item is one ``decode_one`` call, today's single-stream path; at B > 1 one
-``decode_batch`` call per batch (length-forced: each item its own forced length). Items are the first
-``n_batches × B`` of the seeded stream, optionally sorted by source length before batching
-(``bucket="sorted"``, the same for every system, recorded). The canary rules are the meter's, per B.
+At B = 1 each item is one ``decode_one`` call, the single-stream path; at B > 1 one ``decode_batch`` call per
+batch (length-forced: each item its own forced length). Items are the first ``n_batches × B`` of the seeded
+stream, optionally sorted by source length before batching (``bucket="sorted"``, the same for every system,
+recorded). Each cell's speed-up is judged like the meter's (VALID / INCONCLUSIVE / UNSTABLE / INVALID, with the
+cell's own A/A control); the canaries label its milliseconds.
 """
 
 from __future__ import annotations
 
-import gc
 import math
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from functools import partial
@@ -23,13 +23,12 @@ from bench.latency.canary import CanarySet, default_canaries
 from bench.latency.clock import Synchronizer
 from bench.latency.energy import EnergyUnreadable, measure_energy, open_counter
 from bench.latency.gate import QuietGate, gate_for
-from bench.latency.memory import peak_memory
-from bench.latency.schedule import ItemPlan, rotated
-from bench.latency.stats import paired_bootstrap_speedup
+from bench.latency.paired import Thresholds, worst
+from bench.latency.schedule import ItemPlan
 from bench.latency.throughput import crossover, throughput, track
+from bench.latency.timing import AA_AUTO, TimedUnits, TimingPlan, time_units, unit_decoder
 
 BUCKETS = ("none", "sorted")
-perf_counter_ns = time.perf_counter_ns  # module-level so tests drive a fake clock
 
 
 def batches_for(examples: Sequence[Example], b: int, n_batches: int, seed: int, bucket: str) -> list[list[int]]:
@@ -45,16 +44,20 @@ def batches_for(examples: Sequence[Example], b: int, n_batches: int, seed: int, 
 
 def sweep(
     systems: Mapping[str, Any], examples: Sequence[Example], baseline: str | None, batch_sizes: Sequence[int],
-    threads: Sequence[int], *, min_items: int = 64, min_batches: int = 8, rounds: int = 4, seed: int = 0,
+    threads: Sequence[int], *, min_items: int = 64, min_batches: int = 8, rounds: int = 3, seed: int = 0,
     length_forced: bool = False, bucket: str = "none", device: str = "cpu", energy: bool = False,
     energy_window_s: float = 10.0, canary_tolerance: float = 0.25, bootstrap_resamples: int = 2000,
     canaries: Callable[[str], CanarySet] | None = None, workdirs: Mapping[str, Any] | None = None,
-    say: Callable[[str], None] = lambda _m: None, quiet_gate: float | None = None,
+    say: Callable[[str], None] = lambda _m: None, quiet_gate: float | None = None, aa: str | None = AA_AUTO,
+    max_rounds: int = 12, max_duration_s: float | None = 600.0, thresholds: Thresholds | None = None,
+    count_work: bool = True,
 ) -> dict[str, Any]:
     """Time ``systems`` at every (threads, B); returns the ``sweep`` section of a record (docs/latency.md).
 
-    ``quiet_gate`` (a tolerance) times each batch only in a quiet window (:mod:`bench.latency.gate`); each
-    cell then records what the gate did."""
+    Each (threads, B) is one paired timing (:func:`bench.latency.timing.time_units`): at least ``rounds`` rounds,
+    more (up to ``max_rounds``, within ``max_duration_s`` of timing) while a cell's speed-up is INCONCLUSIVE.
+    ``quiet_gate`` (a tolerance) times each batch only in a quiet window (:mod:`bench.latency.gate`); each cell then
+    records what the gate did."""
     from bench.api.threads import using_threads
     from bench.latency.memory import model_size
 
@@ -68,8 +71,12 @@ def sweep(
     forced = [len(ex.target.split()) for ex in examples] if length_forced else None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     sync = Synchronizer(kind)
+    th = thresholds or Thresholds()
     cells: list[dict[str, Any]] = []
+    groups: list[dict[str, Any]] = []
     reasons: list[str] = []
+    ms_reasons: list[str] = []
+    agree_reasons: list[str] = []
     gates: dict[str, QuietGate] = {}
     agreement: dict[str, dict[str, Any]] = {
         nm: {"compared": 0, "agreed": 0, "first_difference": None} for nm in names}
@@ -83,40 +90,59 @@ def sweep(
             for b in sorted(batch_sizes):
                 n_batches = max(min_batches, math.ceil(min_items / b))
                 plan = batches_for(examples, b, n_batches, seed, bucket)
-                say(f"[sweep] threads={t} B={b}: {len(plan)} batches x {len(names)} systems")
-                timed = _timed(systems, names, plan, examples, forced, sync, canary_set, rounds, b, gate)
-                reasons += [f"threads={t} B={b}: {r}" for r in canary_set.reasons(canary_tolerance)]
+                say(f"[sweep] threads={t} B={b}: {len(plan)} batches x {len(names)} systems (+ A/A), "
+                    f">= {rounds} rounds")
+                timing = TimingPlan(plan, batched=b > 1, rounds=rounds, max_rounds=max(rounds, max_rounds),
+                                    max_duration_s=max_duration_s, seed=seed, aa=aa, thresholds=th,
+                                    resamples=bootstrap_resamples, count_work=count_work)
+                timed = time_units(systems, examples, timing, baseline=baseline, forced=forced, sync=sync,
+                                   canaries=_reuse(canary_set), warm_up=_warm_one(plan[0], examples, forced, b),
+                                   gate_for=None if gate is None else _same(gate), device=kind, say=say)
+                where = f"threads={t} B={b}"
+                ms_reasons += [f"{where}: {r}" for r in canary_set.reasons(canary_tolerance)]
                 gated: dict[str, Any] = {}
                 if gate is not None:
-                    reasons += [f"threads={t} B={b}: {r}" for r in gate.reasons(
+                    ms_reasons += [f"{where}: {r}" for r in gate.reasons(
                         exempt=frozenset(nm for nm in names if systems[nm].latency_probe))]
                     gated = {nm: asdict(c) for nm, c in gate.counts.items()}
                     gate.counts.clear()
-                canary_set.device.rounds.clear()
-                canary_set.host.rounds.clear()
+                reasons += [f"{where}: {r}" for r in timed.design_problems()]
+                reasons += [f"{where}: {nm}: {r}" for nm, rs in timed.system_problems().items() for r in rs]
+                for nm, sp in timed.speedups.items():
+                    if sp.verdict != "VALID":
+                        reasons += [f"{where}: {nm} speed-up {sp.verdict}: {r}" for r in sp.reasons]
+                if timed.aa is not None and timed.aa.verdict != "VALID":
+                    reasons += [f"{where}: A/A control {timed.aa.verdict}: {r}" for r in timed.aa.reasons]
                 for nm in names:
-                    outs = timed[nm]["outputs"]
+                    outs = {i: text for items, unit in zip(plan, timed.reference_texts[nm], strict=True)
+                            for i, text in zip(items, unit, strict=True)}
                     if b == 1:
                         outputs_b1[nm] = outs
                     else:
                         _agree(agreement[nm], outputs_b1.get(nm), outs, systems[nm], examples, forced, min_items)
-                new = _cells(systems, names, baseline, timed, plan, examples, forced, b, t, cores, kind,
-                             energy, energy_window_s, bootstrap_resamples, seed)
+                new = _cells(systems, names, timed, plan, b, t, cores, kind, energy, energy_window_s,
+                             bootstrap_resamples, seed, examples, forced, sync)
                 for cell in new:
                     if gate is not None:
                         cell["quiet_gate"] = gated.get(cell["system"])
                 cells += new
+                groups.append(_group(t, b, timed, canary_set, gated.get("(round canaries)")))
+                canary_set.device.rounds.clear()
+                canary_set.host.rounds.clear()
     for nm in names:
         a = agreement[nm]
         a["rate"] = a["agreed"] / a["compared"] if a["compared"] else None
         if a["compared"] and a["agreed"] < a["compared"]:
             differ = a["compared"] - a["agreed"]
-            reasons.append(f"{nm}: batched outputs differ from B=1 on {differ}/{a['compared']} "
-                           "items (padding or length-prediction dependence): its throughput is of other outputs")
+            agree_reasons.append(f"{nm}: batched outputs differ from B=1 on {differ}/{a['compared']} "
+                                 "items (padding or length-prediction dependence): its throughput is of other outputs")
+    verdict = worst(([c["verdict"] for c in cells] + [g["aa"]["verdict"] for g in groups if g.get("aa")])
+                    + (["INVALID"] if any("design" in g and g["design"]["problems"] for g in groups) else []))
     return {
         "batch_sizes": sorted(batch_sizes), "threads": list(threads), "cores": cores, "device": kind,
         "bucket": bucket, "length_forced": length_forced, "min_items": min_items, "min_batches": min_batches,
-        "rounds": rounds, "seed": seed, "cells": cells, "agreement": agreement,
+        "rounds": rounds, "max_rounds": max(rounds, max_rounds), "seed": seed, "design": "paired",
+        "thresholds": th.to_json(), "cells": cells, "groups": groups, "agreement": agreement,
         "crossover": _crossovers(cells, baseline, threads),
         "models": {nm: {**model_size(systems[nm], (workdirs or {}).get(nm)),
                         "batched_decode": bool(systems[nm].batched_decode)} for nm in names},
@@ -125,53 +151,54 @@ def sweep(
                                                "readings": g.readings,
                                                "slow_readings": g.slow_readings} for t, g in gates.items()}}}
            if gates else {}),
-        "valid": not reasons, "invalid_reasons": reasons,
+        "verdict": verdict, "valid": verdict == "VALID", "invalid_reasons": reasons,
+        "ms_label": "VALID" if not ms_reasons and verdict != "INVALID" else "INDICATIVE", "ms_reasons": ms_reasons,
+        "agreement_reasons": agree_reasons,
     }
 
 
-def _timed(systems: Mapping[str, Any], names: list[str], plan: list[list[int]], examples: Sequence[Example],
-           forced: list[int] | None, sync: Synchronizer, canary_set: CanarySet, rounds: int, b: int,
-           gate: QuietGate | None = None) -> dict[str, Any]:
-    """Warm each system on one batch, then time every batch, systems rotated per round of batches."""
-    out: dict[str, Any] = {nm: {"ns": [0] * len(plan), "tokens": [0] * len(plan), "outputs": {}} for nm in names}
-    for nm in names:
-        _decode(systems[nm], plan[0], examples, forced, b, sync)  # warm-up: allocation, kernel choice
-    per_round = max(1, math.ceil(len(plan) / rounds))
-    gc.collect()
-    gc.freeze()
-    try:
-        for r, start in enumerate(range(0, len(plan), per_round)):
-            if gate is None:
-                canary_set.measure(r)
-            else:  # the round canaries then judge the machine's quiet speed
-                gate.read_round(partial(canary_set.measure, r))
-            for nm in rotated(names, r):
-                gc.collect(1)
-                for k in range(start, min(start + per_round, len(plan))):
-                    once = partial(_decode, systems[nm], plan[k], examples, forced, b, sync)
-                    texts, ns = once() if gate is None else gate.time(nm, once)
-                    out[nm]["ns"][k] = ns
-                    out[nm]["tokens"][k] = sum(len(x.split()) for x in texts)
-                    out[nm]["outputs"].update(zip(plan[k], texts, strict=True))
-    finally:
-        gc.unfreeze()
-    return out
+def _same(gate: QuietGate) -> Callable[[Any], QuietGate]:
+    """The thread count's gate (calibrated once per thread count) for every B."""
+    return lambda _canaries: gate
 
 
-def _decode(system: Any, batch: list[int], examples: Sequence[Example], forced: list[int] | None, b: int,
-            sync: Synchronizer) -> tuple[list[str], int]:
-    """One batch on the clock: ``decode_one`` at B = 1 (the meter's path), else ``decode_batch``."""
-    exs = [examples[i] for i in batch]
-    lengths = None if forced is None else [forced[i] for i in batch]
-    sync.sync()
-    t0 = perf_counter_ns()
-    if b == 1:
-        one = exs[0]
-        texts = [system.decode_one(one) if lengths is None else system.decode_one(one, forced_length=lengths[0])]
-    else:
-        texts = system.decode_batch(exs, lengths)
-    sync.sync()
-    return list(texts), perf_counter_ns() - t0
+def _reuse(canary_set: CanarySet) -> Callable[[], CanarySet]:
+    """The thread count's canaries (sized once per thread count), their rounds cleared for the next B."""
+    return lambda: canary_set
+
+
+def _warm_one(batch: list[int], examples: Sequence[Example], forced: list[int] | None,
+              b: int) -> Callable[[str, Any], tuple[int, float]]:
+    """Warm each system on the first batch: allocation, kernel choice."""
+    def warm(_name: str, system: Any) -> tuple[int, float]:
+        import time
+
+        t0 = time.perf_counter()
+        unit_decoder(system, examples, batch, forced, b > 1)()
+        return 1, time.perf_counter() - t0
+
+    return warm
+
+
+def _group(t: int, b: int, timed: TimedUnits, canary_set: CanarySet, round_gate: Any) -> dict[str, Any]:
+    """One (threads, B)'s evidence: design, every timing, each round's readings, the A/A control, the reference
+    hashes, the work counts and the canary readings (what ``--deep`` derives the cells' verdicts from)."""
+    aa = timed.aa
+    return {
+        "threads": t, "batch_size": b,
+        "design": {"kind": timed.plan.design, "seed": timed.plan.seed, "units": timed.n_units, "rounds":
+                   timed.log.rounds, "min_rounds": timed.plan.rounds, "max_rounds": timed.plan.max_rounds,
+                   "arms": [a.name for a in timed.arms], "probes": sorted(timed.probes),
+                   "thresholds": timed.plan.thresholds.to_json(), "unit_items": [list(u) for u in timed.plan.units],
+                   "problems": timed.design_problems(),
+                   "timing_s": timed.timing_s},
+        "trials": timed.log.to_json(), "rounds": list(timed.rounds),
+        "aa": None if aa is None else {"system": timed.aa_system, **aa.to_json()},
+        "reference_hashes": {n: list(h) for n, h in timed.reference.items()},
+        "work": {n: w.to_json() for n, w in timed.work.items()},
+        "canary": {"device": canary_set.device.to_json(), "host": canary_set.host.to_json()},
+        **({"round_canary_gate": round_gate} if round_gate is not None else {}),
+    }
 
 
 def _agree(acc: dict[str, Any], single: dict[int, str] | None, batched: dict[int, str], system: Any,
@@ -196,23 +223,24 @@ def _agree(acc: dict[str, Any], single: dict[int, str] | None, batched: dict[int
             acc["first_difference"] = {"id": examples[i].id, "single": ref, "batched": text}
 
 
-def _cells(systems: Mapping[str, Any], names: list[str], baseline: str | None, timed: dict[str, Any],
-           plan: list[list[int]], examples: Sequence[Example], forced: list[int] | None, b: int, t: int, cores: int,
-           kind: str, energy: bool, window_s: float, resamples: int, seed: int) -> list[dict[str, Any]]:
+def _cells(systems: Mapping[str, Any], names: list[str], timed: TimedUnits, plan: list[list[int]], b: int, t: int,
+           cores: int, kind: str, energy: bool, window_s: float, resamples: int, seed: int,
+           examples: Sequence[Example], forced: list[int] | None, sync: Synchronizer) -> list[dict[str, Any]]:
     sizes = [len(x) for x in plan]
-    sync = Synchronizer(kind)
     cells = []
     for nm in names:
         sys_ = systems[nm]
-        tp = throughput(timed[nm]["ns"], sizes, timed[nm]["tokens"], b, resamples, seed)
-        sp = None
-        if baseline is not None and nm != baseline and not sys_.latency_probe:
-            s = paired_bootstrap_speedup(timed[baseline]["ns"], timed[nm]["ns"], resamples, seed)
-            sp = {"median": s.median, "median_ci95": list(s.median_ci95), "mean": s.mean,
-                  "mean_ci95": list(s.mean_ci95), "n_resamples": s.n_resamples,
-                  "basis": "paired bootstrap over batches; median = baseline median batch ms / system median batch ms"}
-        first: Callable[[], object] = partial(_decode, sys_, plan[0], examples, forced, b, sync)
-        mem = peak_memory(first, kind).to_json()
+        batch_ns = timed.medians(nm)
+        tokens = [sum(len(x.split()) for x in unit) for unit in timed.reference_texts[nm]]
+        tp = throughput(batch_ns, sizes, tokens, b, resamples, seed)
+        s = timed.speedups.get(nm) if timed.baseline is not None and nm != timed.baseline else None
+        sp = None if s is None else {
+            **s.to_json(), "basis": "paired trials: per batch the median over rounds; mean = S = sum of the baseline's "
+                                    "batch medians / the system's, CI by a paired bootstrap over batches"}
+        problems = timed.system_problems().get(nm, [])
+        verdict = s.verdict if s is not None else ("INVALID" if problems or timed.design_problems() else "VALID")
+        work = timed.work.get(nm)
+        mem = work.peak_memory if work is not None else {"method": "not measured (work counts off)"}
         en: dict[str, Any] = {"status": "not measured (--energy not given)"}
         if energy:
             try:
@@ -222,16 +250,16 @@ def _cells(systems: Mapping[str, Any], names: list[str], baseline: str | None, t
             en = measure_energy(partial(_run_all, sys_, plan, examples, forced, b, sync), counter, window_s)
         cells.append({"system": nm, "batch_size": b, "threads": t, "device": kind, "track": track(t, cores, kind),
                       "batched_decode": bool(sys_.batched_decode) or b == 1, **tp.to_json(),
-                      "batch_ns": list(timed[nm]["ns"]), "batch_items": sizes,
-                      "batch_tokens": list(timed[nm]["tokens"]),
-                      "speedup": sp, "peak_memory": mem, "energy": en})
+                      "batch_ns": batch_ns, "batch_items": sizes, "batch_tokens": tokens,
+                      "speedup": sp, "verdict": verdict, "peak_memory": mem, "energy": en})
     return cells
 
 
 def _run_all(system: Any, plan: list[list[int]], examples: Sequence[Example], forced: list[int] | None, b: int,
              sync: Synchronizer) -> int:
     for batch in plan:
-        _decode(system, batch, examples, forced, b, sync)
+        unit_decoder(system, examples, batch, forced, b > 1)()
+        sync.sync()
     return sum(len(x) for x in plan)
 
 

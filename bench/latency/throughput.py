@@ -39,7 +39,7 @@ class Throughput:
 
 
 def throughput(
-    batch_ns: Sequence[int], batch_items: Sequence[int], batch_tokens: Sequence[int], batch_size: int,
+    batch_ns: Sequence[float], batch_items: Sequence[int], batch_tokens: Sequence[int], batch_size: int,
     n_resamples: int = 2000, seed: int = 0,
 ) -> Throughput:
     """Sentences/s and target tokens/s as totals over total time (what a user draining a queue sees), each

@@ -22,11 +22,13 @@ from bench.latency.stats import paired_bootstrap_speedup
 
 @dataclass(frozen=True)
 class Versus:
-    """``reference`` mean latency ÷ ``system``'s, with a 95% CI when derived from per-item times."""
+    """``reference`` mean latency ÷ ``system``'s, with a 95% CI when derived from per-item times, and (paired
+    records) the verdict the meter's rules give it, with the record's own A/A control."""
 
     mean: float
     ci95: tuple[float, float] | None
     from_items: bool  # False: the ratio of the two stored speed-ups over the baseline (no per-item times)
+    verdict: str | None = None  # VALID | INCONCLUSIVE | UNSTABLE | INVALID (paired records only)
 
 
 def _items(entry: dict[str, Any]) -> dict[str, Any] | None:
@@ -51,6 +53,8 @@ def speedup_over(rec: dict[str, Any], reference: str, system: str) -> Versus | s
         return f"{', '.join(missing)} not timed in this record"
     if reference == system:
         return Versus(1.0, (1.0, 1.0), True)
+    if isinstance(rec.get("trials"), dict) and isinstance(rec.get("design"), dict):
+        return _paired_over(rec, reference, system)
     ref, own = _items(systems[reference]), _items(systems[system])
     if ref is not None and own is not None:
         if ref.get("item_indices") != own.get("item_indices"):
@@ -67,6 +71,29 @@ def speedup_over(rec: dict[str, Any], reference: str, system: str) -> Versus | s
     if a is None or b is None:
         return "no per-item times and no stored speed-up"
     return Versus(a / b, None, False)
+
+
+def _paired_over(rec: dict[str, Any], reference: str, system: str) -> Versus | str:
+    """A paired record: the speed-up over ``reference`` from the trials, judged by the meter's rules (the design's
+    thresholds, the record's A/A control, its design reasons and both systems' own)."""
+    from bench.latency.paired import judge_all, paired_speedup
+    from bench.latency.rederive_paired import rebuild
+
+    systems = rec["systems"]
+    sp: dict[str, Any] = next((e["speedup"] for e in systems.values() if isinstance(e.get("speedup"), dict)), {})
+    try:
+        timed = rebuild(rec, reference, int(sp.get("n_resamples") or 2000))
+        fresh = paired_speedup(timed.matrix(reference), timed.matrix(system), timed.plan.resamples, timed.plan.seed)
+        timed.judge(list(rec.get("design_reasons") or []),
+                    {n: list(e.get("design_reasons") or []) for n, e in systems.items()})
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"not computable: {exc}"
+    per = {**{k: list(v) for k, v in timed.system_problems().items()},
+           **{n: list(e.get("design_reasons") or []) for n, e in systems.items() if e.get("design_reasons")}}
+    judged, _ = judge_all({system: fresh}, timed.aa, list(rec.get("design_reasons") or []) +
+                          timed.design_problems(), timed.plan.thresholds, per_system=per, baseline=reference)
+    out = judged[system]
+    return Versus(out.mean, out.mean_ci95, True, out.verdict)
 
 
 __all__ = ["Versus", "speedup_over"]

@@ -99,7 +99,11 @@ def system_speed_cell(reported: str, system: str | None, source: SpeedSource) ->
     if hit is None:
         return f"{rep} / not measured"
     timed, entry = hit
-    invalid = "" if entry.get("valid", True) and rec.get("valid", True) else " INVALID"
+    paired = is_paired(rec)
+    if paired:  # a paired record: every speed-up carries its own verdict
+        invalid = " INVALID" if entry.get("verdict") == "INVALID" and timed == source.baseline else ""
+    else:
+        invalid = "" if entry.get("valid", True) and rec.get("valid", True) else " INVALID"
     alias = f" (timed as `{timed}`)" if timed != system else ""
     if timed == source.baseline:
         return f"{rep} / 1.00× (baseline){alias}{invalid}"
@@ -107,7 +111,25 @@ def system_speed_cell(reported: str, system: str | None, source: SpeedSource) ->
     if not sp:
         return f"{rep} / no speedup{alias}{invalid}"
     lo, hi = sp["mean_ci95"]
+    if paired:
+        work = work_text(rec, str(source.baseline), timed)
+        return f"{rep} / {sp['mean']:.2f}× [{lo:.2f}–{hi:.2f}] {sp.get('verdict', 'INVALID')}{work}{alias}"
     return f"{rep} / {sp['mean']:.2f}× [{lo:.2f}–{hi:.2f}]{alias}{invalid}"
+
+
+def is_paired(rec: dict) -> bool:
+    """Whether a latency record was timed in the paired design (schema 2: trials, A/A control, verdicts)."""
+    return isinstance(rec.get("design"), dict) and isinstance(rec.get("trials"), dict)
+
+
+def work_text(rec: dict, baseline: str, system: str) -> str:
+    """`` (passes 10.0×, FLOPs 2.3×)``: the baseline's deterministic work over the system's, beside its speed-up."""
+    from bench.latency.work import work_ratio
+
+    work = rec.get("work") or {}
+    parts = [f"{label} {v:.1f}×" for key, label in (("passes_per_unit", "passes"), ("flops_per_sentence", "FLOPs"))
+             if (v := work_ratio(work.get(baseline), work.get(system), key)) is not None]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def speed_preamble(source: SpeedSource) -> str:
@@ -121,14 +143,37 @@ def speed_preamble(source: SpeedSource) -> str:
     where = machine(rec)
     stats = next(iter(rec["systems"].values()))["stats"]
     verdict = rec.get("verdict") or ("VALID" if rec["valid"] else "INVALID")
-    line = (
-        f"Speed: published / measured here on {where} ({timing_mode(rec)}; budget `{spec['budget']}` sizes; "
-        f"{stats['n']} items per system in {rec['settings']['rounds']}+ interleaved rounds). Measured = mean "
-        f"latency of `{source.baseline}` ÷ the row's, paired-bootstrap 95% CI in brackets; record "
-        f"`results/latency/{rec['latency_id']}.json`, verdict {verdict}."
-    )
-    if not rec["valid"]:
-        line += " INVALID: " + "; ".join(rec.get("invalid_reasons") or ["no reason given"]) + "."
+    if is_paired(rec):
+        design = rec["design"]
+        line = (
+            f"Speed: published / measured here on {where} ({timing_mode(rec)}; budget `{spec['budget']}` sizes; "
+            f"{design['units']} items, each timed by every system back to back in a random order, in "
+            f"{design['rounds']} reshuffled rounds). Measured = Σ over items of `{source.baseline}`'s per-item median "
+            f"÷ the row's, paired-bootstrap 95% CI in brackets, then the speed-up's verdict (VALID: CI within "
+            f"±5 %, per-round ratios within 15 %, A/A control within 3 %; else INCONCLUSIVE or UNSTABLE; "
+            f"docs/latency.md) and the baseline's decoder passes and FLOPs over the row's (deterministic counts; "
+            f"FLOPs of matmul/attention only); record `results/latency/{rec['latency_id']}.json`, speed-ups {verdict}."
+        )
+        aa = rec.get("aa")
+        if isinstance(aa, dict):
+            lo, hi = aa["mean_ci95"]
+            line += (f" A/A control: `{aa['system']}` timed as two arms read {aa['mean']:.3f}× [{lo:.3f}–{hi:.3f}] "
+                     f"({aa['verdict']}).")
+        line += f" Milliseconds {rec.get('ms_label', 'INDICATIVE')}"
+        line += (": " + "; ".join(rec.get("ms_reasons") or []) + "." if rec.get("ms_reasons") else
+                 " (the canaries held).")
+        reasons = [r for r in rec.get("invalid_reasons") or []]
+        if reasons:
+            line += " Not VALID because: " + "; ".join(reasons) + "."
+    else:
+        line = (
+            f"Speed: published / measured here on {where} ({timing_mode(rec)}; budget `{spec['budget']}` sizes; "
+            f"{stats['n']} items per system in {rec['settings']['rounds']}+ interleaved rounds). Measured = mean "
+            f"latency of `{source.baseline}` ÷ the row's, paired-bootstrap 95% CI in brackets; record "
+            f"`results/latency/{rec['latency_id']}.json`, verdict {verdict}."
+        )
+        if not rec["valid"]:
+            line += " INVALID: " + "; ".join(rec.get("invalid_reasons") or ["no reason given"]) + "."
     stand = rec.get("stand_ins") or {}
     if stand:
         line += " Rows timed as another system: " + "; ".join(

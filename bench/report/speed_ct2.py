@@ -73,6 +73,8 @@ def versus_cell(system: str | None, source: SpeedSource | None) -> str:
     v = speedup_over(rec, CT2_SYSTEM, timed)
     if isinstance(v, str):
         return _plain(v) + invalid
+    if v.verdict is not None and v.ci95 is not None:  # a paired record: the speed-up's own verdict
+        return f"{v.mean:.2f}× [{v.ci95[0]:.2f}–{v.ci95[1]:.2f}] {v.verdict}"
     if v.from_items and v.ci95 is not None:
         return f"{v.mean:.2f}× [{v.ci95[0]:.2f}–{v.ci95[1]:.2f}]{invalid}"
     return f"{v.mean:.2f}× (ratio of speed-ups){invalid}"
@@ -136,6 +138,9 @@ def versus_note(source: SpeedSource) -> str:
     derived = ("mean latency of `{0}` ÷ the row's, paired-bootstrap 95% CI from both systems' per-item times in "
                "the record" if items else
                "the ratio of the two speed-ups over `{1}` (the record keeps no per-item times, so no CI)")
+    if isinstance(rec.get("trials"), dict):
+        derived += (", judged by the same rules as the Speed column (its own CI and per-round ratios, the record's "
+                    "A/A control)")
     line = (f"{col.header}: the row's speed-up over `{CT2_SYSTEM}` ({how}) timed in the same record as the Speed "
             f"column: " + derived.format(CT2_SYSTEM, _plain(source.baseline)) + ".")
     if col.compute_type != WANTED:

@@ -2,14 +2,15 @@
 
 Why a page of its own: the paper tables show one batch-1 speed-up per row; a sweep holds a grid (systems ×
 batch sizes × thread counts) with throughput, memory, model size and energy, and the crossover where the AR
-baseline catches up by batching. The newest valid sweep per (budget, weights, split) of a task is shown, one
-section each. Every string from a record is data: cells go through :mod:`bench.report.md_escape` and
+baseline catches up by batching. The newest sweep per (budget, weights, split) of a task whose design held is
+shown, one section each, every speed-up with its own verdict (VALID, INCONCLUSIVE, UNSTABLE) and its pass and FLOP
+ratios beside it; a sweep whose design broke (INVALID) is listed with its reasons, never shown as figures. Every
+string from a record is data: cells go through :mod:`bench.report.md_escape` and
 :mod:`bench.report.html_escape` (names as `code` spans, backticks removed), ids are checked at load.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,11 +33,16 @@ def code(name: object) -> str:
     return "`" + str(name).replace("`", "'") + "`"
 
 
+def shown(rec: dict) -> bool:
+    """Whether a sweep's figures are shown: its design held (its speed-ups carry their own verdicts)."""
+    return rec.get("verdict", "VALID" if rec.get("valid") else "INVALID") != "INVALID"
+
+
 def speed_records(sweeps: Sequence[dict]) -> dict[str, list[dict]]:
-    """task -> the newest valid sweep per (split, budget, weights), oldest group first (``sweeps``: oldest first)."""
+    """task -> the newest shown sweep per (split, budget, weights), oldest group first (``sweeps``: oldest first)."""
     newest: dict[tuple[str, str, str, str], dict] = {}
     for rec in sweeps:
-        if rec.get("valid"):
+        if shown(rec):
             spec = rec["spec"]
             newest[(spec["task"], spec["split"], spec["budget"], spec["weights"])] = rec
     out: dict[str, list[dict]] = {}
@@ -46,8 +52,8 @@ def speed_records(sweeps: Sequence[dict]) -> dict[str, list[dict]]:
 
 
 def invalid_records(sweeps: Sequence[dict], task: str) -> list[dict]:
-    """The task's INVALID sweeps: listed on its page with their reasons, never shown as figures."""
-    return [r for r in sweeps if not r.get("valid") and r["spec"]["task"] == task]
+    """The task's INVALID sweeps (a broken design): listed on its page with their reasons, never shown as figures."""
+    return [r for r in sweeps if not shown(r) and r["spec"]["task"] == task]
 
 
 def _invalid_lines(invalid: Sequence[dict]) -> list[str]:
@@ -67,9 +73,28 @@ def _at(rec: dict, system: str, b: int, t: int) -> dict | None:
                 None)
 
 
-def median_ratio(base: dict, cell: dict) -> float:
-    """Median batch ms of ``base`` over ``cell``'s (both timed on the same batches): the sweep's speed-up."""
-    return statistics.median(base["batch_ns"]) / statistics.median(cell["batch_ns"])
+def sum_ratio(base: dict, cell: dict) -> float:
+    """Σ ``base``'s per-batch medians over Σ ``cell``'s (both timed on the same batches, paired): the sweep's S."""
+    return sum(base["batch_ns"]) / sum(cell["batch_ns"])
+
+
+def work_ratios(rec: dict, c: dict) -> str:
+    """The baseline's decoder passes and FLOPs over the system's, at the cell's (threads, B): deterministic counts
+    beside the measured speed-up (empty where the counts are unreadable)."""
+    base = rec["spec"].get("baseline")
+    group = next((g for g in rec["sweep"].get("groups") or [] if (g["threads"], g["batch_size"]) ==
+                  (c["threads"], c["batch_size"])), None)
+    if base is None or group is None or c["system"] == base:
+        return ""
+    from bench.latency.work import work_ratio
+
+    work = group.get("work") or {}
+    parts = []
+    for key, label in (("passes_per_unit", "passes"), ("flops_per_sentence", "FLOPs")):
+        v = work_ratio(work.get(base), work.get(c["system"]), key)
+        if v is not None:
+            parts.append(f"{label} {v:.2f}×")
+    return "; ".join(parts)
 
 
 def _x(v: float) -> str:
@@ -90,15 +115,16 @@ def _speedup(rec: dict, c: dict) -> str:
     sp = c.get("speedup")
     if not sp:
         return "not compared (latency probe)"
-    lo, hi = sp["median_ci95"]
-    return f"{_x(sp['median'])} [{lo:.2f}–{hi:.2f}]"
+    lo, hi = sp["mean_ci95"]
+    verdict = sp.get("verdict") or c.get("verdict") or ""
+    return f"{_x(sp['mean'])} [{lo:.2f}–{hi:.2f}] {verdict}".rstrip()
 
 
 def _vs(rec: dict, c: dict, other: str) -> str:
     if c["system"] == other:
         return "1.00×"
     ref = _at(rec, other, c["batch_size"], c["threads"])
-    return "–" if ref is None else _x(median_ratio(ref, c))
+    return "–" if ref is None else _x(sum_ratio(ref, c))
 
 
 def _memory(c: dict) -> str:
@@ -173,8 +199,20 @@ def header_lines(rec: dict) -> list[str]:
         f"Baseline: {code(spec['baseline']) if spec.get('baseline') else 'none (no speed-ups or crossovers)'}; "
         f"harness build {code(sha[:12])}" + (" (uncommitted changes)" if build.get("dirty") else "")
         + f"; created {code(rec['created'])}",
-        "Verdict: " + ("VALID" if rec["valid"] else "INVALID: " + "; ".join(rec["invalid_reasons"])),
+        f"Verdict: speed-ups {rec.get('verdict') or ('VALID' if rec['valid'] else 'INVALID')}"
+        + (": " + "; ".join(rec["invalid_reasons"]) if rec["invalid_reasons"] else "")
+        + f". Milliseconds {rec.get('ms_label', 'INDICATIVE')}"
+        + (": " + "; ".join(rec.get("ms_reasons") or []) if rec.get("ms_reasons") else ""),
     ]
+    for g in sw.get("groups") or []:
+        aa = g.get("aa")
+        if aa:
+            lo, hi = aa["mean_ci95"]
+            lines.append(f"A/A control at threads={g['threads']}, B={g['batch_size']}: {code(aa['system'])} timed as "
+                         f"two arms read {aa['mean']:.3f}× [{lo:.3f}–{hi:.3f}], {aa['verdict']} "
+                         f"({g['design']['rounds']} paired rounds of {g['design']['units']} batches)")
+    for why in rec.get("agreement_reasons") or []:
+        lines.append(f"Batched ≠ single: {why}")
     gate = sw.get("quiet_gate")
     if gate:
         retimed = sum((c.get("quiet_gate") or {}).get("retimed", 0) for c in sw["cells"])
@@ -190,7 +228,9 @@ def cell_view(rec: dict) -> TableView:
     base = spec.get("baseline")
     ct2 = CT2 in spec["systems"] and base != CT2
     header = ["System", "B", "threads", "batched decode", "sentences/s [95% CI]", "tokens/s",
-              f"speed-up vs {code(base)} (same B) [95% CI]" if base else "speed-up"]
+              f"speed-up vs {code(base)} (same B) [95% CI] verdict" if base else "speed-up"]
+    if base:
+        header.append("work ratio (passes, FLOPs)")
     if ct2:
         header.append(f"speed-up vs {code(CT2)} (same B)")
     header += ["p90 ms/batch", "peak memory MiB (method)", "J/sentence"]
@@ -198,14 +238,20 @@ def cell_view(rec: dict) -> TableView:
     for c in _cells(rec):
         row = [code(c["system"]), str(c["batch_size"]), str(c["threads"]), _batched(c), _rate(c),
                f"{c['tokens_per_s']:.3g}", _speedup(rec, c)]
+        if base:
+            row.append(work_ratios(rec, c))
         if ct2:
             row.append(_vs(rec, c, CT2))
         row += [f"{c['batch_p90_ms']:.1f}", _memory(c), energy_text(c)]
         rows.append(row)
     return TableView(f"cells-{rec['sweep_id']}", "Throughput by batch size and threads", [], header, rows,
-                     ["Sentences/s and tokens/s: totals over the whole timed set; 95% CI: bootstrap over batches. "
-                      "Speed-up: the baseline's median batch time ÷ the system's, the same batches at the same B "
-                      "and threads (paired bootstrap CI).",
+                     ["Sentences/s and tokens/s: totals over the whole timed set (per batch, the median over the "
+                      "paired rounds); 95% CI: bootstrap over batches. Speed-up: Σ of the baseline's per-batch medians "
+                      "÷ the system's, every system timing each batch back to back in a random order each round "
+                      "(paired bootstrap CI over batches); its verdict (docs/latency.md): VALID, INCONCLUSIVE (CI too "
+                      "wide or the A/A control off by > 3 %), UNSTABLE (per-round ratios apart > 15 % or the A/A CI "
+                      "excludes 1). Work ratio: the baseline's sequential decoder passes and FLOPs per batch ÷ the "
+                      "system's (deterministic counts; FLOPs count matmul/attention only).",
                       "A row marked NO in 'batched decode' looped over the items one by one: its throughput is not "
                       "that of a batched decode."])
 
@@ -278,11 +324,11 @@ def claims_view(rec: dict) -> TableView | None:
             ours1 = ourbest = "not swept"
             one, b1 = _at(rec, row.system, 1, t1), _at(rec, base, 1, t1) if base else None
             if one and b1:
-                ours1 = _x(median_ratio(b1, one))
+                ours1 = _x(sum_ratio(b1, one))
             best = best_batch(rec, row.system, t1)
             ref = _at(rec, base, best["batch_size"], t1) if best and base else None
             if best and ref:
-                ourbest = f"{_x(median_ratio(ref, best))} at B={best['batch_size']}"
+                ourbest = f"{_x(sum_ratio(ref, best))} at B={best['batch_size']}"
             rows.append([f"{table.ref}", code(row.system), f"{paper:g}× vs {code(base)}", ours1, ourbest])
     if not rows and not unswept:
         return None

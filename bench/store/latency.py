@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.store.files import StoreError, is_number
-from bench.store.integrity import latency_record_problems
+from bench.store.integrity import Problem, latency_record_problems
+from bench.store.paired import LABELS, VERDICTS, design_problems, speedup_problems
 from bench.store.paths import latency_dir, latency_record_file
 from bench.store.sealed import SealedStore
 
-LATENCY_RECORD_SCHEMA = 1
+LATENCY_RECORD_SCHEMA = 2
+#: schema 1: the block design (rounds of per-system blocks), before paired trials; still read
+LATENCY_SCHEMAS = (1, 2)
 KIND = "latency"
 
 
@@ -34,8 +37,8 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
     """Check the fields the table renderer reads; returns ``rec`` or raises :class:`LatencyRecordError`."""
     if not isinstance(rec, dict):
         raise _fail(path, "top level must be a JSON object")
-    if rec.get("schema") != LATENCY_RECORD_SCHEMA or rec.get("kind") != KIND:
-        raise _fail(path, f"'schema' must be {LATENCY_RECORD_SCHEMA} and 'kind' '{KIND}'")
+    if rec.get("schema") not in LATENCY_SCHEMAS or rec.get("kind") != KIND:
+        raise _fail(path, f"'schema' must be one of {', '.join(map(str, LATENCY_SCHEMAS))} and 'kind' '{KIND}'")
     for key in ("latency_id", "created", "device", "signature"):
         if not isinstance(rec.get(key), str) or not rec[key]:
             raise _fail(path, f"'{key}' must be a non-empty string")
@@ -68,7 +71,23 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
         not isinstance(v, dict) or v.get("timed_as") not in systems for v in stand.values()
     ):
         raise _fail(path, "'stand_ins' must map a system to {\"timed_as\": <a timed system>, \"basis\": text}")
+    if rec["schema"] >= 2:
+        for key in ("settings", "fingerprint_before", "fingerprint_after", "canary"):
+            if not isinstance(rec.get(key), dict):
+                raise _fail(path, f"'{key}' must be an object")
+        if rec.get("verdict") not in VERDICTS or rec.get("ms_label") not in LABELS:
+            raise _fail(path, f"'verdict' must be one of {', '.join(VERDICTS)} and 'ms_label' one of "
+                              f"{', '.join(LABELS)}")
+        if rec["valid"] != (rec["verdict"] == "VALID"):
+            raise STORE.edited(path, Problem("valid", f"is {rec['valid']!r} but the verdict is {rec['verdict']!r}"))
     problems = latency_record_problems(rec)
+    if rec["schema"] >= 2:
+        problems += list(design_problems(rec))
+        for name, entry in systems.items():
+            if entry.get("verdict") not in VERDICTS:
+                problems.append(Problem(f"systems.{name}.verdict", f"must be one of {', '.join(VERDICTS)}"))
+            if entry.get("speedup") is not None:
+                problems += list(speedup_problems(entry["speedup"], f"systems.{name}.speedup"))
     if problems:
         raise STORE.edited(path, problems[0])
     return rec

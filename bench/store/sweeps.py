@@ -18,10 +18,12 @@ from typing import Any
 
 from bench.store.files import StoreError
 from bench.store.integrity import Problem, gate_count_problems
+from bench.store.paired import VERDICTS, arm_timings, design_problems, speedup_problems
 from bench.store.paths import sweep_dir, sweep_record_file
 from bench.store.sealed import SealedStore
 
-SWEEP_RECORD_SCHEMA = 1
+#: 2: paired trials per (threads, B) group, each cell's speed-up judged (1: batches timed in per-system blocks)
+SWEEP_RECORD_SCHEMA = 2
 KIND = "sweep"
 #: sane bounds: no decoder drains more than this many sentences (tokens) a second, no batch runs a day,
 #: no process holds a petabyte, no model has 10^13 parameters, no sentence costs a megajoule
@@ -30,7 +32,6 @@ MAX_BATCH_NS = 86_400 * 10**9
 MAX_BYTES = 1 << 50
 MAX_PARAMETERS = 10**13
 MAX_JOULES = 1e6
-MAX_SPEEDUP = 1e6
 #: a sweep id is a file name and a link target: word characters, dots, plus and dashes only
 SWEEP_ID = re.compile(r"[\w.+-]+")
 
@@ -86,6 +87,10 @@ def validate_sweep_record(rec: Any, path: Path | str = "<record>") -> dict[str, 
     for key in ("valid",):
         if not isinstance(rec.get(key), bool):
             raise _fail(path, f"'{key}' must be true or false")
+    if rec.get("verdict") not in VERDICTS:
+        raise _fail(path, f"'verdict' must be one of {', '.join(VERDICTS)}")
+    if rec["valid"] != (rec["verdict"] == "VALID"):
+        raise STORE.edited(path, Problem("valid", f"is {rec['valid']!r} but the verdict is {rec['verdict']!r}"))
     if not isinstance(rec.get("invalid_reasons"), list) or not all(isinstance(r, str) for r in rec["invalid_reasons"]):
         raise _fail(path, "'invalid_reasons' must be a list of strings")
     if not isinstance(rec.get("harness", {}), dict):
@@ -134,9 +139,58 @@ def sweep_problems(sw: Mapping[str, Any], systems: list[str]) -> Iterator[Proble
             yield Problem(where, f"repeats system/batch size/threads {grid_key!r}")
         seen.add(grid_key)  # type: ignore[arg-type]
         yield from _cell_problems(cell, where)
-        yield from _gate_cell_problems(cell, where, sw.get("quiet_gate") is not None)
+    groups = sw.get("groups")
+    if not isinstance(groups, list) or not groups:
+        yield Problem("sweep.groups", "must be a non-empty list: the paired timing of each (threads, batch size)")
+        return
+    by_key: dict[tuple[Any, Any], Mapping[str, Any]] = {}
+    for i, group in enumerate(groups):
+        where = f"sweep.groups[{i}]"
+        if not isinstance(group, Mapping):
+            yield Problem(where, "must be an object")
+            continue
+        tb = (group.get("threads"), group.get("batch_size"))
+        if tb[0] not in sw["threads"] or tb[1] not in sw["batch_sizes"] or tb in by_key:
+            yield Problem(where, f"must be one (threads, batch size) of the sweep, once; got {tb!r}")
+            continue
+        by_key[tb] = group
+        yield from design_problems(group, where)
+    for i, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            continue
+        where = f"sweep.cells[{i}]"
+        group = by_key.get((cell.get("threads"), cell.get("batch_size")))
+        if group is None:
+            yield Problem(where, "has no group with its (threads, batch size)")
+            continue
+        arms = (group.get("design") or {}).get("arms") or []
+        if cell.get("system") not in arms:
+            yield Problem(f"{where}.system", "is not an arm of its group's design")
+        ns = cell.get("batch_ns")
+        units = (group.get("design") or {}).get("units")
+        if isinstance(ns, list) and units is not None and len(ns) != units:
+            yield Problem(f"{where}.batch_ns", f"has {len(ns)} batches, its group's design {units!r} units")
+        yield from _gate_cell_problems(cell, where, sw.get("quiet_gate") is not None,
+                                       arm_timings(group, str(cell.get("system"))))
+    yield from _crossover_problems(sw.get("crossover"), sw["batch_sizes"], sw["threads"], systems)
     yield from _agreement_problems(sw.get("agreement"), systems)
     yield from _model_problems(sw.get("models"), systems)
+
+
+def _crossover_problems(cross: Any, sizes: list[int], threads: list[int], systems: list[str]) -> Iterator[Problem]:
+    """Per thread count and system, the smallest swept B where the baseline caught up, or "none up to B_max=N"."""
+    if not isinstance(cross, dict):
+        yield Problem("sweep.crossover", "must be an object of threads -> system -> batch size")
+        return
+    for t, per in cross.items():
+        if not (isinstance(t, str) and t.isdigit() and int(t) in threads and isinstance(per, dict)):
+            yield Problem(f"sweep.crossover.{t}", "must be a swept thread count mapping systems to batch sizes")
+            continue
+        for name, b in per.items():
+            ok = (_int(b) and b in sizes) or (isinstance(b, str) and b == f"none up to B_max={max(sizes)}")
+            if name not in systems or not ok:
+                yield Problem(f"sweep.crossover.{t}.{name}", f"must be a swept batch size or 'none up to "
+                                                            f"B_max={max(sizes)}' for one of the systems, got {b!r}")
 
 
 def _cell_problems(cell: Mapping[str, Any], where: str) -> Iterator[Problem]:
@@ -158,8 +212,9 @@ def _cell_problems(cell: Mapping[str, Any], where: str) -> Iterator[Problem]:
         if not _in(cell.get(key), 0.0, MAX_BATCH_NS / 1e6):
             yield Problem(f"{where}.{key}", f"must be a non-negative number of ms, got {cell.get(key)!r}")
     ns, items, toks = cell.get("batch_ns"), cell.get("batch_items"), cell.get("batch_tokens")
-    if not (isinstance(ns, list) and ns and all(_int(v) and 0 < v <= MAX_BATCH_NS for v in ns)):
-        yield Problem(f"{where}.batch_ns", "must be a non-empty list of positive integer nanoseconds")
+    if not (isinstance(ns, list) and ns and all(_num(v) and 0 < v <= MAX_BATCH_NS for v in ns)):
+        yield Problem(f"{where}.batch_ns", "must be a non-empty list of positive nanoseconds (per batch, the median "
+                                           "over rounds)")
     elif not (isinstance(items, list) and _ints(items) and isinstance(toks, list)
               and all(_int(v) and v >= 0 for v in toks) and len(items) == len(toks) == len(ns)):
         yield Problem(f"{where}.batch_items", "batch_items and batch_tokens must be counts, one per batch_ns entry")
@@ -167,18 +222,11 @@ def _cell_problems(cell: Mapping[str, Any], where: str) -> Iterator[Problem]:
         yield Problem(f"{where}.batch_items", f"holds a batch larger than batch_size {cell.get('batch_size')!r}")
     sp = cell.get("speedup")
     if sp is not None:
-        if not isinstance(sp, dict):
-            yield Problem(f"{where}.speedup", "must be null or an object")
-        else:
-            for point, ci in (("median", "median_ci95"), ("mean", "mean_ci95")):
-                v = sp.get(point)
-                if not _in(v, 1e-12, MAX_SPEEDUP):
-                    yield Problem(f"{where}.speedup.{point}", f"must be a positive ratio, got {v!r}")
-                    continue
-                iv = sp.get(ci)
-                if not (isinstance(iv, list) and len(iv) == 2 and all(_in(x, 0.0, MAX_SPEEDUP) for x in iv)
-                        and iv[0] <= iv[1]):
-                    yield Problem(f"{where}.speedup.{ci}", f"must be [lo, hi], two ratios with lo <= hi, got {iv!r}")
+        yield from speedup_problems(sp, f"{where}.speedup")
+    if cell.get("verdict") not in VERDICTS:
+        yield Problem(f"{where}.verdict", f"must be one of {', '.join(VERDICTS)}, got {cell.get('verdict')!r}")
+    elif isinstance(sp, dict) and sp.get("verdict") != cell["verdict"]:
+        yield Problem(f"{where}.verdict", f"is {cell['verdict']!r}, its speed-up's {sp.get('verdict')!r}")
     mem = cell.get("peak_memory")
     if not isinstance(mem, dict) or not isinstance(mem.get("method"), str):
         yield Problem(f"{where}.peak_memory", "must be an object with a 'method'")
@@ -198,17 +246,15 @@ def _cell_problems(cell: Mapping[str, Any], where: str) -> Iterator[Problem]:
                                                            f"{en.get('j_per_sentence')!r}")
 
 
-def _gate_cell_problems(cell: Mapping[str, Any], where: str, gated: bool) -> Iterator[Problem]:
-    """A gated sweep (``--quiet-gate``) says what the gate did in every cell, for exactly its batches; an
-    ungated one has no such counts (a gate cannot be added or dropped by hand)."""
+def _gate_cell_problems(cell: Mapping[str, Any], where: str, gated: bool, timings: int) -> Iterator[Problem]:
+    """A gated sweep (``--quiet-gate``) says what the gate did in every cell, for exactly its timings (every
+    batch in every round); an ungated one has no such counts (a gate cannot be added or dropped by hand)."""
     c = cell.get("quiet_gate")
     if not gated:
         if c is not None:
             yield Problem(f"{where}.quiet_gate", "is present, but 'sweep.quiet_gate' (the gate's settings) is not")
         return
-    ns = cell.get("batch_ns")
-    yield from gate_count_problems(c, f"{where}.quiet_gate", len(ns) if isinstance(ns, list) else None,
-                                   "the cell timed {} batches")
+    yield from gate_count_problems(c, f"{where}.quiet_gate", timings, "the cell timed {} batches")
 
 
 def _agreement_problems(agreement: Any, systems: list[str]) -> Iterator[Problem]:

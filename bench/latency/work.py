@@ -1,0 +1,211 @@
+"""Deterministic work counts beside wall time: what each system computed for the timed units.
+
+Why: on a shared machine wall time is noise around a signal; counts are the signal's shape and no neighbour can
+move them (CodSpeed gates on counts for this reason). Beside every measured speed-up the tables put the ratio of
+sequential decoder passes (the NAR papers' own argument) and of FLOPs, so a reader sees whether a speed-up is the
+size the work predicts. Counted in the untimed reference pass, on exactly the units that are timed:
+
+- **passes**: sequential decoder passes per unit (``System.last_iterations`` after each call; the declared
+  ``describe().iterations`` where a system does not count);
+- **layer evaluations**: forward calls of the blocks of the model's layer stacks, i.e. of every module held in
+  an ``nn.ModuleList`` (the encoder and decoder layers of every transformer implementation here), per unit;
+- **FLOPs**: ``torch.utils.flop_counter.FlopCounterMode`` (matrix products, convolutions, attention; element-wise
+  ops, softmax, layer norm and embedding lookups are NOT counted), plus 2·in·out per row of every dynamically
+  quantized Linear, which the counter cannot see; a system that decodes outside torch (CTranslate2) has none;
+- output tokens (whitespace), parameters, and the peak resident memory the pass added
+  (:func:`bench.latency.memory.peak_memory`);
+- CPU instructions (``perf stat -e instructions:u``) where the machine exposes a PMU, else the reason it does not.
+
+Counts are a pure function of the models and the units: two runs give the same numbers (a test holds this).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+FLOPS_NOTE = ("torch.utils.flop_counter.FlopCounterMode (matmul, conv, attention) + 2*in*out per row of dynamically "
+              "quantized Linear layers; element-wise ops, softmax, norms and lookups are not counted")
+LAYERS_NOTE = "forward calls of the modules held in an nn.ModuleList (the layer stacks)"
+
+
+@dataclass(frozen=True)
+class WorkCounts:
+    """One system's counts over the timed units (``None`` with a reason where a count cannot be read)."""
+
+    units: int
+    sentences: int
+    passes_per_unit: float | None
+    layer_evals_per_unit: float | None
+    flops_per_sentence: float | None
+    output_tokens: int
+    parameters: int
+    peak_memory: dict[str, Any]
+    instructions_per_sentence: float | None
+    unreadable: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _layer_blocks(models: Sequence[Any]) -> list[Any]:
+    import torch
+
+    blocks: list[Any] = []
+    for model in models:
+        for module in model.modules():
+            if isinstance(module, torch.nn.ModuleList):
+                blocks.extend(module)
+    return blocks
+
+
+def _quantized_linears(models: Sequence[Any]) -> list[Any]:
+    """Dynamically quantized Linear modules (FlopCounterMode sees no aten matmul in them)."""
+    out = []
+    for model in models:
+        for module in model.modules():
+            kind = type(module)
+            if kind.__name__ == "Linear" and ".quantized" in kind.__module__:
+                out.append(module)
+    return out
+
+
+@contextlib.contextmanager
+def _counting(models: Sequence[Any]) -> Iterator[dict[str, float]]:
+    """Hooks counting layer-block calls and quantized-Linear FLOPs, and the FLOP counter, while the body runs."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    tally = {"layers": 0.0, "qflops": 0.0, "flops": 0.0}
+    handles = []
+
+    def on_block(_m: Any, _inp: Any, _out: Any) -> None:
+        tally["layers"] += 1
+
+    def on_qlinear(m: Any, inp: Any, _out: Any) -> None:
+        x = inp[0] if isinstance(inp, tuple) and inp else None
+        if isinstance(x, torch.Tensor) and x.dim() >= 1:
+            rows = x.numel() // max(1, x.shape[-1])
+            tally["qflops"] += 2.0 * rows * m.in_features * m.out_features
+
+    for block in _layer_blocks(models):
+        handles.append(block.register_forward_hook(on_block))
+    for lin in _quantized_linears(models):
+        handles.append(lin.register_forward_hook(on_qlinear))
+    counter = FlopCounterMode(display=False)
+    try:
+        with counter:
+            yield tally
+    finally:
+        for h in handles:
+            h.remove()
+        tally["flops"] = float(counter.get_total_flops()) + tally["qflops"]
+
+
+@functools.lru_cache(maxsize=4)
+def instructions_unreadable(perf: str | None = None) -> str | None:
+    """None when ``perf stat -e instructions:u`` counts on this machine, else why not (no perf, no PMU, denied).
+    Probed once per process (a machine does not grow a PMU mid-run)."""
+    exe = perf or shutil.which("perf")
+    if exe is None:
+        return "perf is not installed (Debian: linux-perf)"
+    try:
+        proc = subprocess.run([exe, "stat", "-x,", "-e", "instructions:u", "true"], capture_output=True, text=True,
+                              timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"perf stat did not run: {exc}"
+    text = proc.stderr + proc.stdout
+    if "<not supported>" in text:
+        return "perf stat reports instructions:u <not supported>: the VM exposes no PMU"
+    if "<not counted>" in text or proc.returncode != 0:
+        line = (text.strip().splitlines() or ["no output"])[-1]
+        return f"perf stat could not count instructions:u ({line.strip()[:120]})"
+    return None
+
+
+def _count_instructions(run: Callable[[], object], perf: str) -> int | None:
+    """Instructions (user) this process retired while ``run`` ran, from ``perf stat -p``."""
+    with tempfile.NamedTemporaryFile("r", suffix=".perf") as out:
+        proc = subprocess.Popen([perf, "stat", "-x,", "-e", "instructions:u", "-o", out.name, "-p", str(os.getpid())],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            run()
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=20)
+        for line in Path(out.name).read_text().splitlines():
+            parts = line.split(",")
+            if len(parts) > 2 and parts[2].startswith("instructions") and parts[0].strip().isdigit():
+                return int(parts[0])
+    return None
+
+
+def count_work(system: Any, decode_units: Callable[[], Sequence[Sequence[str]]], sentences: int, device: str,
+               instructions: str | None) -> tuple[WorkCounts, list[list[str]]]:
+    """Run ``decode_units`` (every timed unit once, in unit order; returns each unit's outputs) under the
+    counters, and return the counts with the outputs (the untimed reference the timed outputs must equal).
+
+    ``instructions``: None when this machine counts ``instructions:u`` (:func:`instructions_unreadable`, probed
+    once per run), else why it does not. Decoder passes are the caller's to fill in (it reads them per unit)."""
+    from bench.latency.memory import peak_memory
+
+    models = list(system.models())
+    unreadable: dict[str, str] = {}
+    result: list[list[str]] = []
+    tally: dict[str, float] = {}
+
+    def run() -> None:
+        if models:
+            with _counting(models) as t:
+                result.extend([list(x) for x in decode_units()])
+            tally.update(t)
+        else:
+            result.extend([list(x) for x in decode_units()])
+
+    memory = peak_memory(run, device).to_json()
+    units = len(result)
+    if not models:
+        why = "the system decodes outside torch (no torch modules to count)"
+        unreadable["flops"] = unreadable["layer_evals"] = why
+    params = sum(int(p.numel()) for m in models for p in m.parameters())
+    own = system.weights_footprint()
+    if own is not None:
+        params = int(own["parameters"])
+    instr: float | None = None
+    if instructions is None:
+        count = _count_instructions(decode_units, shutil.which("perf") or "perf")
+        instr = None if count is None else count / max(1, sentences)
+        if count is None:
+            unreadable["instructions"] = "perf stat gave no count"
+    else:
+        unreadable["instructions"] = instructions
+    tokens = sum(len(t.split()) for unit in result for t in unit)
+    return WorkCounts(
+        units=units, sentences=sentences, passes_per_unit=None,
+        layer_evals_per_unit=(tally["layers"] / units if models and units else None),
+        flops_per_sentence=(tally["flops"] / sentences if models and sentences else None),
+        output_tokens=tokens, parameters=params, peak_memory=memory, instructions_per_sentence=instr,
+        unreadable=unreadable,
+    ), result
+
+
+def work_ratio(base: dict[str, Any] | None, own: dict[str, Any] | None, key: str) -> float | None:
+    """Baseline's count ÷ the system's (the orientation of a speed-up: > 1 means the system does less)."""
+    if not base or not own:
+        return None
+    a, b = base.get(key), own.get(key)
+    if not isinstance(a, int | float) or not isinstance(b, int | float) or b <= 0:
+        return None
+    return float(a) / float(b)
+
+
+__all__ = ["FLOPS_NOTE", "LAYERS_NOTE", "WorkCounts", "count_work", "instructions_unreadable", "work_ratio"]

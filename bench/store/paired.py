@@ -1,0 +1,153 @@
+"""The paired design's evidence in a record, checked at load: the design, every timing, the rounds, the A/A control.
+
+Latency records (schema 2) keep it at their top level, sweep records once per (threads, B) group. What is checked
+here is what a reader needs before any number is shown: the types, the design's completeness (every (round, unit,
+arm) timed exactly once, nothing else), each speed-up's verdict one of the four, its per-round ratios positive,
+its point inside its CI. Whether the numbers follow from the timings is the deep check's
+(:mod:`bench.latency.rederive`); this module raises nothing and returns :class:`~bench.store.integrity.Problem`\\ s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeGuard
+
+from bench.store.integrity import Problem
+
+#: a speed-up's verdicts (bench.latency.paired.VERDICTS; the store sits below the meter, so the list is repeated
+#: here and a test keeps the two equal)
+VERDICTS = ("VALID", "INCONCLUSIVE", "UNSTABLE", "INVALID")
+LABELS = ("VALID", "INDICATIVE")
+#: the columns of a trial log (bench.latency.trials.COLUMNS), each with the type of its values
+COLUMNS = {"round": int, "unit": int, "arm": str, "position": int, "start_ns": int, "wall_ns": int, "cpu_ns": int,
+           "tokens": int, "out_hash": str}
+MAX_NS = 86_400 * 10**9
+MAX_RATIO = 1e6
+
+
+def _num(x: Any) -> TypeGuard[int | float]:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _int(x: Any) -> TypeGuard[int]:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def trial_problems(trials: Any, arms: list[str], units: int, rounds: int, where: str) -> Iterator[Problem]:
+    """The trial log: typed columns of one length, every (round, unit, arm) exactly once, times positive."""
+    if not isinstance(trials, Mapping):
+        yield Problem(where, "must be an object of columns")
+        return
+    length = None
+    for column, kind in COLUMNS.items():
+        values = trials.get(column)
+        if not isinstance(values, list) or not all(isinstance(v, kind) and not isinstance(v, bool) for v in values):
+            yield Problem(f"{where}.{column}", f"must be a list of {kind.__name__}s")
+            return
+        if length is not None and len(values) != length:
+            yield Problem(f"{where}.{column}", f"has {len(values)} entries, the other columns {length}")
+            return
+        length = len(values)
+    cells = list(zip(trials["round"], trials["unit"], trials["arm"], strict=True))
+    want = {(r, u, a) for r in range(rounds) for u in range(units) for a in arms}
+    if len(set(cells)) != len(cells) or set(cells) != want:
+        yield Problem(where, f"must time every (round, unit, arm) of {rounds} rounds x {units} units x "
+                             f"{len(arms)} arms exactly once; it holds {len(cells)} timings, {len(set(cells) & want)} "
+                             "of them in the design")
+    if not all(0 < v <= MAX_NS for v in trials["wall_ns"]):
+        yield Problem(f"{where}.wall_ns", "must be positive nanoseconds below a day")
+    if not all(0 <= v <= MAX_NS for v in trials["cpu_ns"]) or not all(v >= 0 for v in trials["tokens"]):
+        yield Problem(f"{where}.cpu_ns", "cpu_ns and tokens must be non-negative")
+    if not all(0 <= p < len(arms) for p in trials["position"]):
+        yield Problem(f"{where}.position", f"must be a place in the order of {len(arms)} arms")
+
+
+def speedup_problems(sp: Any, where: str) -> Iterator[Problem]:
+    """A paired speed-up (``bench.latency.paired.PairedSpeedup.to_json``): ratios, CI holding its point, verdict."""
+    if not isinstance(sp, Mapping):
+        yield Problem(where, "must be an object")
+        return
+    for point, ci in (("mean", "mean_ci95"), ("median", "median_ci95")):
+        v, iv = sp.get(point), sp.get(ci)
+        if not (_num(v) and 0 < v <= MAX_RATIO):
+            yield Problem(f"{where}.{point}", f"must be a positive ratio, got {v!r}")
+            continue
+        if not (isinstance(iv, list) and len(iv) == 2 and all(_num(x) and 0 < x <= MAX_RATIO for x in iv)
+                and iv[0] <= iv[1]):
+            yield Problem(f"{where}.{ci}", f"must be [lo, hi], two ratios with lo <= hi, got {iv!r}")
+        elif not iv[0] * (1 - 1e-9) <= v <= iv[1] * (1 + 1e-9):
+            yield Problem(f"{where}.{point}", f"is {v!r}, outside its CI {iv!r}")
+    if "verdict" in sp or "per_round" in sp:
+        if sp.get("verdict") not in VERDICTS:
+            yield Problem(f"{where}.verdict", f"must be one of {', '.join(VERDICTS)}, got {sp.get('verdict')!r}")
+        rounds = sp.get("per_round")
+        if not (isinstance(rounds, list) and rounds and all(_num(x) and 0 < x <= MAX_RATIO for x in rounds)):
+            yield Problem(f"{where}.per_round", f"must be a non-empty list of positive ratios, got {rounds!r}")
+        if not (_num(sp.get("geomean")) and 0 < sp["geomean"] <= MAX_RATIO):
+            yield Problem(f"{where}.geomean", f"must be a positive ratio, got {sp.get('geomean')!r}")
+        reasons = sp.get("reasons")
+        if not (isinstance(reasons, list) and all(isinstance(r, str) for r in reasons)):
+            yield Problem(f"{where}.reasons", "must be a list of strings")
+        elif (sp.get("verdict") == "VALID") != (not reasons):
+            yield Problem(f"{where}.verdict", f"is {sp.get('verdict')!r} with {len(reasons)} reason(s): a VALID "
+                                              "speed-up has none, any other verdict at least one")
+
+
+def design_problems(block: Mapping[str, Any], where: str = "") -> Iterator[Problem]:
+    """The paired evidence of one timing (a latency record's top level, a sweep's group): design, trials, rounds,
+    A/A control, reference hashes and work counts."""
+    at = f"{where}." if where else ""
+    design = block.get("design")
+    if not isinstance(design, Mapping):
+        yield Problem(f"{at}design", "must be an object (the paired design: kind, seed, units, rounds, arms)")
+        return
+    arms, units, rounds = design.get("arms"), design.get("units"), design.get("rounds")
+    if not (isinstance(arms, list) and arms and all(isinstance(a, str) and a for a in arms)
+            and len(set(arms)) == len(arms)):
+        yield Problem(f"{at}design.arms", f"must be a list of distinct arm names, got {arms!r}")
+        return
+    if not (_int(units) and units >= 1 and _int(rounds) and rounds >= 1 and _int(design.get("seed"))):
+        yield Problem(f"{at}design", "needs positive integer units and rounds and an integer seed")
+        return
+    if design.get("kind") not in ("paired", "block"):
+        yield Problem(f"{at}design.kind", f"must be 'paired' or 'block', got {design.get('kind')!r}")
+    yield from trial_problems(block.get("trials"), arms, units, rounds, f"{at}trials")
+    rs = block.get("rounds")
+    if not (isinstance(rs, list) and len(rs) == rounds and all(isinstance(r, Mapping) for r in rs)):
+        yield Problem(f"{at}rounds", f"must be one object per round ({rounds})")
+    aa = block.get("aa")
+    if aa is not None:
+        if not (isinstance(aa, Mapping) and isinstance(aa.get("system"), str) and f"aa:{aa['system']}" in arms):
+            yield Problem(f"{at}aa", "must be null or name the system whose second arm ('aa:<system>') was timed")
+        else:
+            yield from speedup_problems(aa, f"{at}aa")
+    hashes = block.get("reference_hashes")
+    if not (isinstance(hashes, Mapping) and all(
+            isinstance(h, list) and len(h) == units and all(isinstance(x, str) for x in h) for h in hashes.values())):
+        yield Problem(f"{at}reference_hashes", f"must map each system to {units} output hashes")
+    work = block.get("work")
+    if not isinstance(work, Mapping):
+        yield Problem(f"{at}work", "must be an object of system -> counts")
+    else:
+        for name, w in work.items():
+            if not isinstance(w, Mapping):
+                yield Problem(f"{at}work.{name}", "must be an object")
+                continue
+            for key in ("passes_per_unit", "layer_evals_per_unit", "flops_per_sentence", "instructions_per_sentence"):
+                v = w.get(key)
+                if v is not None and not (_num(v) and v >= 0):
+                    yield Problem(f"{at}work.{name}.{key}", f"must be null or a non-negative number, got {v!r}")
+            for key in ("units", "sentences", "output_tokens", "parameters"):
+                if not (_int(w.get(key)) and w[key] >= 0):
+                    yield Problem(f"{at}work.{name}.{key}", f"must be a count, got {w.get(key)!r}")
+
+
+def arm_timings(block: Mapping[str, Any], arm: str) -> int:
+    """How many timings ``arm`` has in a block's trial log (the quiet gate's counts must cover exactly these)."""
+    trials = block.get("trials")
+    arms = trials.get("arm") if isinstance(trials, Mapping) else None
+    return sum(1 for a in arms if a == arm) if isinstance(arms, list) else 0
+
+
+__all__ = ["COLUMNS", "LABELS", "VERDICTS", "arm_timings", "design_problems", "speedup_problems", "trial_problems"]

@@ -105,7 +105,7 @@ def run_once(systems: Mapping[str, Any], examples: list[Example], baseline: str,
     return measure(systems, examples, baseline=baseline, n=args.n, rounds=args.rounds,
                    warmup_items=20, warmup_s=args.warmup_s, min_items=args.min_items,
                    min_duration_s=args.min_duration_s, seed=seed, length_forced=args.length_forced,
-                   progress=not args.no_progress)
+                   progress=not args.no_progress, max_rounds=args.rounds + 3)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,10 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--split", default="test")
     p.add_argument("--budget", default="smoke")
     p.add_argument("--length-forced", action="store_true")
-    p.add_argument("--n", type=int, default=400)
-    p.add_argument("--rounds", type=int, default=20)
+    p.add_argument("--n", type=int, default=100, help="units (items), each timed once per round by every system")
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--warmup-s", type=float, default=5.0)
-    p.add_argument("--min-items", type=int, default=200)
+    p.add_argument("--min-items", type=int, default=100)
     p.add_argument("--min-duration-s", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=None, help="write both reports as JSON here")

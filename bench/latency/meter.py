@@ -60,6 +60,7 @@ def measure(
     thresholds: Thresholds | None = None,
     design: str = "paired",
     count_work: bool = True,
+    say: Callable[[str], None] | None = None,
 ) -> LatencyReport:
     """Time every system on the same ``n`` seeded units (one item each) in paired, randomized rounds.
 
@@ -134,7 +135,8 @@ def measure(
         timed = time_units(systems, examples, plan, baseline=baseline, forced=forced, sync=sync,
                            canaries=make_canaries, warm_up=warm,
                            gate_for=None if quiet_gate is None else make_gate, cuda_events=cuda_events,
-                           device=device, tick=lambda text: bar.tick(text), on_plan=planned)
+                           device=device, tick=lambda text: bar.tick(text), on_plan=planned,
+                           say=say or (lambda _m: None))
     fp_after = environment_fingerprint()
     canary_set, gate = canary_box[-1], (gate_box[-1] if gate_box else None)
 

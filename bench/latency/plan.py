@@ -135,7 +135,7 @@ def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str 
                          console=console, precision=plan.precision, device=placed,
                          warmup_items=plan.warmup_items, warmup_s=plan.warmup_s, min_duration_s=plan.min_duration_s,
                          quiet_gate=quiet_gate, aa=plan.aa, max_rounds=plan.max_rounds,
-                         max_duration_s=plan.max_duration_s)
+                         max_duration_s=plan.max_duration_s, say=say)
     if record_to is None:
         return LatencyRun(report)
     spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),

@@ -11,6 +11,7 @@ from bench.latency.report import LatencyReport
 def report_renderable(report: LatencyReport) -> Any:
     """A rich renderable: per-system table (latency, speed-up with its verdict, pass and FLOP ratios), the A/A
     control, the canaries and the milliseconds' label, notes, reasons, signature."""
+    from rich import box
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -20,23 +21,22 @@ def report_renderable(report: LatencyReport) -> Any:
     mode = " (LENGTH-FORCED: reference lengths given, untrained-weight speed only)" \
         if report.settings.length_forced else ""
     rounds = report.timed.log.rounds if report.timed is not None else report.settings.rounds
-    table = Table(title=markup(f"Single-stream latency (ms; per unit the median of {rounds} paired rounds) on "
-                               f"{report.device_label}{mode}", one_line=True))
-    for col in ("system", "N", "mean", "p50", "p90", "min", "tok/s", "iter"):
-        table.add_column(col, justify="left" if col == "system" else "right")
+    units = next(iter(report.systems.values())).stats.n if report.systems else 0
+    table = Table(title=markup(f"Batch-1 latency on {report.device_label}{mode}: {units} items x {rounds} paired "
+                               "rounds (ms: per item the median over rounds)", one_line=True), box=box.SIMPLE,
+                  pad_edge=False)
+    for col in ("system", "mean ms", "p90 ms"):
+        table.add_column(col, justify="left" if col == "system" else "right", no_wrap=col == "system")
     work = {} if report.timed is None else {n: w.to_json() for n, w in report.timed.work.items()}
     if report.baseline:
-        table.add_column(plain(f"speed-up vs {report.baseline} [95% CI]"), justify="right")
-        table.add_column("verdict", justify="left")
+        table.add_column(plain(f"vs {report.baseline} [95% CI]"), justify="right")
+        table.add_column("verdict", justify="left", no_wrap=True)
         table.add_column("passes×", justify="right")
         table.add_column("FLOPs×", justify="right")
-    table.add_column("= quality", justify="center")
+    mismatched = []
     for name, res in report.systems.items():
         s = res.stats
-        row: list[Any] = [
-            plain(name), str(s.n), f"{s.mean_ms:.3f}", f"{s.p50_ms:.3f}", f"{s.p90_ms:.3f}", f"{s.min_ms:.3f}",
-            f"{s.tokens_per_s:.1f}", "-" if s.mean_iterations is None else f"{s.mean_iterations:.2f}",
-        ]
+        row: list[Any] = [plain(name), f"{s.mean_ms:.2f}", f"{s.p90_ms:.2f}"]
         if report.baseline:
             sp = res.speedup
             verdict = getattr(sp, "verdict", None)
@@ -44,16 +44,19 @@ def report_renderable(report: LatencyReport) -> Any:
             base, own = work.get(report.baseline), work.get(name)
             passes, flops = work_ratio(base, own, "passes_per_unit"), work_ratio(base, own, "flops_per_sentence")
             row += [
-                f"{sp.mean:.3f}x [{sp.mean_ci95[0]:.3f}, {sp.mean_ci95[1]:.3f}]" if sp else "-",
+                f"{sp.mean:.2f}x [{sp.mean_ci95[0]:.2f}, {sp.mean_ci95[1]:.2f}]" if sp else "-",
                 f"[{colour[verdict]}]{verdict}[/]" if verdict else ("baseline" if name == report.baseline else "-"),
                 "-" if passes is None or name == report.baseline else f"{passes:.2f}",
                 "-" if flops is None or name == report.baseline else f"{flops:.2f}",
             ]
-        row.append({True: "[green]yes[/]", False: "[red]NO[/]", None: "n/a"}[res.outputs.match])
+        if res.outputs.match is False:
+            mismatched.append(name)
         table.add_row(*row)
     lines: list[Any] = [table, *(plain(line) for line in aa_lines(report)), *(plain(line) for line in
                                                                              canary_lines(report))]
     lines += [plain(f"note: {note}") for note in report.notes]
+    if mismatched:
+        lines.append(plain(f"outputs differ from the quality run: {', '.join(mismatched)}"))
     style = {"VALID": "bold green", "INVALID": "bold red"}.get(report.verdict, "bold yellow")
     lines.append(Text(f"speed-ups: {report.verdict}", style=style))
     lines += [plain(f"  - {reason}") for reason in report.invalid_reasons]

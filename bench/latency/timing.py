@@ -255,6 +255,8 @@ def time_units(
     result = TimedUnits(plan, arms, runner.log, [], reference, texts, passes, work, warm, aa_system, baseline, probes,
                         runner.event_ms)
     per_round = len(arms) * len(plan.units)
+    say(f"[time] {len(plan.units)} units x {len(arms)} arms ({', '.join(a.name for a in arms)}), >= {plan.rounds} "
+        f"paired rounds ({plan.design})")
     on_plan(plan.rounds * per_round)
     gc.collect()
     gc.freeze()  # survivors of a full collection (models, torch) are never scanned on a timed item's clock
@@ -278,6 +280,7 @@ def time_units(
                     break
                 on_plan(per_round)
             result.rounds.append(_round(r, runner, canary_set, gate))
+            say(f"[time] round {r + 1} done in {result.rounds[-1]['wall_s']:.0f} s")
             r += 1
     finally:
         gc.unfreeze()

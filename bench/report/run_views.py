@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bench.report.cells import distinct_cell, fmt_num
+from bench.report.ranking import Headline, headline, metric_label
 from bench.report.views import METRIC_ORDER, TableView
 
 
@@ -57,11 +58,29 @@ def build_protocol_view(records: Sequence[dict]) -> TableView:
     )
 
 
+def headline_cell(rec: dict, records: Sequence[dict], heads: dict[str, Headline | None]) -> str:
+    """The run's number on its task's leaderboard: ``BLEU-4 23.31 [22.96, 23.68] (mist-quora)``; "" when it has
+    none (``heads`` caches each task's :func:`bench.report.ranking.headline`)."""
+    task = rec["spec"]["task"]
+    if task not in heads:
+        heads[task] = headline(task, [r for r in records if r["spec"]["task"] == task])
+    head = heads[task]
+    value = head.value(rec) if head is not None else None
+    if head is None or value is None:
+        return ""
+    ci = head.ci(rec)
+    return (f"{metric_label(head.metric)} {fmt_num(value)}" + (f" [{fmt_num(ci[0])}, {fmt_num(ci[1])}]" if ci else "")
+            + f" ({head.recipe})")
+
+
 def build_runs_view(records: Sequence[dict]) -> TableView:
-    """One line per recorded run: identity, size, speed and where it ran."""
+    """One line per recorded run: identity, its headline score (the one its task's leaderboard ranks by), size,
+    speed and where it ran."""
+    heads: dict[str, Headline | None] = {}
     header = [
         "Run",
         "System",
+        "Headline score",
         "Family",
         "Backbone",
         "Task/split",
@@ -85,6 +104,7 @@ def build_runs_view(records: Sequence[dict]) -> TableView:
             [
                 rec["run_id"],
                 s["system"],
+                headline_cell(rec, records, heads),
                 str(info.get("family", "")),
                 str(info.get("backbone", "")),
                 f"{s['task']}/{s['split']}",
@@ -100,7 +120,8 @@ def build_runs_view(records: Sequence[dict]) -> TableView:
     return TableView(
         key="runs",
         title="Recorded runs",
-        preamble=["Every complete record under `results/`."],
+        preamble=["Every complete record under `results/`. Headline score: the number its task's leaderboard "
+                  "ranks by (×100, 95 % CI in brackets, recipe in parentheses)."],
         header=header,
         rows=rows,
     )

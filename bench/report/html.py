@@ -29,7 +29,7 @@ li{margin:2px 0;overflow-wrap:anywhere}
 details.how{font-size:13px;margin:.3em 0 1em}details.how summary{cursor:pointer;color:#235}
 nav ul{columns:2;max-width:70em}
 p.first{margin:.2em 0 .4em;padding:.3em .6em;max-width:80em;background:#fff4e0;border-left:4px solid #c77700}
-nav .few{color:#555}nav small{color:#555}
+h2.part{font-size:1.6em;margin-top:1.6em;padding-top:.4em;border-top:3px solid #c9d3df}nav small{color:#555}
 figure{margin:.5em 0;overflow-x:auto;max-width:100%}img{max-width:100%;height:auto;border:1px solid #ddd}
 @media (max-width:700px){nav ul{columns:1;padding-left:1.2em}figure img{max-width:none}}
 """.strip()
@@ -123,12 +123,12 @@ def page(
             f'<a href="{e(runs_page)}">all runs</a>.</p>\n' if runs_page else "")
     parts = []
     if lead:
-        parts.append(f'<h2 id="reproduced">Tables with reproduced rows</h2>\n<nav><ul>'
+        parts.append(f'<h2 class="part" id="reproduced">Tables with reproduced rows</h2>\n<nav><ul>'
                      f'{"".join(_toc_item(v) for v in lead)}</ul></nav>\n' + "\n".join(view_html(v) for v in lead))
     if rest:
-        parts.append(f'<h2 id="few-reproduced">Tables with fewer than {LEAD_ROWS} reproduced rows</h2>\n'
+        parts.append(f'<h2 class="part" id="few-reproduced">Tables with fewer than {LEAD_ROWS} reproduced rows</h2>\n'
                      '<p>Published numbers, and what stops each row from running here (the Status column).</p>\n'
-                     f'<nav class="few"><ul>{"".join(_toc_item(v) for v in rest)}</ul></nav>\n'
+                     f'<nav><ul>{"".join(_toc_item(v) for v in rest)}</ul></nav>\n'
                      + "\n".join(view_html(v) for v in rest))
     return (
         head(title, _CSS)

@@ -89,7 +89,7 @@ tr.details table td,tr.details table th{border:1px solid #ddd;padding:1px 5px}
 tr.details ul{margin:.3em 0;padding-left:1.2em}tr.details li{overflow-wrap:anywhere}
 button.more{font-size:11px;padding:0 5px}
 .untested{color:#8a4b00;font-size:13px;margin:.2em 0}
-p.speed-key{font-size:12px;color:#444;margin:.1em 0 .6em;max-width:80em}p.speed-key code{font-size:11px}
+p.timing-key{font-size:12px;color:#444;margin:.1em 0 .6em;max-width:80em}p.timing-key code{font-size:11px}
 .plots{display:flex;flex-wrap:wrap}.plotbox{overflow-x:auto;max-width:100%}.plotbox svg.plot{max-width:none}
 details.how{margin:1.5em 0;font-size:13px}details.how li{overflow-wrap:anywhere;margin:2px 0}
 @media (max-width:700px){.board col.rank{width:3.6em}.board .sys.stick{left:3.6em}
@@ -234,13 +234,11 @@ def _speed_footnote(board: Board, g: RankedGroup, keys: dict[str, str]) -> str:
     if arch:
         parts.append(f"{ARCH_MARK} timed on the architecture of the paper row the run reproduces, not on its "
                      "trained checkpoint")
-    return f'<p class="speed-key">Speed-ups timed on: {"; ".join(parts)}.</p>'
+    return f'<p class="timing-key">Speed-ups timed on: {"; ".join(parts)}.</p>'
 
 
 def _rank_cell(g: RankedGroup, r: Ranked) -> str:
     title = e(_rank_note(g, r), quote=True)
-    if r.reference and r.position is None:  # the marked line: at its score's place, never ranked
-        return f'<td class="rank stick" data-v="" title="{title}">ref</td>'
     return f'<td class="rank stick" data-v="{r.position or ""}" title="{title}">{e(r.rank)}</td>'
 
 

@@ -35,11 +35,13 @@ from pathlib import Path
 from bench.report.clusters import ALPHA, Boundary, Clustering, form_clusters
 from bench.scoring.output_stats import degeneracy
 
-__all__ = ["ALPHA", "REFERENCE_FAMILY", "ExampleSet", "Headline", "Ranked", "RankedGroup", "ReferenceLead",
-           "group_records", "headline", "is_reference", "rank_group", "reference_above_all"]
+__all__ = ["ALPHA", "REFERENCE_FAMILY", "REFERENCE_RANK", "ExampleSet", "Headline", "Ranked", "RankedGroup",
+           "ReferenceLead", "group_records", "headline", "is_reference", "rank_group", "reference_above_all"]
 
 #: the system family of the harness's reference baselines (systems/__init__.py)
 REFERENCE_FAMILY = "reference"
+#: the rank column of a reference baseline's line (drawn at its score's place, never ranked)
+REFERENCE_RANK = "ref"
 #: metrics tried, in order, for a task's headline when its first default recipe has no BLEU-4
 HEADLINE_METRICS = ("bleu4", "rouge2", "rougeL")
 
@@ -138,7 +140,7 @@ class Ranked:
     record: dict
     value: float | None
     position: int | None = None  # 1-based among ranked runs
-    rank: str = "–"  # "1", "1–3"; "=" for a run ranked once as another; "–" for an unranked run
+    rank: str = "–"  # "1", "1–3"; "=" for a run ranked once as another; "ref" for a reference; "–" for an unranked run
     p_next: float | None = None  # paired bootstrap p against the next ranked run (uncorrected)
     flags: list[str] = field(default_factory=list)  # degeneracy reasons (never for a reference baseline)
     unranked: str = ""  # why the run has no rank of its own
@@ -200,6 +202,7 @@ def _set_aside(rows: list[Ranked], head: Headline) -> None:
             r.unranked = f"not scored with recipe {head.recipe}"
         elif r.reference:
             r.unranked = "reference baseline (no training): drawn at its score's place for context, never ranked"
+            r.rank = REFERENCE_RANK
         elif r.degenerate:
             r.unranked = "degenerate outputs: not evidence of learning"
     same: dict[str, list[Ranked]] = {}

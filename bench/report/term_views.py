@@ -49,7 +49,7 @@ def board_groups(board: Board) -> list[TextGroup]:
             name = display_name(rec) + (f" {sets}" if sets else "") + (" (degenerate)" if r.degenerate else "")
             n = (rec.get("data") or {}).get("n_examples")
             group.rows.append([
-                "ref" if r.reference and r.position is None else r.rank, name,
+                r.rank, name,
                 "" if r.value is None else f"{r.value:.2f}",
                 f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "", "" if n is None else f"{n:,}",
                 str(rec["spec"]["budget"]), _speed(speed), rec["run_id"]])

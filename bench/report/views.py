@@ -469,11 +469,14 @@ def _reference_lead(table: Table, records: Sequence[dict], by_group: dict[str, d
         if not rivals or ref_value <= max(v for _, _, v in rivals):
             continue
         row_id, best, value = max(rivals, key=lambda x: (x[2], x[0]))
+        label = table.row(row_id).label
+        if sum(r.label == label for r in table.rows) > 1:  # rows told apart by another column (MIST Table 6's Iter.)
+            label += f" (`{row_id}`)"
         prefix = f"{g.label}: " if len(groups) > 1 and g.label else ""
         out.append(
             f"{prefix}Nothing reproduced here beats {context[1]} (`{context[0]}`, a reference baseline with no "
             f"training): it scores {fmt_num(ref_value)} {metric_label(metric)} under `{recipe}`, above every one of "
-            f"the {len(rivals)} reproduced row(s) on the same examples; the best, {table.row(row_id).label}, scores "
+            f"the {len(rivals)} reproduced row(s) on the same examples; the best, {label}, scores "
             f"{fmt_num(value)} ({best.budget})."
         )
     return out

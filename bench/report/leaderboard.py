@@ -64,7 +64,7 @@ h2{margin:1.4em 0 .2em;font-size:1.2em}h2 small{font-weight:normal;color:#555}
 p.lede{margin:.2em 0 .6em;max-width:80em}
 p.first{margin:.3em 0 .6em;padding:.4em .6em;max-width:80em;background:#fff4e0;border-left:4px solid #c77700}
 .controls{margin:.4em 0;display:flex;gap:1.5em;align-items:center;flex-wrap:wrap;font-size:14px}
-table.board{border-collapse:collapse;margin:.4em 0;font-size:13px;width:100%;table-layout:fixed}
+table.board{border-collapse:collapse;margin:.4em 0;font-size:13px;width:100%;table-layout:fixed;min-width:var(--least)}
 .board col.rank{width:4.2em}.board col.sys{width:16em}.board col.head{width:11.5em}
 .board col.budget{width:5.5em}.board col.speed{width:7em}.board col.more{width:5.5em}
 .board th,.board td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
@@ -92,8 +92,9 @@ button.more{font-size:11px;padding:0 5px}
 p.timing-key{font-size:12px;color:#444;margin:.1em 0 .6em;max-width:80em}p.timing-key code{font-size:11px}
 .plots{display:flex;flex-wrap:wrap}.plotbox{overflow-x:auto;max-width:100%}.plotbox svg.plot{max-width:none}
 details.how{margin:1.5em 0;font-size:13px}details.how li{overflow-wrap:anywhere;margin:2px 0}
-@media (max-width:700px){.board col.rank{width:3.6em}.board .sys.stick{left:3.6em}
-.board col.sys{width:10em}.board col.head{width:11em}.board col.speed{width:6.5em}
+@media (max-width:700px){table.board{min-width:var(--least-narrow)}
+.board col.rank{width:3.6em}.board .sys.stick{left:3.6em}.board col.sys{width:10em}.board col.head{width:11em}
+.board col.speed{width:6.5em}
 .controls{gap:.6em 1em}}
 """.strip() + SVG_CSS
 
@@ -159,21 +160,22 @@ def _badges(rec: dict, r: Ranked | None = None) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    """One column of a board: its ``<col>`` class, sort key (``data-sort``), header text."""
+    """One column of a board: its ``<col>`` class, sort key (``data-sort``), header text and widths (the CSS's)."""
 
     cls: str
     sort: str
     title: str | None  # None for the headline column: the headline's label
     width_em: float  # its width in the wide layout (the paper row's: the least it gets)
+    narrow_em: float  # its width below 700 px (:data:`_CSS`'s media query)
 
 
-RANK = Column("rank", "rank", "Rank", 4.2)
-SYSTEM = Column("sys", "", "System", 16)
-HEADLINE = Column("head", "headline", None, 11.5)
-BUDGET = Column("budget", "", "Budget", 5.5)
-SPEED = Column("speed", "speedup", "Speed-up", 7)
-PAPER = Column("paper", "", "Paper row", 14)
-MORE = Column("more", "", "", 5.5)
+RANK = Column("rank", "rank", "Rank", 4.2, 3.6)
+SYSTEM = Column("sys", "", "System", 16, 10)
+HEADLINE = Column("head", "headline", None, 11.5, 11)
+BUDGET = Column("budget", "", "Budget", 5.5, 5.5)
+SPEED = Column("speed", "speedup", "Speed-up", 7, 6.5)
+PAPER = Column("paper", "", "Paper row", 14, 14)
+MORE = Column("more", "", "", 5.5, 5.5)
 
 
 def board_columns(board: Board) -> list[Column]:
@@ -350,7 +352,7 @@ def _group(board: Board, g: RankedGroup, results: str | None) -> str:
         for c in columns
     )
     # the widths, the same in every group so the groups line up; the paper row takes the rest (at least its own)
-    least = sum(c.width_em for c in columns)
+    least = f"--least:{sum(c.width_em for c in columns):g}em;--least-narrow:{sum(c.narrow_em for c in columns):g}em"
     cols = "<colgroup>" + "".join(f'<col class="{c.cls}">' for c in columns) + "</colgroup>"
     items = ""
     if board.head is not None:  # the scoring items (one per key) behind the headline, when all runs agree
@@ -364,7 +366,7 @@ def _group(board: Board, g: RankedGroup, results: str | None) -> str:
         parts.append(f'<p class="untested">Ranks are a plain order by score: significance not tested here '
                      f"({_code(g.untested_reason)}).</p>")
     rows = "\n".join(_row(board, g, r, columns, keys, results) for r in g.rows)
-    parts.append(scroll(f'<table class="board" data-group="{e(g.examples.slug)}" style="min-width:{least:g}em">'
+    parts.append(scroll(f'<table class="board" data-group="{e(g.examples.slug)}" style="{least}">'
                         f"{cols}<thead><tr>{head}</tr></thead><tbody>\n{rows}\n</tbody></table>", g.name))
     parts.append(_speed_footnote(board, g, keys))
     parts.append("</section>")

@@ -14,7 +14,7 @@ import pytest
 
 from bench.api.types import Example, Split
 from bench.report.board import build_board
-from bench.report.ranking import ExampleSet, Headline, group_records, rank_group
+from bench.report.ranking import ExampleSet, Headline, group_records, rank_group, reference_above_all
 from bench.report.significance import PairedBootstrap
 from bench.store.pvalues import PValues
 
@@ -115,15 +115,30 @@ def test_the_run_that_trained_the_model_is_the_one_ranked(runs, tmp_path) -> Non
 
 
 def test_a_reference_baseline_is_unranked_in_every_group_whatever_its_score(runs, tmp_path) -> None:
+    """Never ranked, but drawn at its score's place: here the best score, so the first line."""
     split, outputs, records = runs
     ref = dict(records[0], system={"family": "reference", "name": "best"})  # the best score of the group
     for stats in (None, DEGENERATE):  # healthy on one subset, degenerate-looking on another: one rule
         rec = dict(ref, output_stats=stats or records[0]["output_stats"])
         group = rank_group(ExampleSet.of(rec), [rec, *records[1:4]], HEAD, Given(split, outputs, tmp_path / "p.json").p)
         row = next(r for r in group.rows if r.reference)
-        assert row is group.rows[-1] and row.position is None and row.rank == "–"
+        assert row is group.rows[0] and row.position is None and row.rank == "ref"
         assert not row.flags and "reference baseline" in row.unranked
-        assert [r.position for r in group.rows[:-1] if not r.same_as] == [1, 2]
+        assert [r.position for r in group.rows[1:] if not r.same_as] == [1, 2]
+        (lead,) = reference_above_all(group, HEAD)  # what the board's first lines say
+        assert lead.reference is row and lead.best is group.rows[1] and lead.cis_apart is True
+
+
+def test_a_reference_is_drawn_between_the_runs_its_score_falls_between(runs, tmp_path) -> None:
+    split, outputs, records = runs
+    best, twin_a, twin_b, worst = records[:4]
+    middle = (HEAD.value(twin_a) + HEAD.value(worst)) / 2  # type: ignore[operator]
+    ref = dict(worst, run_id="copy_source--quora--test--cpu--s1--0000000f", system={"family": "reference"},
+               scores={HEAD.recipe: dict(worst["scores"][HEAD.recipe], metrics={"bleu4": middle})})
+    group = rank_group(ExampleSet.of(best), [ref, best, twin_a, twin_b, worst], HEAD,
+                       Given(split, outputs, tmp_path / "p.json").p)
+    assert [r.rank for r in group.rows] == ["1", "2", "=", "ref", "3"]  # below the twin pair, above the worst
+    assert reference_above_all(group, HEAD) == []  # a trained run beats it: nothing to say first
 def test_a_degenerate_run_is_flagged_and_never_ranked_above_a_healthy_run(runs, tmp_path) -> None:
     split, outputs, records = runs
     group = rank_group(ExampleSet.of(records[0]), records, HEAD, Given(split, outputs, tmp_path / "p.json").p)

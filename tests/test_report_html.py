@@ -142,10 +142,10 @@ def test_task_leaderboard_sorts_and_filters_in_a_browser(reports, tmp_path):
     base = page.resolve().as_uri()
     plain = _leaderboard_rows(_dump_dom(base, tmp_path / "p1"))
     assert len(plain) == len(records) and all(shown for _, shown, _ in plain)
-    col = 3  # rank, flag, system, headline
+    col = 2  # rank, system (with its flag), headline
     assert [(cells[0], cells[col].split()[0]) for _, _, cells in plain if cells[col]] == [("1", "10.25")]
     assert [cells[0] for _, _, cells in plain if not cells[col]] == ["–"]  # fixture02 has no nqg score: unranked
-    ascending = _leaderboard_rows(_dump_dom(base + "#sort=examples&dir=asc", tmp_path / "p2"))
+    ascending = _leaderboard_rows(_dump_dom(base + "#sort=headline&dir=asc", tmp_path / "p2"))
     assert len(ascending) == len(plain)  # each group re-sorts its own rows (the browser test sorts a real group)
     assert not any(shown for _, shown, _ in _leaderboard_rows(_dump_dom(base + "#budget=paper", tmp_path / "p4")))
     cpu = _leaderboard_rows(_dump_dom(base + "#budget=cpu", tmp_path / "p5"))

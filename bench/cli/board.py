@@ -29,7 +29,7 @@ def _board(
     except (UserError, RegistryError, ValueError) as exc:
         ui.fail(str(exc))
     ui.console.print(ui.plain(f"Leaderboard: {task}", style="bold"))
-    ui.console.print(ui.plain(board_lede(board.head), one_line=False))
+    ui.console.print(ui.plain(board_lede(board.head, board), one_line=False))
     budget_col = BOARD_HEADERS.index("budget")
     shown = 0
     for group in groups:

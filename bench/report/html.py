@@ -28,8 +28,10 @@ tr:nth-child(even) td{background:#fafafa}
 li{margin:2px 0;overflow-wrap:anywhere}
 details.how{font-size:13px;margin:.3em 0 1em}details.how summary{cursor:pointer;color:#235}
 nav ul{columns:2;max-width:70em}
-figure{margin:.5em 0}img{max-width:100%;height:auto;border:1px solid #ddd}
-@media (max-width:700px){nav ul{columns:1;padding-left:1.2em}}
+p.first{margin:.2em 0 .4em;padding:.3em .6em;max-width:80em;background:#fff4e0;border-left:4px solid #c77700}
+h2.part{font-size:1.6em;margin-top:1.6em;padding-top:.4em;border-top:3px solid #c9d3df}nav small{color:#555}
+figure{margin:.5em 0;overflow-x:auto;max-width:100%}img{max-width:100%;height:auto;border:1px solid #ddd}
+@media (max-width:700px){nav ul{columns:1;padding-left:1.2em}figure img{max-width:none}}
 """.strip()
 
 RUNS_PAGE = "runs.html"
@@ -55,6 +57,7 @@ def view_html(view: TableView, results: str | None = None) -> str:
     ``results``: the relative URL of the records folder (:func:`bench.report.html_page.results_href`)."""
     e = html_escape.text
     parts = [f'<section id="{e(view.key)}">', f"<h2>{e(view.title)}</h2>"]
+    parts += [f'<p class="first">{html_escape.inline(text)}</p>' for text in view.lead]  # before the table: first
     if view.rows:
         held = view.header.index("Model") if "Model" in view.header else 0  # the row's name, not its section
         heads = "".join(('<th class="stick">' if i == held else "<th>") + f"{html_escape.inline(h)}</th>"
@@ -80,6 +83,24 @@ def _stamp(stamp: BuildStamp | None) -> str:
     return stamp.html() if stamp is not None else ""
 
 
+#: a table needs this many reproduced rows to compare anything (an order, a Δ between rows)
+LEAD_ROWS = 2
+
+
+def lead_order(views: Sequence[TableView]) -> tuple[list[TableView], list[TableView]]:
+    """The index's two parts: the tables with at least :data:`LEAD_ROWS` reproduced rows, most first (ties in
+    paper order), then the rest in paper order."""
+    lead = sorted((v for v in views if v.reproduced >= LEAD_ROWS), key=lambda v: -v.reproduced)
+    return lead, [v for v in views if v.reproduced < LEAD_ROWS]
+
+
+def _toc_item(view: TableView) -> str:
+    e = html_escape.text
+    n = view.reproduced
+    return (f'<li><a href="#{e(view.key)}">{e(view.title)}</a> <small>({n} reproduced row{"" if n == 1 else "s"})'
+            "</small></li>")
+
+
 def page(
     views: Sequence[TableView],
     images: Sequence[tuple[str, str]],
@@ -88,18 +109,27 @@ def page(
     stamp: BuildStamp | None = None,
     runs_page: str | None = RUNS_PAGE,
 ) -> str:
-    """The index: links to the per-task leaderboards (``(file name, task)``) and the runs page, a contents
-    list, every view, then the plots (``(file name, caption)``), and the build stamp."""
+    """The index: links to the per-task leaderboards (``(file name, task)``) and the runs page, then the paper
+    tables that have reproduced rows, most first (:func:`lead_order`), then those with at most one, then the plots
+    (``(file name, caption)``), and the build stamp. Each part's contents list comes right before it."""
     e = html_escape.text
-    toc = "".join(f'<li><a href="#{e(v.key)}">{e(v.title)}</a></li>' for v in views)
+    lead, rest = lead_order(views)
     boards = "".join(f'<li><a href="{e(src)}">{e(task)}</a></li>' for src, task in leaderboards)
     figs = "".join(
         f'<figure><img src="{e(src)}" alt="{e(cap)}"><figcaption>{e(cap)}</figcaption></figure>'
         for src, cap in images
     )
-    body = "\n".join(view_html(v) for v in views)
     runs = (f'<p>Every recorded run, and each run under every recipe it was scored with: '
             f'<a href="{e(runs_page)}">all runs</a>.</p>\n' if runs_page else "")
+    parts = []
+    if lead:
+        parts.append(f'<h2 class="part" id="reproduced">Tables with reproduced rows</h2>\n<nav><ul>'
+                     f'{"".join(_toc_item(v) for v in lead)}</ul></nav>\n' + "\n".join(view_html(v) for v in lead))
+    if rest:
+        parts.append(f'<h2 class="part" id="few-reproduced">Tables with fewer than {LEAD_ROWS} reproduced rows</h2>\n'
+                     '<p>Published numbers, and what stops each row from running here (the Status column).</p>\n'
+                     f'<nav><ul>{"".join(_toc_item(v) for v in rest)}</ul></nav>\n'
+                     + "\n".join(view_html(v) for v in rest))
     return (
         head(title, _CSS)
         + f"<h1>{e(title)}</h1>\n"
@@ -109,7 +139,7 @@ def page(
         + (f"<p>Leaderboards (every run of a task, ranked in significance clusters, grouped by the examples "
            f"scored):</p><ul>{boards}</ul>\n" if boards else "")
         + runs
-        + f"<nav><ul>{toc}</ul></nav>\n{body}\n"
+        + "\n".join(parts) + "\n"
         f'<section id="plots"><h2>Plots</h2>{figs}</section>\n'
         + _stamp(stamp)
         + "</body></html>\n"

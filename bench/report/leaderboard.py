@@ -1,19 +1,27 @@
 """One HTML leaderboard page per task (reports/leaderboard-<task>.html), read at a glance.
 
 The paper tables answer "does the reproduction match the paper"; a leaderboard answers "what is
-best on this task". Its default view (:mod:`bench.report.board` builds the data):
+best on this task". Its default view (:mod:`bench.report.board` builds the data) says what matters first:
 
+- when a reference baseline (copy the source, lead-1/3: no training) scores above every ranked run of a
+  group, the page's first lines say so, with both numbers (:func:`bench.report.ranking.reference_above_all`);
 - one group per set of examples ("whole test split", "first 2,000 of test"), each ranked within
   itself, because numbers over different examples cannot be compared;
 - one line per run, best first by the task's headline metric with its CI, in rank clusters ("1–3")
   formed over all pairs (``bench.report.clusters``: a higher cluster beats every lower one, Holm-corrected);
-- compact columns — rank, degeneracy flag, system (linked to its record), headline, examples, budget,
-  speed-up, the paper row it reproduces — and every other metric and recipe behind "details";
+  each reference baseline is a marked line at its score's place among them, never ranked;
+- compact columns — rank, system (linked to its record, with its badges: reference, submitted, degenerate),
+  headline, budget, speed-up, the paper row it reproduces — a column no run of the page fills is left out, and
+  every other metric and recipe is behind "details"; the examples a group scored are in its title;
+- each speed-up keyed to a footnote under its group that names its device, threads, weights and batch size
+  (:mod:`bench.report.timing_label`), never in a hover title only;
 - a quality-versus-speed plot per group with a measured speed-up (inline SVG, labelled points, the
   Pareto front dashed); the signatures and definitions folded under "How this was measured".
 
-Below ~1000 px a group's table scrolls sideways in its own box with the rank and the system held at the left
-(:mod:`bench.report.html_page`), so every score, speed-up and paper row stays reachable on a phone.
+From 390 px up, the rank, the system and the score with its CI are on screen without scrolling; from 800 px up,
+so is the speed-up. A group's table wider than the screen scrolls sideways in its own box with the rank and the
+system held at the left (:mod:`bench.report.html_page`), so every column stays reachable on a phone; a plot keeps
+its natural size (readable labels) and scrolls in its own box too.
 
 A few lines of inline JavaScript (no external assets: the page works offline) toggle the details,
 filter by budget and re-sort a group by a column; the view lives in the URL fragment
@@ -24,6 +32,7 @@ Without JavaScript the page shows the ranked default view.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.report import html_escape
@@ -31,7 +40,15 @@ from bench.report.board import Board, build_board, display_name, run_settings
 from bench.report.cells import DEGENERATE_MARK, fmt_num
 from bench.report.html_page import head as page_head
 from bench.report.html_page import record_link, scroll
-from bench.report.ranking import ALPHA, Ranked, RankedGroup, is_reference, metric_label
+from bench.report.ranking import (
+    ALPHA,
+    Ranked,
+    RankedGroup,
+    ReferenceLead,
+    is_reference,
+    metric_label,
+    reference_above_all,
+)
 from bench.report.significance import SAMPLES, SEED, PairedBootstrap
 from bench.report.stamp import BuildStamp
 from bench.report.svg_plot import SVG_CSS, Point, quality_speed_svg
@@ -45,32 +62,39 @@ ARCH_MARK = "†"  # a speed-up measured on the paper row's architecture, not on
 _CSS = """
 h2{margin:1.4em 0 .2em;font-size:1.2em}h2 small{font-weight:normal;color:#555}
 p.lede{margin:.2em 0 .6em;max-width:80em}
+p.first{margin:.3em 0 .6em;padding:.4em .6em;max-width:80em;background:#fff4e0;border-left:4px solid #c77700}
 .controls{margin:.4em 0;display:flex;gap:1.5em;align-items:center;flex-wrap:wrap;font-size:14px}
-table.board{border-collapse:collapse;margin:.4em 0;font-size:13px;width:100%;min-width:84em;table-layout:fixed}
-.board col.rank{width:5em}.board col.flag{width:8.5em}.board col.sys{width:17em}.board col.head{width:11.5em}
-.board col.ex{width:6em}.board col.budget{width:5.5em}.board col.speed{width:6.5em}.board col.more{width:5.5em}
+table.board{border-collapse:collapse;margin:.4em 0;font-size:13px;width:100%;table-layout:fixed;min-width:var(--least)}
+.board col.rank{width:4.2em}.board col.sys{width:16em}.board col.head{width:11.5em}
+.board col.budget{width:5.5em}.board col.speed{width:7em}.board col.more{width:5.5em}
 .board th,.board td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
-.board th{background:#f3f3f3;white-space:nowrap}.board th[data-sort]{cursor:pointer}
+.board th{background:#f3f3f3;white-space:nowrap}.board th.head{white-space:normal}.board th[data-sort]{cursor:pointer}
 .board th.sorted{background:#dde8f5}
 .board td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-.board td.rank{font-weight:bold;white-space:nowrap}.board td.flag{white-space:nowrap}
+.board td.rank{font-weight:bold;white-space:nowrap}
 .board td.sys,.board td.paper{overflow-wrap:anywhere}
 .board .stick{position:sticky;z-index:1;background:#fff;box-shadow:inset -1px 0 #bbb}
-.board .rank.stick{left:0}.board .sys.stick{left:5em}
-.board th.stick{background:#f3f3f3}tr.degenerate td.stick{background:#fff8ec}
+.board .rank.stick{left:0}.board .sys.stick{left:4.2em}
+.board th.stick{background:#f3f3f3}
 .board .ci{color:#666;font-size:11px}.board .set{color:#555;font-size:11px}
+.board sup.key{color:#555;font-size:10px;margin-left:1px}
 .badge{display:inline-block;font-size:10px;padding:0 4px;border-radius:3px;background:#eee;color:#333;margin-left:4px}
-.badge.sub{background:#e8f0fe}.badge.ref{background:#f0f0f0;border:1px solid #ccc}
-tr.degenerate td{background:#fff8ec}td.flag .deg{color:#8a4b00;font-weight:bold}
+.badge.sub{background:#e8f0fe}.badge.ref{background:#e4ecf7;border:1px solid #7a8ca3}
+.badge.deg{background:#fff0d6;color:#8a4b00;font-weight:bold;border:1px solid #d9a55b}
+tr.degenerate td,tr.degenerate td.stick{background:#fff8ec}
+tr.reference td,tr.reference td.stick{background:#eef3fa;border-top:2px dashed #7a8ca3;border-bottom:2px dashed #7a8ca3}
+tr.reference td.rank{font-weight:normal;font-style:italic;color:#3d4f66}
 tr.details>td{background:#fafafa;font-size:12px}tr.details table{border-collapse:collapse;margin:.3em 0}
 tr.details table td,tr.details table th{border:1px solid #ddd;padding:1px 5px}
 tr.details ul{margin:.3em 0;padding-left:1.2em}tr.details li{overflow-wrap:anywhere}
 button.more{font-size:11px;padding:0 5px}
 .untested{color:#8a4b00;font-size:13px;margin:.2em 0}
-.plots{display:flex;flex-wrap:wrap}
+p.timing-key{font-size:12px;color:#444;margin:.1em 0 .6em;max-width:80em}p.timing-key code{font-size:11px}
+.plots{display:flex;flex-wrap:wrap}.plotbox{overflow-x:auto;max-width:100%}.plotbox svg.plot{max-width:none}
 details.how{margin:1.5em 0;font-size:13px}details.how li{overflow-wrap:anywhere;margin:2px 0}
-@media (max-width:700px){table.board{min-width:72em}.board col.rank{width:3.6em}.board .sys.stick{left:3.6em}
-.board col.sys{width:10em}.board col.flag{width:7em}.board col.head{width:10.5em}
+@media (max-width:700px){table.board{min-width:var(--least-narrow)}
+.board col.rank{width:3.6em}.board .sys.stick{left:3.6em}.board col.sys{width:10em}.board col.head{width:11em}
+.board col.speed{width:6.5em}
 .controls{gap:.6em 1em}}
 """.strip() + SVG_CSS
 
@@ -122,23 +146,102 @@ e = html_escape.text  # every value on the page, from a record or not (attribute
 _code = html_escape.inline  # text with `code` spans
 
 
-def _badges(rec: dict) -> str:
+def _badges(rec: dict, r: Ranked | None = None) -> str:
+    """The marks beside a system's name: submitted, reference, degenerate (its reasons in the title)."""
+    out = ""
     if rec.get("kind") == "external":
-        return '<span class="badge sub" title="outputs made elsewhere (bench submit), scored here">submitted</span>'
+        out += '<span class="badge sub" title="outputs made elsewhere (bench submit), scored here">submitted</span>'
     if is_reference(rec):
-        return '<span class="badge ref" title="harness reference baseline: no training">reference</span>'
-    return ""
+        out += '<span class="badge ref" title="harness reference baseline: no training">reference</span>'
+    if r is not None and r.degenerate:
+        out += f'<span class="badge deg" title="{e("; ".join(r.flags), quote=True)}">{DEGENERATE_MARK}</span>'
+    return out
 
 
-def _speed_cell(board: Board, rec: dict) -> str:
+@dataclass(frozen=True)
+class Column:
+    """One column of a board: its ``<col>`` class, sort key (``data-sort``), header text and widths (the CSS's)."""
+
+    cls: str
+    sort: str
+    title: str | None  # None for the headline column: the headline's label
+    width_em: float  # its width in the wide layout (the paper row's: the least it gets)
+    narrow_em: float  # its width below 700 px (:data:`_CSS`'s media query)
+
+
+RANK = Column("rank", "rank", "Rank", 4.2, 3.6)
+SYSTEM = Column("sys", "", "System", 16, 10)
+HEADLINE = Column("head", "headline", None, 11.5, 11)
+BUDGET = Column("budget", "", "Budget", 5.5, 5.5)
+SPEED = Column("speed", "speedup", "Speed-up", 7, 6.5)
+PAPER = Column("paper", "", "Paper row", 14, 14)
+MORE = Column("more", "", "", 5.5, 5.5)
+
+
+def board_columns(board: Board) -> list[Column]:
+    """The page's columns, the same in every group so the groups line up: a column no run of the page fills
+    (no speed-up measured, no paper row reproduced) is left out, and so is the examples count (each group's
+    title says it: a group is one set of examples)."""
+    cols = [RANK, SYSTEM, HEADLINE, BUDGET]
+    if board.speeds:
+        cols.append(SPEED)
+    if any(board.paper_rows.values()):
+        cols.append(PAPER)
+    return [*cols, MORE]
+
+
+def speed_keys(board: Board) -> dict[str, str]:
+    """Each distinct timing setting of the page's speed-ups (:meth:`TimingSetting.long`) -> its footnote key
+    ("a", "b", ...), in the order the rows show them."""
+    keys: dict[str, str] = {}
+    for g in board.groups:
+        for r in g.rows:
+            sp = board.speeds.get(r.record["run_id"])
+            if sp is not None and sp.setting is not None and sp.setting.long() not in keys:
+                keys[sp.setting.long()] = "abcdefghijklmnopqrstuvwxyz"[len(keys) % 26]
+    return keys
+
+
+def _speed_cell(board: Board, rec: dict, keys: dict[str, str]) -> str:
+    """The speed-up, † when timed on the paper row's architecture, and the key of the footnote under the group
+    that names its device, threads, weights and batch size."""
     sp = board.speeds.get(rec["run_id"])
     if sp is None:
-        return '<td class="num" data-v=""></td>'
+        return '<td class="num speed" data-v=""></td>'
     mark = "" if sp.own else ARCH_MARK
     invalid = "" if sp.valid else " INVALID"
     ci = f" (95% CI {sp.ci[0]:.2f}–{sp.ci[1]:.2f})" if sp.ci else ""
-    title = e(f"{sp.mean:.2f}×{ci}; " + sp.source.replace("`", ""), quote=True)
-    return f'<td class="num" data-v="{sp.mean:.4f}" title="{title}">{fmt_num(sp.mean)}×{mark}{invalid}</td>'
+    setting = f"; {sp.setting.long()}" if sp.setting is not None else ""
+    title = e(f"{sp.mean:.2f}×{ci}{setting}; " + sp.source.replace("`", ""), quote=True)
+    key = keys.get(sp.setting.long()) if sp.setting is not None else None
+    sup = f'<sup class="key">{e(key)}</sup>' if key else ""
+    return (f'<td class="num speed" data-v="{sp.mean:.4f}" title="{title}">'
+            f"{fmt_num(sp.mean)}×{mark}{invalid}{sup}</td>")
+
+
+def _speed_footnote(board: Board, g: RankedGroup, keys: dict[str, str]) -> str:
+    """Under a group's table: what each speed-up in it was timed on, by its key (visible, not a hover)."""
+    used: dict[str, str] = {}
+    arch = False
+    for r in g.rows:
+        sp = board.speeds.get(r.record["run_id"])
+        if sp is None:
+            continue
+        arch = arch or not sp.own
+        if sp.setting is not None:
+            used[keys[sp.setting.long()]] = sp.setting.long()
+    if not used and not arch:
+        return ""
+    parts = [f"<sup>{e(k)}</sup>&#8201;{_code(text)}" for k, text in sorted(used.items())]
+    if arch:
+        parts.append(f"{ARCH_MARK} timed on the architecture of the paper row the run reproduces, not on its "
+                     "trained checkpoint")
+    return f'<p class="timing-key">Speed-ups timed on: {"; ".join(parts)}.</p>'
+
+
+def _rank_cell(g: RankedGroup, r: Ranked) -> str:
+    title = e(_rank_note(g, r), quote=True)
+    return f'<td class="rank stick" data-v="{r.position or ""}" title="{title}">{e(r.rank)}</td>'
 
 
 def _paper_cell(board: Board, rec: dict) -> str:
@@ -173,37 +276,32 @@ def _same_outputs_note(r: Ranked) -> str:
     return f'<div class="set" title="{title}">= outputs of …{e(r.same_as.rsplit("--", 1)[-1])} (above)</div>'
 
 
-def _row(board: Board, g: RankedGroup, r: Ranked, columns: int, results: str | None) -> str:
+def _row(board: Board, g: RankedGroup, r: Ranked, columns: Sequence[Column], keys: dict[str, str],
+         results: str | None) -> str:
     rec, spec = r.record, r.record["spec"]
     head = board.head
     classes = ["run"] + (["degenerate"] if r.degenerate else []) + (["reference"] if r.reference else [])
     classes += ["same-outputs"] if r.same_as else []
     classes += ["external"] if rec.get("kind") == "external" else []
-    rank_title = e(_rank_note(g, r), quote=True)
-    flag = (f'<span class="deg" title="{e("; ".join(r.flags), quote=True)}">{DEGENERATE_MARK}</span>'
-            if r.degenerate else "")
     ci = head.ci(rec) if head else None
     value = "" if r.value is None else fmt_num(r.value) + (
         f' <span class="ci">[{fmt_num(ci[0])}, {fmt_num(ci[1])}]</span>' if ci else "")
-    n = (rec.get("data") or {}).get("n_examples")
     sets = run_settings(rec)
-    cells = [
-        f'<td class="rank stick" data-v="{r.position or ""}" title="{rank_title}">{e(r.rank)}</td>',
-        f'<td class="flag">{flag}</td>',
-        f'<td class="sys stick" title="{e(rec["run_id"])}">'
+    cells = {
+        "rank": _rank_cell(g, r),
+        "sys": f'<td class="sys stick" title="{e(rec["run_id"])}">'
         f"{record_link(rec['run_id'], results, html_escape.breakable(display_name(rec)))}"
-        f"{_badges(rec)}" + (f'<div class="set">{e(sets)}</div>' if sets else "")
+        f"{_badges(rec, r)}" + (f'<div class="set">{e(sets)}</div>' if sets else "")
         + _same_outputs_note(r) + "</td>",
-        f'<td class="num" data-v="{"" if r.value is None else f"{r.value:.4f}"}">{value}</td>',
-        f'<td class="num" data-v="{n or ""}">{"" if n is None else f"{n:,}"}</td>',
-        f"<td>{e(spec['budget'])}</td>",
-        _speed_cell(board, rec),
-        _paper_cell(board, rec),
-        '<td><button class="more" type="button" aria-expanded="false">details</button></td>',
-    ]
+        "head": f'<td class="num head" data-v="{"" if r.value is None else f"{r.value:.4f}"}">{value}</td>',
+        "budget": f"<td>{e(spec['budget'])}</td>",
+        "speed": _speed_cell(board, rec, keys),
+        "paper": _paper_cell(board, rec),
+        "more": '<td><button class="more" type="button" aria-expanded="false">details</button></td>',
+    }
     return (f'<tr class="{" ".join(classes)}" data-budget="{e(spec["budget"])}" data-run="{e(rec["run_id"])}">'
-            + "".join(cells) + "</tr>\n"
-            + f'<tr class="details" hidden><td colspan="{columns}">{_details(board, g, r)}</td></tr>')
+            + "".join(cells[c.cls] for c in columns) + "</tr>\n"
+            + f'<tr class="details" hidden><td colspan="{len(columns)}">{_details(board, g, r)}</td></tr>')
 
 
 def _details(board: Board, g: RankedGroup, r: Ranked) -> str:
@@ -244,21 +342,18 @@ def _details(board: Board, g: RankedGroup, r: Ranked) -> str:
     return grid + "<ul>" + "".join(f"<li>{_code(f)}</li>" for f in facts) + "</ul>"
 
 
-_HEAD = [("rank", "Rank"), ("", "Flag"), ("", "System"), ("headline", ""), ("examples", "Examples"),
-         ("", "Budget"), ("speedup", "Speed-up"), ("", "Paper row"), ("", "")]
-_TH_CLASS = {0: "rank stick", 2: "sys stick"}  # the columns held at the left while a narrow screen scrolls
-#: column widths (the paper row takes the rest), the same in every group so the groups line up
-_COLS = '<colgroup>' + "".join(f'<col class="{c}">' for c in (
-    "rank", "flag", "sys", "head", "ex", "budget", "speed", "paper", "more")) + "</colgroup>"
-
-
 def _group(board: Board, g: RankedGroup, results: str | None) -> str:
     label = board.head.label if board.head else "score"
+    columns, keys = board_columns(board), speed_keys(board)
+    held = {"rank": "rank stick", "sys": "sys stick"}  # the columns held at the left while a narrow screen scrolls
     head = "".join(
-        "<th" + (f' class="{_TH_CLASS[i]}"' if i in _TH_CLASS else "") + (f' data-sort="{key}"' if key else "")
-        + ">" + e(label if key == "headline" else text) + "</th>"
-        for i, (key, text) in enumerate(_HEAD)
+        "<th" + (f' class="{held.get(c.cls, c.cls)}"') + (f' data-sort="{c.sort}"' if c.sort else "")
+        + ">" + e(label if c.title is None else c.title) + "</th>"
+        for c in columns
     )
+    # the widths, the same in every group so the groups line up; the paper row takes the rest (at least its own)
+    least = f"--least:{sum(c.width_em for c in columns):g}em;--least-narrow:{sum(c.narrow_em for c in columns):g}em"
+    cols = "<colgroup>" + "".join(f'<col class="{c.cls}">' for c in columns) + "</colgroup>"
     items = ""
     if board.head is not None:  # the scoring items (one per key) behind the headline, when all runs agree
         recipe = board.head.recipe
@@ -270,11 +365,42 @@ def _group(board: Board, g: RankedGroup, results: str | None) -> str:
     if not g.tested and g.untested_reason:
         parts.append(f'<p class="untested">Ranks are a plain order by score: significance not tested here '
                      f"({_code(g.untested_reason)}).</p>")
-    rows = "\n".join(_row(board, g, r, len(_HEAD), results) for r in g.rows)
-    parts.append(scroll(f'<table class="board" data-group="{e(g.examples.slug)}">{_COLS}<thead><tr>{head}</tr>'
-                        f"</thead><tbody>\n{rows}\n</tbody></table>", g.name))
+    rows = "\n".join(_row(board, g, r, columns, keys, results) for r in g.rows)
+    parts.append(scroll(f'<table class="board" data-group="{e(g.examples.slug)}" style="{least}">'
+                        f"{cols}<thead><tr>{head}</tr></thead><tbody>\n{rows}\n</tbody></table>", g.name))
+    parts.append(_speed_footnote(board, g, keys))
     parts.append("</section>")
-    return "\n".join(parts)
+    return "\n".join(p for p in parts if p)
+
+
+def first_lines(board: Board) -> list[str]:
+    """What a reader must see before the tables (HTML, escaped): one line per reference baseline (no training)
+    that scores above every ranked run of a group, with its number and the best ranked run's in each such group,
+    CIs included, and whether the CIs are apart."""
+    head = board.head
+    if head is None:
+        return []
+
+    def num(r: Ranked) -> str:
+        ci = head.ci(r.record)
+        ci_text = f' <span class="ci">[{fmt_num(ci[0])}, {fmt_num(ci[1])}]</span>' if ci else ""
+        return fmt_num(r.value or 0.0) + ci_text
+
+    by_ref: dict[str, list[tuple[RankedGroup, ReferenceLead]]] = {}
+    for g in board.groups:
+        for lead in reference_above_all(g, head):
+            by_ref.setdefault(display_name(lead.reference.record), []).append((g, lead))
+    out = []
+    for name, leads in by_ref.items():
+        where = " ".join(
+            f"{e(g.name[0].upper() + g.name[1:])}: {num(lead.reference)} against the best ranked run, "
+            f"<code>{e(display_name(lead.best.record))}</code>, {num(lead.best)}." for g, lead in leads)
+        apart = {lead.cis_apart for _, lead in leads}
+        cis = (" The 95 % CIs do not overlap." if apart == {True} else
+               " Where the 95 % CIs overlap, <code>bench compare</code> tests the pair." if False in apart else "")
+        out.append(f"<b>No ranked run beats the reference <code>{e(name)}</code> (no training).</b> {e(head.label)} "
+                   f"— {where}{cis}")
+    return out
 
 
 def _plots(board: Board) -> str:
@@ -293,7 +419,8 @@ def _plots(board: Board) -> str:
             label += f" #{seen[label]}" if seen[label] > 1 else ""
             pts.append(Point(label, sp.mean, r.value, r.degenerate, sp.own))
         if pts:
-            svgs.append(quality_speed_svg(g.name[0].upper() + g.name[1:], pts, board.head.label))
+            svgs.append('<div class="plotbox">' + quality_speed_svg(g.name[0].upper() + g.name[1:], pts,
+                                                                       board.head.label) + "</div>")
     if not svgs:
         body = (f"<p>No run of <code>{e(board.task)}</code> has a measured speed-up yet: neither its own timing "
                 "nor one of the architecture of a paper row it reproduces (<code>bench latency --record</code>, "
@@ -302,7 +429,7 @@ def _plots(board: Board) -> str:
         body = (f'<div class="plots">{"".join(svgs)}</div><p class="set">Filled: speed-up measured on the run; '
                 f"hollow blue ({ARCH_MARK}): measured on the architecture of the paper row it reproduces; hollow "
                 "orange: degenerate (not on the front). Dashed: the Pareto front (no other point is both faster "
-                "and better).</p>")
+                "and better). What each speed-up was timed on: the footnote under its group's table.</p>")
     return f'<section id="quality-vs-speed"><h2>Quality vs speed</h2>{body}</section>'
 
 
@@ -328,20 +455,23 @@ def _how(board: Board, records: Sequence[dict]) -> str:
                      "run again (one model under two names); it is listed right under it, rank “=”, and left out of "
                      "the tests.")
     notes.append("Groups: runs over different examples (the whole split, or its first N with `bench run --limit N`) "
-                 "are ranked separately; their numbers are not comparable.")
+                 "are ranked separately; their numbers are not comparable. A group's title gives its examples; a "
+                 "column no run of the page fills is left out.")
     notes.append(f"{DEGENERATE_MARK}: the run's most frequent output is more than 2 % of its outputs, or its outputs "
                  "are less than half as distinct as the references on the same examples; its number is shown but is "
                  "not evidence that the system learned, so it is never ranked above a healthy run (it is listed "
                  "unranked after them).")
     notes.append("Marked rows: “reference” is a harness baseline with no training (copy the source, lead-1, "
-                 "lead-3), listed after the ranked runs and never ranked, in every group alike (its degeneracy is not "
-                 "flagged: it is not a learned model); "
+                 "lead-3), drawn as a marked line (rank “ref”) at its score's place among the ranked runs and never "
+                 "ranked, in every group alike (its degeneracy is not flagged: it is not a learned model); when it "
+                 "scores above every ranked run, the page's first lines say so; "
                  "“submitted” is outputs made elsewhere (`bench submit`), scored by the harness, never a "
                  "reproduction.")
-    notes.append(f"Speed-up: mean latency of the AR baseline ÷ the run's, batch 1, measured in one process "
-                 f"(never copied). {ARCH_MARK}: measured by `bench latency --record` on the architecture of the paper "
-                 "row the run reproduces (the number that table's speed column shows), not on this checkpoint; "
-                 "hover a cell for its machine and record.")
+    notes.append(f"Speed-up: mean latency of the AR baseline ÷ the run's, measured in one process (never "
+                 f"copied); the letter beside it keys the footnote under its group that names the device, torch "
+                 f"threads, weights and batch size it was timed with. {ARCH_MARK}: measured by `bench latency "
+                 "--record` on the architecture of the paper row the run reproduces (the number that table's speed "
+                 "column shows), not on this checkpoint; hover a cell for its record.")
     for lid in board.latency_ids:
         notes.append(f"Speed record: `results/latency/{lid}.json`.")
     notes.append("Paper row: the paper table row whose spec the run matches (system — the cpu substitute at the "
@@ -385,15 +515,17 @@ def task_page(task: str, records: Sequence[dict], latency_records: Sequence[dict
         f"Ranked by <b>{e(head.label)}</b> (×100, 95 % CI in brackets), best first. A rank such as “1–3” is a "
         "cluster: every run in a higher cluster beats every run in a lower one under <code>bench compare</code>'s "
         f"paired bootstrap, Holm-corrected (the notes at the foot of the page say how). Each group holds runs over "
-        "the same examples; do not compare numbers across groups. Reference baselines and "
-        f"<b>{DEGENERATE_MARK}</b> runs are listed unranked; a run with another's exact outputs is ranked once (“=”)."
+        "the same examples; do not compare numbers across groups. Reference baselines (no training) are marked "
+        f"lines at their score's place, never ranked; <b>{DEGENERATE_MARK}</b> runs are listed unranked after the "
+        "ranked ones; a run with another's exact outputs is ranked once (“=”)."
         if head else "No scored run yet."
     )
+    first = "".join(f'<p class="first">{line}</p>\n' for line in first_lines(board))
     recipe_note = f'<p class="lede">{_recipe_statement(board)}</p>\n' if head else ""
     return (
         page_head(f"bench leaderboard: {task}", _CSS)
-        + f"<h1>Leaderboard: <code>{e(task)}</code></h1>\n"
-        f'<p class="lede">{lede}</p>\n' + recipe_note +
+        + f"<h1>Leaderboard: <code>{e(task)}</code></h1>\n" + first
+        + f'<p class="lede">{lede}</p>\n' + recipe_note +
         f'<div class="controls"><label>Budget <select id="budget">{options}</select></label>'
         '<button id="expand-all" type="button" aria-expanded="false">show all details</button>'
         '<a href="index.html">Paper tables</a>'

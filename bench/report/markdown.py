@@ -24,10 +24,12 @@ def table_lines(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[st
 
 
 def view_markdown(view: TableView, level: int = 1) -> str:
-    """One table view as a markdown section (title, preamble bullets, table, notes)."""
+    """One table view as a markdown section (title, its lead lines quoted, preamble bullets, table, notes)."""
     hashes = "#" * level
     line = md_escape.line
     out = [f"{hashes} {line(view.title)}", ""]
+    if view.lead:  # what the reader must see first (a reference baseline above every reproduced row)
+        out += [f"> {line(text)}" for text in view.lead] + [""]
     out += [f"- {line(p)}" for p in view.preamble]
     out.append("")
     if view.rows:

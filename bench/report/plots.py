@@ -15,6 +15,9 @@ from bench.papers import Table, all_tables, get_table, leading_number, load_pape
 from bench.papers.matching import DEFAULT_BUDGETS, matched_values, reported_points
 
 FALLBACK_METRICS = ("bleu4", "rouge2", "rougeL")
+#: the smallest text in a plot (point labels, legends), in points: 7.5 pt is 10 px at the 100 dpi the PNGs are
+#: drawn at, and the pages show a plot at its natural size on a phone (scrolling in its box), never shrunk to 6 px
+SMALL_PT = 7.5
 RC = {
     "figure.dpi": 100,
     "savefig.dpi": 100,
@@ -188,7 +191,7 @@ def draw_pareto(data: dict[str, Any], path: Path) -> None:
             ax.scatter([p["x"] for p in pts], [p["y"] for p in pts], label=name, **style)
             for p in pts:
                 ax.annotate(
-                    p["label"], (p["x"], p["y"]), textcoords="offset points", xytext=(3, 3), fontsize=6
+                    p["label"], (p["x"], p["y"]), textcoords="offset points", xytext=(3, 3), fontsize=SMALL_PT
                 )
             front = [p for p in sorted(pts, key=lambda p: p["x"]) if p["label"] in data[f"frontier_{key}"]]
             if len(front) > 1:
@@ -227,7 +230,7 @@ def draw_iterations(data: dict[str, Any], path: Path) -> None:
             ax.set_title(panel["title"])
             ax.set_xlabel(data["x_label"])
             ax.set_xticks(sorted({p["x"] for s in panel["series"] for p in s["points"]}))
-            ax.legend(fontsize=6)
+            ax.legend(fontsize=SMALL_PT)
         fig.suptitle(iterations_caption(get_table(*parse_table_ref(data["source"]))))
         fig.tight_layout()
         fig.savefig(path, format="png", metadata={"Software": None})
@@ -296,7 +299,7 @@ def draw_calibration(data: dict[str, Any], path: Path) -> None:
             loss_ax.set_title("dev loss of each trained model")
             loss_ax.set_xlabel(data["x_label"])
             loss_ax.set_ylabel("dev loss")
-            loss_ax.legend(fontsize=6)
+            loss_ax.legend(fontsize=SMALL_PT)
         else:
             fig, ax = plt.subplots(figsize=(5.0, 3.6))
         for s in data["series"]:
@@ -311,8 +314,8 @@ def draw_calibration(data: dict[str, Any], path: Path) -> None:
             ax.scatter([pick["x"]], [pick["y"]], marker="*", s=160, color="black", zorder=4, label="pick")
         ax.set_title(data["title"])
         ax.set_xlabel(data["x_label"])
-        ax.set_ylabel(data["y_label"], fontsize=7)
-        ax.legend(fontsize=6)
+        ax.set_ylabel(data["y_label"], fontsize=8)
+        ax.legend(fontsize=SMALL_PT)
         fig.tight_layout()
         fig.savefig(path, format="png", metadata={"Software": None})
         plt.close(fig)

@@ -13,7 +13,9 @@ bootstrap on the headline metric, Holm-corrected over the group's boundaries
 Why some runs are not ranked, by one rule per kind, in every group alike:
 
 - a harness reference baseline (system family ``reference``: copy the source, lead-1; no training)
-  is context, not a contender: listed after the ranked runs, with its score, never ranked;
+  is context, not a contender: never ranked, but drawn at its score's place among the ranked runs (a
+  marked line), so a reader sees at once which runs beat it and which do not
+  (:func:`reference_above_all` says when none does);
 - a run whose outputs are byte-identical (same sha256) to a ranked run's is that run again (one model
   under two names, e.g. CopyBERT's SpanBERT row at the cpu budget): ranked once, and listed right
   under it as "= same outputs as …";
@@ -33,11 +35,13 @@ from pathlib import Path
 from bench.report.clusters import ALPHA, Boundary, Clustering, form_clusters
 from bench.scoring.output_stats import degeneracy
 
-__all__ = ["ALPHA", "REFERENCE_FAMILY", "ExampleSet", "Headline", "Ranked", "RankedGroup", "group_records",
-           "headline", "is_reference", "rank_group"]
+__all__ = ["ALPHA", "REFERENCE_FAMILY", "REFERENCE_RANK", "ExampleSet", "Headline", "Ranked", "RankedGroup",
+           "ReferenceLead", "group_records", "headline", "is_reference", "rank_group", "reference_above_all"]
 
 #: the system family of the harness's reference baselines (systems/__init__.py)
 REFERENCE_FAMILY = "reference"
+#: the rank column of a reference baseline's line (drawn at its score's place, never ranked)
+REFERENCE_RANK = "ref"
 #: metrics tried, in order, for a task's headline when its first default recipe has no BLEU-4
 HEADLINE_METRICS = ("bleu4", "rouge2", "rougeL")
 
@@ -136,7 +140,7 @@ class Ranked:
     record: dict
     value: float | None
     position: int | None = None  # 1-based among ranked runs
-    rank: str = "–"  # "1", "1–3"; "=" for a run ranked once as another; "–" for an unranked run
+    rank: str = "–"  # "1", "1–3"; "=" for a run ranked once as another; "ref" for a reference; "–" for an unranked run
     p_next: float | None = None  # paired bootstrap p against the next ranked run (uncorrected)
     flags: list[str] = field(default_factory=list)  # degeneracy reasons (never for a reference baseline)
     unranked: str = ""  # why the run has no rank of its own
@@ -197,7 +201,8 @@ def _set_aside(rows: list[Ranked], head: Headline) -> None:
         if r.value is None:
             r.unranked = f"not scored with recipe {head.recipe}"
         elif r.reference:
-            r.unranked = "reference baseline (no training): shown for context, never ranked"
+            r.unranked = "reference baseline (no training): drawn at its score's place for context, never ranked"
+            r.rank = REFERENCE_RANK
         elif r.degenerate:
             r.unranked = "degenerate outputs: not evidence of learning"
     same: dict[str, list[Ranked]] = {}
@@ -226,8 +231,9 @@ def rank_group(
 ) -> RankedGroup:
     """Rank one group: contenders by the headline metric (best first; ties by run id), clustered by
     :func:`bench.report.clusters.form_clusters` over ``test`` (a p-value per pair); each run with
-    another's outputs right under it; then reference baselines, degenerate runs and runs without the
-    headline score, unranked. ``test=None``: no clusters (one per run), a plain order by score."""
+    another's outputs right under it; each reference baseline at its score's place among them (above the first
+    ranked run it beats; ties: below), unranked; then degenerate runs and runs without the headline score,
+    unranked. ``test=None``: no clusters (one per run), a plain order by score."""
     rows = []
     for rec in records:
         ref = is_reference(rec)
@@ -254,10 +260,41 @@ def rank_group(
             lo, hi = clustering.span_of(i)
             r.rank = str(lo + 1) if lo == hi else f"{lo + 1}–{hi + 1}"
     twins = [r for r in rows if r.same_as]
+    refs = sorted((r for r in rows if r.reference and r.value is not None), key=_by_score)
     ordered: list[Ranked] = []
     for r in ranked:
+        while refs and r.value is not None and refs[0].value is not None and refs[0].value > r.value:
+            ordered.append(refs.pop(0))  # a reference that beats this run is drawn above it
         ordered.append(r)
         ordered += sorted((t for t in twins if t.same_as == r.record["run_id"]), key=lambda t: t.record["run_id"])
-    rest = sorted((r for r in rows if r.unranked and not r.same_as), key=lambda r: (not r.reference, *_by_score(r)))
+    ordered += refs  # below every ranked run
+    placed = {id(r) for r in ordered}
+    rest = sorted((r for r in rows if r.unranked and id(r) not in placed),
+                  key=lambda r: (not r.reference, *_by_score(r)))
     return RankedGroup(examples, ordered + rest, tested=test is not None, untested_reason=untested_reason,
                        clustering=clustering)
+
+
+@dataclass(frozen=True)
+class ReferenceLead:
+    """A reference baseline that scores above every ranked run of a group: what a board must say first."""
+
+    reference: Ranked
+    best: Ranked  # the group's best ranked run
+    cis_apart: bool | None  # whether the two 95 % CIs are disjoint (None: a CI is missing): the gap is not noise
+
+
+def reference_above_all(group: RankedGroup, head: Headline) -> list[ReferenceLead]:
+    """Each reference baseline of ``group`` whose headline is above every ranked run's, best first; empty when a
+    trained run beats every reference, or when nothing is ranked."""
+    ranked = sorted((r for r in group.rows if r.position is not None and r.value is not None),
+                    key=lambda r: r.position or 0)
+    if not ranked:
+        return []
+    best = ranked[0]
+    out = []
+    for r in sorted((r for r in group.rows if r.reference and r.value is not None), key=_by_score):
+        if r.value is not None and best.value is not None and r.value > best.value:
+            a, b = head.ci(r.record), head.ci(best.record)
+            out.append(ReferenceLead(r, best, None if a is None or b is None else a[0] > b[1]))
+    return out

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from bench.papers import Row, Table, all_tables, load_paper
 from bench.papers.matching import find_matches, recipes_used
 from bench.report import speed
+from bench.report.timing_label import TimingSetting, timing_setting
 from bench.report.views import table_key
 
 
@@ -44,6 +45,7 @@ class RunSpeed:
     valid: bool
     source: str  # one line: machine, mode, record
     latency_id: str | None = None  # the `bench latency --record` record it comes from
+    setting: TimingSetting | None = None  # device, threads, weights, batch (:mod:`bench.report.timing_label`)
 
 
 def _label(table: Table) -> str:
@@ -81,6 +83,7 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
             valid=bool(lat.get("valid", True)),
             source=f"this run, timed on {lat.get('device', '?')} against `{lat.get('baseline', '?')}` "
             f"(`{lat.get('signature', '')}`)",
+            setting=timing_setting(rec),
         )
     for table, row in paper_rows(rec):
         src = speed.find_source(table, latency_records, None)
@@ -102,6 +105,7 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
             f"({speed.timing_mode(src.record)}) on {speed.machine(src.record)}: "
             f"`results/latency/{src.record['latency_id']}.json` ({_label(table)}'s speed column)",
             latency_id=src.record["latency_id"],
+            setting=timing_setting(src.record),
         )
     return None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bench.report.cells import distinct_cell, fmt_num
+from bench.report.ranking import Headline, headline, metric_label
 from bench.report.views import METRIC_ORDER, TableView
 
 
@@ -57,11 +58,34 @@ def build_protocol_view(records: Sequence[dict]) -> TableView:
     )
 
 
+def headline_cell(rec: dict, records: Sequence[dict], heads: dict[str, Headline | None]) -> str:
+    """The run's number on its task's leaderboard: ``BLEU-4 23.31 (mist-quora)``; "" when it has none (``heads``
+    caches each task's :func:`bench.report.ranking.headline`)."""
+    task = rec["spec"]["task"]
+    if task not in heads:
+        heads[task] = headline(task, [r for r in records if r["spec"]["task"] == task])
+    head = heads[task]
+    value = head.value(rec) if head is not None else None
+    if head is None or value is None:
+        return ""
+    return f"{metric_label(head.metric)} {fmt_num(value)} ({head.recipe})"
+
+
+def drop_empty_columns(header: list[str], rows: list[list[str]], keep: int = 1) -> tuple[list[str], list[list[str]]]:
+    """``header`` and ``rows`` without the columns no row fills (the first ``keep`` always stay): an always-empty
+    column only takes width (a phone's most of all)."""
+    filled = [i for i in range(len(header)) if i < keep or any(row[i] for row in rows)]
+    return [header[i] for i in filled], [[row[i] for i in filled] for row in rows]
+
+
 def build_runs_view(records: Sequence[dict]) -> TableView:
-    """One line per recorded run: identity, size, speed and where it ran."""
+    """One line per recorded run: identity, its headline score (the one its task's leaderboard ranks by), size,
+    speed and where it ran."""
+    heads: dict[str, Headline | None] = {}
     header = [
         "Run",
         "System",
+        "Headline score",
         "Family",
         "Backbone",
         "Task/split",
@@ -85,6 +109,7 @@ def build_runs_view(records: Sequence[dict]) -> TableView:
             [
                 rec["run_id"],
                 s["system"],
+                headline_cell(rec, records, heads),
                 str(info.get("family", "")),
                 str(info.get("backbone", "")),
                 f"{s['task']}/{s['split']}",
@@ -97,11 +122,15 @@ def build_runs_view(records: Sequence[dict]) -> TableView:
                 ("yes" if lat.get("valid", True) else "no") if lat else "",
             ]
         )
+    kept, rows = drop_empty_columns(header, rows, keep=3)
+    dropped = [h for h in header if h not in kept]
     return TableView(
         key="runs",
         title="Recorded runs",
-        preamble=["Every complete record under `results/`."],
-        header=header,
+        preamble=["Every complete record under `results/`. Headline score: the number its task's leaderboard "
+                  "ranks by (×100; its recipe in parentheses; `bench show RUN_ID` gives its CI)."
+                  + (f" Left out, as no run fills them: {', '.join(dropped)}." if dropped else "")],
+        header=kept,
         rows=rows,
     )
 

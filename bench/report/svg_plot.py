@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from bench.report import html_escape
 from bench.report.plots import frontier
 
-W, H = 560, 340
-LEFT, RIGHT, TOP, BOTTOM = 52, 150, 30, 44  # margins; the right one holds labels of the fastest points
-CHAR_W, LINE_H = 5.6, 11  # label box estimate at 10 px
+W, H = 600, 350
+LEFT, RIGHT, TOP, BOTTOM = 56, 170, 30, 46  # margins; the right one holds labels of the fastest points
+#: label box estimate at 11 px: the pages show a plot at its natural size (scrolling in its box on a phone), so
+#: 11 px labels stay 11 px, never scaled down to the 6 px a 560-px plot shrunk onto a phone had
+CHAR_W, LINE_H = 6.2, 12
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,8 @@ def quality_speed_svg(title: str, points: Sequence[Point], y_label: str, x_label
 #: the page's CSS for the classes above
 SVG_CSS = (
     "svg.plot{background:#fff;border:1px solid #ddd;margin:0 1em 1em 0;max-width:100%;height:auto}"
-    "svg .t{font:bold 12px system-ui,sans-serif}svg .axis{font:11px system-ui,sans-serif;fill:#333}"
-    "svg .tick{font:10px system-ui,sans-serif;fill:#555}svg .lbl{font:10px system-ui,sans-serif;fill:#222}"
+    "svg .t{font:bold 13px system-ui,sans-serif}svg .axis{font:12px system-ui,sans-serif;fill:#333}"
+    "svg .tick{font:11px system-ui,sans-serif;fill:#555}svg .lbl{font:11px system-ui,sans-serif;fill:#222}"
     "svg .frame{fill:none;stroke:#999}svg .grid{stroke:#eee}"
     "svg .front{fill:none;stroke:#1f77b4;stroke-dasharray:5 3;stroke-width:1.5}"
     "svg .pt{fill:#1f77b4}svg .pt.arch{fill:#fff;stroke:#1f77b4;stroke-width:1.5}"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report.board import Board, build_board, display_name, run_settings
-from bench.report.ranking import ALPHA, Headline, headline, metric_label
+from bench.report.ranking import ALPHA, Headline, headline, metric_label, reference_above_all
 
 #: the leaderboard's columns; run id, score and CI are atomic (never wrapped)
 BOARD_HEADERS = ("rank", "system", "score", "95% CI", "examples", "budget", "speed-up", "run id")
@@ -49,15 +49,37 @@ def board_groups(board: Board) -> list[TextGroup]:
             name = display_name(rec) + (f" {sets}" if sets else "") + (" (degenerate)" if r.degenerate else "")
             n = (rec.get("data") or {}).get("n_examples")
             group.rows.append([
-                r.rank, name, "" if r.value is None else f"{r.value:.2f}",
+                r.rank, name,
+                "" if r.value is None else f"{r.value:.2f}",
                 f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "", "" if n is None else f"{n:,}",
                 str(rec["spec"]["budget"]), _speed(speed), rec["run_id"]])
             if r.unranked:
                 group.notes.append(f"{display_name(rec)}: unranked: {r.unranked}")
         if not g.tested and g.untested_reason:
             group.notes.append(f"ranks are a plain order by score: significance not tested ({g.untested_reason})")
+        timed = sorted({sp.setting.short() + ("" if sp.own else " (†: the paper row's architecture)")
+                        for r in g.rows if (sp := board.speeds.get(r.record["run_id"])) and sp.setting is not None})
+        if timed:
+            group.notes.append("speed-ups timed on: " + "; ".join(timed))
         out.append(group)
     return out
+
+
+def reference_lines(board: Board) -> list[str]:
+    """One line per group where a reference baseline (no training) scores above every ranked run: the board's
+    first lines, as the HTML page's (:func:`bench.report.ranking.reference_above_all`)."""
+    head = board.head
+    if head is None:
+        return []
+
+    def num(r: Any) -> str:
+        ci = head.ci(r.record)
+        return f"{r.value:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+    return [f"No ranked run beats the reference {display_name(lead.reference.record)} (no training) on the "
+            f"{g.name}: {num(lead.reference)} against the best ranked run, {display_name(lead.best.record)}, "
+            f"{num(lead.best)} ({head.label})."
+            for g in board.groups for lead in reference_above_all(g, head)]
 
 
 def _speed(speed: Any) -> str:
@@ -67,14 +89,18 @@ def _speed(speed: Any) -> str:
     return f"{speed.mean:.2f}×" + ("" if speed.own else "†") + ("" if speed.valid else " INVALID")
 
 
-def board_lede(head: Headline | None) -> str:
-    """What the board ranks by, and what a cluster is: the recipe is named, since a paper table may use another."""
+def board_lede(head: Headline | None, board: Board | None = None) -> str:
+    """What the board ranks by, and what a cluster is: the recipe is named, since a paper table may use another;
+    first, when ``board`` is given, each group where a reference baseline beats every ranked run
+    (:func:`reference_lines`)."""
     if head is None:
         return "No scored run yet."
-    return (f"Ranked by {metric_label(head.metric)} under the scoring recipe {head.recipe} (×100), best first. "
+    first = "".join(f"{line}\n" for line in reference_lines(board)) if board is not None else ""
+    return first + (f"Ranked by {metric_label(head.metric)} under the scoring recipe {head.recipe} (×100), best first. "
             "A rank such as 1–3 is a cluster: every run in a higher cluster beats every run in a lower one under "
             f"bench compare's paired bootstrap, Holm-corrected (α = {ALPHA}; docs/scoring.md). Reference baselines "
-            "and degenerate runs are listed unranked; a run with another's exact outputs is ranked once (=). Each "
+            "(rank ref: no training) stand at their score's place, never ranked; degenerate runs are listed unranked "
+            "after the ranked ones; a run with another's exact outputs is ranked once (=). Each "
             "group holds runs over the same examples; do not compare numbers across groups. A paper table may "
             "score with another recipe: `bench show RUN_ID` lists every recipe's numbers.")
 

@@ -72,6 +72,7 @@ class TimingPlan:
     thresholds: Thresholds = field(default_factory=Thresholds)
     resamples: int = 2000
     count_work: bool = True
+    work_units: int = 16  # the first units the FLOP and layer counters see (passes and tokens: every unit)
 
     def __post_init__(self) -> None:
         if self.rounds < 1 or self.max_rounds < self.rounds:
@@ -214,20 +215,22 @@ def time_units(
         system = systems[n]
         seen: list[float] = []
 
-        def decode_all(system: Any = system, seen: list[float] = seen) -> list[list[str]]:
+        def decode_all(limit: int | None = None, system: Any = system, seen: list[float] = seen) -> list[list[str]]:
             out = []
-            for items in plan.units:
+            for items in plan.units[:limit]:
                 result = list(unit_decoder(system, examples, items, forced, plan.batched)())
                 it = system.last_iterations
-                if isinstance(it, int | float) and not isinstance(it, bool):
+                if limit is None and isinstance(it, int | float) and not isinstance(it, bool):
                     seen.append(float(it))
                 out.append(result)
             return out
 
         t0 = trials.perf_counter_ns()  # the meter's clock (tests drive it), for the pace that picks the A/A system
         if plan.count_work:
-            say(f"[work] counting {n} on {len(plan.units)} units")
-            counts, outs = count_work(system, decode_all, sentences, device, instructions)
+            k = min(plan.work_units, len(plan.units))
+            say(f"[work] {n}: reference pass over {len(plan.units)} units, counters over the first {k}")
+            counts, outs = count_work(system, decode_all, sentences, (k, sum(len(u) for u in plan.units[:k])),
+                                      device, instructions)
             per_unit = seen if len(seen) == len(plan.units) else None
             counts = _with_passes(counts, per_unit, system.describe().iterations)
             work[n] = counts

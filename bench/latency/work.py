@@ -6,7 +6,7 @@ sequential decoder passes (the NAR papers' own argument) and of FLOPs, so a read
 size the work predicts. Counted in the untimed reference pass, on exactly the units that are timed:
 
 - **passes**: sequential decoder passes per unit (``System.last_iterations`` after each call; the declared
-  ``describe().iterations`` where a system does not count);
+  ``describe().iterations`` where a system does not count), over every timed unit;
 - **layer evaluations**: forward calls of the blocks of the model's layer stacks, i.e. of every module held in
   an ``nn.ModuleList`` (the encoder and decoder layers of every transformer implementation here), per unit;
 - **FLOPs**: ``torch.utils.flop_counter.FlopCounterMode`` (matrix products, convolutions, attention; element-wise
@@ -16,7 +16,10 @@ size the work predicts. Counted in the untimed reference pass, on exactly the un
   (:func:`bench.latency.memory.peak_memory`);
 - CPU instructions (``perf stat -e instructions:u``) where the machine exposes a PMU, else the reason it does not.
 
-Counts are a pure function of the models and the units: two runs give the same numbers (a test holds this).
+Passes, tokens and memory come from the reference pass over every timed unit; layer evaluations, FLOPs and
+instructions from a second, counted pass over the first ``counted_units`` units (the counters slow an AR decoder
+several-fold, so they see a fixed sample, named in the record). Counts are a pure function of the models and the
+units: two runs give the same numbers (a test holds this).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class WorkCounts:
     peak_memory: dict[str, Any]
     instructions_per_sentence: float | None
     unreadable: dict[str, str]
+    counted_units: int = 0  # the first units the FLOPs, layer evaluations and instructions were counted on
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -149,10 +153,12 @@ def _count_instructions(run: Callable[[], object], perf: str) -> int | None:
     return None
 
 
-def count_work(system: Any, decode_units: Callable[[], Sequence[Sequence[str]]], sentences: int, device: str,
-               instructions: str | None) -> tuple[WorkCounts, list[list[str]]]:
-    """Run ``decode_units`` (every timed unit once, in unit order; returns each unit's outputs) under the
-    counters, and return the counts with the outputs (the untimed reference the timed outputs must equal).
+def count_work(system: Any, decode_units: Callable[[int | None], Sequence[Sequence[str]]], sentences: int,
+               counted: tuple[int, int], device: str, instructions: str | None,
+               ) -> tuple[WorkCounts, list[list[str]]]:
+    """Run ``decode_units(None)`` (every timed unit once, in unit order; returns each unit's outputs: the untimed
+    reference the timed outputs must equal) under the memory sampler, then ``decode_units(k)`` (the first ``k``
+    units, ``counted = (k, their sentences)``) under the FLOP and layer counters, which slow decoding several-fold.
 
     ``instructions``: None when this machine counts ``instructions:u`` (:func:`instructions_unreadable`, probed
     once per run), else why it does not. Decoder passes are the caller's to fill in (it reads them per unit)."""
@@ -164,16 +170,16 @@ def count_work(system: Any, decode_units: Callable[[], Sequence[Sequence[str]]],
     tally: dict[str, float] = {}
 
     def run() -> None:
-        if models:
-            with _counting(models) as t:
-                result.extend([list(x) for x in decode_units()])
-            tally.update(t)
-        else:
-            result.extend([list(x) for x in decode_units()])
+        result.extend([list(x) for x in decode_units(None)])
 
     memory = peak_memory(run, device).to_json()
     units = len(result)
-    if not models:
+    k, k_sentences = counted
+    if models:
+        with _counting(models) as t:
+            decode_units(k)
+        tally.update(t)
+    else:
         why = "the system decodes outside torch (no torch modules to count)"
         unreadable["flops"] = unreadable["layer_evals"] = why
     params = sum(int(p.numel()) for m in models for p in m.parameters())
@@ -182,8 +188,8 @@ def count_work(system: Any, decode_units: Callable[[], Sequence[Sequence[str]]],
         params = int(own["parameters"])
     instr: float | None = None
     if instructions is None:
-        count = _count_instructions(decode_units, shutil.which("perf") or "perf")
-        instr = None if count is None else count / max(1, sentences)
+        count = _count_instructions(lambda: decode_units(k), shutil.which("perf") or "perf")
+        instr = None if count is None else count / max(1, k_sentences)
         if count is None:
             unreadable["instructions"] = "perf stat gave no count"
     else:
@@ -191,10 +197,10 @@ def count_work(system: Any, decode_units: Callable[[], Sequence[Sequence[str]]],
     tokens = sum(len(t.split()) for unit in result for t in unit)
     return WorkCounts(
         units=units, sentences=sentences, passes_per_unit=None,
-        layer_evals_per_unit=(tally["layers"] / units if models and units else None),
-        flops_per_sentence=(tally["flops"] / sentences if models and sentences else None),
+        layer_evals_per_unit=(tally["layers"] / k if models and k else None),
+        flops_per_sentence=(tally["flops"] / k_sentences if models and k_sentences else None),
         output_tokens=tokens, parameters=params, peak_memory=memory, instructions_per_sentence=instr,
-        unreadable=unreadable,
+        unreadable=unreadable, counted_units=k,
     ), result
 
 

@@ -138,7 +138,7 @@ def design_problems(block: Mapping[str, Any], where: str = "") -> Iterator[Probl
                 v = w.get(key)
                 if v is not None and not (_num(v) and v >= 0):
                     yield Problem(f"{at}work.{name}.{key}", f"must be null or a non-negative number, got {v!r}")
-            for key in ("units", "sentences", "output_tokens", "parameters"):
+            for key in ("units", "sentences", "output_tokens", "parameters", "counted_units"):
                 if not (_int(w.get(key)) and w[key] >= 0):
                     yield Problem(f"{at}work.{name}.{key}", f"must be a count, got {w.get(key)!r}")
 

@@ -254,3 +254,29 @@ def test_the_store_and_the_meter_name_the_same_verdicts_and_columns() -> None:
     assert TrialLog.from_json(log.to_json()) == log
     with pytest.raises(ValueError, match="trials.wall_ns"):
         TrialLog.from_json({**log.to_json(), "wall_ns": ["5"]})
+
+
+def test_the_known_ratio_control_reads_two_and_is_re_derived(clock: FakeClock) -> None:
+    burst = Burst(clock, [], 1.0)
+    rep = measure({"a": Costly(clock, burst, 4_000_000), "b": Costly(clock, burst, 1_000_000)}, examples(40),
+                  baseline="a", n=12, rounds=3, x2="auto", **FAST)
+    assert rep.timed.x2_system == "b" and rep.x2.mean == pytest.approx(2.0) and rep.x2.verdict == "VALID"
+    assert "x2:b" in rep.timed.log.arm and "x2:b" not in rep.systems and "|x2:on|" in rep.signature
+    spec = LatencySpec(task="quora", split="test", budget="smoke", systems=("a", "b"), baseline="a", n=12, rounds=3,
+                       length_forced=False, weights="as-configured")
+    rec = json.loads(json.dumps(build_record(spec, rep, {})))
+    assert rec["x2"]["system"] == "b" and rec["verdict"] == "VALID"
+    validate_latency_record(rec)
+    assert rederive_latency(rec).differences == []
+    edited = copy.deepcopy(rec)
+    edited["x2"]["per_round"] = [2.5, 2.5, 2.5]
+    assert any("known-ratio control" in d.where for d in rederive_latency(edited).differences)
+
+
+def test_a_meter_that_misreads_the_known_ratio_judges_nothing_valid() -> None:
+    ok = _sp(5.0, (4.9, 5.1), [5.0, 5.0, 5.0])
+    aa = _sp(1.0, (0.99, 1.01), [1.0] * 3)
+    judged, _ = judge_all({"x": ok}, aa, [], Thresholds(), x2=_sp(2.2, (2.15, 2.25), [2.2] * 3))
+    assert judged["x"].verdict == "UNSTABLE" and any("excludes 2" in r for r in judged["x"].reasons)
+    judged, _ = judge_all({"x": ok}, aa, [], Thresholds(), x2=_sp(1.99, (1.97, 2.01), [1.99] * 3))
+    assert judged["x"].verdict == "VALID"

@@ -32,6 +32,10 @@ def latency(
                                     "never shown, whose ratio to its twin is the meter's own false difference. 'auto' "
                                     "(the fastest system), a system name, or 'none' (then no speed-up is VALID).")
                   ] = "auto",
+    x2_control: Annotated[str, typer.Option(help="The known-ratio control: an arm of one system that decodes every "
+                                            "item twice, truly 2.00x slower; the meter must read it within 3 %. "
+                                            "'auto' (the A/A control's system), a system name, or 'none'.")
+                          ] = "auto",
     min_items: Annotated[int, typer.Option(help="Fewer timed items per system make the run INVALID (recorded "
                                            "in the signature's settings).")] = 100,
     warmup_items: Annotated[int, typer.Option(help="Untimed items per system before timing (at "
@@ -97,7 +101,7 @@ def latency(
                             stand_ins=stand_in, seed=seed, precision=precision,
                             warmup_items=warmup_items, warmup_s=warmup_s, min_duration_s=min_duration_s,
                             max_rounds=max_rounds, max_duration_s=time_budget_s,
-                            aa=None if aa == "none" else aa)
+                            aa=None if aa == "none" else aa, x2=None if x2_control == "none" else x2_control)
         for note in plan.notes:
             ui.err_console.print(f"[yellow]note:[/] {ui.lit(note)}", soft_wrap=True)
         harness = None

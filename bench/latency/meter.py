@@ -56,6 +56,7 @@ def measure(
     canaries: Callable[[str], CanarySet] | None = None,
     quiet_gate: float | None = None,
     aa: str | None = AA_AUTO,
+    x2: str | None = None,
     max_rounds: int = 12,
     thresholds: Thresholds | None = None,
     design: str = "paired",
@@ -70,11 +71,13 @@ def measure(
     median over rounds is the system's latency; ``stats`` summarize those medians, and the speed-up over
     ``baseline`` is the ratio of their sums with a paired bootstrap CI over units (:mod:`bench.latency.paired`).
     ``aa``: the A/A control's system ("auto": the fastest in the untimed reference pass; None: none, and then no
-    speed-up can be VALID). ``reference_outputs[name]`` (the quality run's outputs, in ``examples`` order) is
-    compared with what ``name`` produced; every timed output must also equal the system's own untimed reference
-    pass. ``length_forced`` gives each system the reference length (whitespace tokens of the target) via
-    ``decode_one(example, forced_length=L)``, for speed columns of untrained models. A system with
-    ``latency_probe = True`` (the null system) is timed like the others but has no speed-up and no duration floor.
+    speed-up can be VALID); ``x2``: the known-ratio control's system ("auto": the A/A system; None: none), timed as
+    an arm that decodes every item twice and must read 2.00x. ``reference_outputs[name]`` (the quality run's
+    outputs, in ``examples`` order) is compared with what ``name`` produced; every timed output must also equal the
+    system's own untimed reference pass. ``length_forced`` gives each system the reference length (whitespace
+    tokens of the target) via ``decode_one(example, forced_length=L)``, for speed columns of untrained models. A
+    system with ``latency_probe = True`` (the null system) is timed like the others but has no speed-up and no
+    duration floor.
     ``precision`` (fp32 | bf16 | auto) is one autocast setting for every system, part of the signature.
     ``canaries`` builds the run's canaries for the device (default: sized on this machine); a judged canary whose
     per-round median drifts by more than ``canary_tolerance`` labels the milliseconds INDICATIVE (speed-ups are
@@ -98,7 +101,7 @@ def measure(
         min_duration_s=min_duration_s, max_duration_s=max_duration_s, max_items=max_items, seed=seed,
         length_forced=length_forced, device=device, sync=sync.name, canary_tolerance=canary_tolerance,
         precision=resolve_precision(precision, device).effective, placement=placement, quiet_gate=quiet_gate,
-        design=design, aa=aa, max_rounds=max(rounds, max_rounds), thresholds=th.to_json(),
+        design=design, aa=aa, max_rounds=max(rounds, max_rounds), thresholds=th.to_json(), x2=x2,
     )
     fp_before = environment_fingerprint()
     forced = [len(ex.target.split()) for ex in examples] if length_forced else None
@@ -106,7 +109,8 @@ def measure(
     units = [[i] for i in items.take_timed(n)]
     plan = TimingPlan(units, batched=False, rounds=rounds, max_rounds=max(rounds, max_rounds),
                       max_duration_s=max_duration_s, min_duration_s=min_duration_s, max_timings=max_items, seed=seed,
-                      design=design, aa=aa, thresholds=th, resamples=bootstrap_resamples, count_work=count_work)
+                      design=design, aa=aa, x2=x2, thresholds=th, resamples=bootstrap_resamples,
+                      count_work=count_work)
     infos = {nm: _describe(systems[nm]) for nm in names}
     canary_box: list[CanarySet] = []
     gate_box: list[Any] = []

@@ -126,6 +126,21 @@ def aa_problems(aa: PairedSpeedup | None, th: Thresholds) -> list[tuple[str, str
     return out
 
 
+def x2_problems(x2: PairedSpeedup | None, th: Thresholds) -> list[tuple[str, str]]:
+    """(verdict, reason) for each rule the known-ratio control breaks: an arm that decodes every unit twice must
+    read 2.00x over its system, within ``aa_max``, with a CI that holds 2 (None: no such control was timed)."""
+    if x2 is None:
+        return []
+    out = []
+    lo, hi = x2.mean_ci95
+    if not lo <= 2.0 <= hi:
+        out.append(("UNSTABLE", f"the known-ratio control (a system decoding every item twice) read {x2.mean:.3f}x "
+                                f"with CI [{lo:.3f}, {hi:.3f}], which excludes 2"))
+    if abs(x2.mean / 2.0 - 1.0) > th.aa_max:
+        out.append(("INCONCLUSIVE", f"the known-ratio control read {x2.mean:.3f}x, more than {th.aa_max:.0%} from 2"))
+    return out
+
+
 def own_problems(sp: PairedSpeedup, th: Thresholds) -> list[tuple[str, str]]:
     """(verdict, reason) for each rule the speed-up itself breaks (its CI width and its per-round spread)."""
     out = []
@@ -153,7 +168,8 @@ def judged(sp: PairedSpeedup, problems: Sequence[tuple[str, str]]) -> PairedSpee
 
 def judge_all(speedups: dict[str, PairedSpeedup], aa: PairedSpeedup | None, design: Sequence[str],
               th: Thresholds, per_system: Mapping[str, Sequence[str]] | None = None,
-              baseline: str | None = None) -> tuple[dict[str, PairedSpeedup], PairedSpeedup | None]:
+              baseline: str | None = None, x2: PairedSpeedup | None = None,
+              ) -> tuple[dict[str, PairedSpeedup], PairedSpeedup | None]:
     """Every speed-up and the A/A control, judged. ``design`` are the reasons the design itself failed (incomplete,
     outputs that differ from the reference, a system on the wrong device ...): everything is INVALID then;
     ``per_system`` are reasons that break one system's timings (its own speed-up, and every speed-up when it is
@@ -161,7 +177,7 @@ def judge_all(speedups: dict[str, PairedSpeedup], aa: PairedSpeedup | None, desi
     per = per_system or {}
     broken = [("INVALID", r) for r in design]
     base_broken = [("INVALID", f"baseline {baseline}: {r}") for r in per.get(baseline or "", ())]
-    control = aa_problems(aa, th)
+    control = aa_problems(aa, th) + x2_problems(x2, th)
     out = {}
     for name, sp in speedups.items():
         own = [("INVALID", r) for r in per.get(name, ())] if name != baseline else []
@@ -169,9 +185,15 @@ def judge_all(speedups: dict[str, PairedSpeedup], aa: PairedSpeedup | None, desi
     aa_judged = None
     if aa is not None:
         spread = [p for p in own_problems(aa, th) if p[0] == "UNSTABLE"]
-        aa_judged = judged(aa, broken + control + spread)
+        aa_judged = judged(aa, broken + aa_problems(aa, th) + spread)
     return out, aa_judged
 
 
-__all__ = ["VERDICTS", "PairedSpeedup", "Thresholds", "aa_problems", "judge_all", "judged", "own_problems",
+def judge_x2(x2: PairedSpeedup, design: Sequence[str], th: Thresholds) -> PairedSpeedup:
+    """The known-ratio control judged by its own rules (and the design's)."""
+    return judged(x2, [("INVALID", r) for r in design] + x2_problems(x2, th))
+
+
+__all__ = ["VERDICTS", "PairedSpeedup", "Thresholds", "aa_problems", "judge_all", "judge_x2", "judged", "own_problems",
+           "x2_problems",
            "paired_speedup", "per_round_ratios", "unit_medians", "worst"]

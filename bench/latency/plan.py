@@ -58,6 +58,7 @@ class LatencyPlan:
     max_rounds: int = 12
     max_duration_s: float = 600.0
     aa: str | None = "auto"
+    x2: str | None = None  # the known-ratio control's system ("auto": the A/A system; None: none)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
                  length_forced: bool = False, weights: str | None = None, sets: Sequence[str] = (),
                  stand_ins: Sequence[str] = (), seed: int = 0, precision: str = "fp32", warmup_items: int = 20,
                  warmup_s: float = 5.0, min_duration_s: float = 10.0, max_rounds: int = 12,
-                 max_duration_s: float = 600.0, aa: str | None = "auto") -> LatencyPlan:
+                 max_duration_s: float = 600.0, aa: str | None = "auto", x2: str | None = None) -> LatencyPlan:
     """Check and settle the options of a measurement (``systems``: names, or one comma-separated string;
     ``sets``: ``key=value`` for every system or ``system.key=value``; ``stand_ins``: ``ROW=TIMED``). Raises a
     :class:`~bench.api.errors.UserError` naming the option; builds nothing."""
@@ -94,6 +95,9 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
     if aa not in (None, "auto") and aa not in names:
         raise LatencyPlanError(f"--aa {aa!r}: the A/A control must be one of the timed systems ({', '.join(names)}), "
                                "'auto' (the fastest) or 'none'.")
+    if x2 not in (None, "auto") and x2 not in names:
+        raise LatencyPlanError(f"--x2-control {x2!r}: the known-ratio control must be one of the timed systems "
+                               f"({', '.join(names)}), 'auto' (the A/A control's system) or 'none'.")
     if weights is not None and weights not in WEIGHTS:
         raise LatencyPlanError(f"--weights {weights!r}: the only choice is 'random' (leave it out for the systems' "
                                "own weights).")
@@ -106,7 +110,8 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
                        rounds=rounds, min_items=min_items, length_forced=length_forced, weights=weights,
                        overrides=overrides, stand_ins=parse_stand_ins(stand_ins, names), seed=seed,
                        precision=precision, notes=tuple(notes), warmup_items=warmup_items, warmup_s=warmup_s,
-                       min_duration_s=min_duration_s, max_rounds=max_rounds, max_duration_s=max_duration_s, aa=aa)
+                       min_duration_s=min_duration_s, max_rounds=max_rounds, max_duration_s=max_duration_s, aa=aa,
+                       x2=x2)
 
 
 def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str = "auto",
@@ -134,7 +139,7 @@ def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str 
                          length_forced=plan.length_forced, seed=plan.seed, min_items=plan.min_items,
                          console=console, precision=plan.precision, device=placed,
                          warmup_items=plan.warmup_items, warmup_s=plan.warmup_s, min_duration_s=plan.min_duration_s,
-                         quiet_gate=quiet_gate, aa=plan.aa, max_rounds=plan.max_rounds,
+                         quiet_gate=quiet_gate, aa=plan.aa, x2=plan.x2, max_rounds=plan.max_rounds,
                          max_duration_s=plan.max_duration_s, say=say)
     if record_to is None:
         return LatencyRun(report)
@@ -189,7 +194,7 @@ def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[i
                        min_batches=min_batches, rounds=plan.rounds, seed=plan.seed,
                        length_forced=plan.length_forced, bucket=bucket,
                        device=placed, energy=energy, workdirs={n: Path(work) / n for n in names}, say=say,
-                       quiet_gate=quiet_gate, aa=plan.aa, max_rounds=plan.max_rounds,
+                       quiet_gate=quiet_gate, aa=plan.aa, x2=plan.x2, max_rounds=plan.max_rounds,
                        max_duration_s=plan.max_duration_s)
     fp = environment_fingerprint()
     created = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()

@@ -21,7 +21,7 @@ from bench.latency.report import LatencyReport
 from bench.store.latency import KIND, LATENCY_RECORD_SCHEMA
 
 #: the paired design's evidence, stored whole at the top of a record (schema 2)
-PAIRED_FIELDS = ("design", "trials", "rounds", "aa", "reference_hashes", "work")
+PAIRED_FIELDS = ("design", "trials", "rounds", "aa", "x2", "reference_hashes", "work")
 
 
 @dataclass(frozen=True)

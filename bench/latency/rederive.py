@@ -107,8 +107,8 @@ def _paired(rec: dict[str, Any], where: str, seed: int) -> list[Difference]:
             diffs.append(Difference(f"{where} systems.{name}", "verdict", entry.get("verdict"), fresh))
     broken = bool(rec.get("design_reasons")) or any(e.get("design_reasons") for e in systems.values()) \
         or bool(timed.design_problems()) or bool(timed.system_problems())
-    verdict = overall_verdict([s.verdict for s in timed.speedups.values()], timed.aa.verdict if timed.aa else None,
-                              broken)
+    verdict = overall_verdict([s.verdict for s in timed.speedups.values()],
+                              [c.verdict for c in (timed.aa, timed.x2) if c is not None], broken)
     if rec.get("verdict") != verdict:
         diffs.append(Difference(where, "verdict", rec.get("verdict"), verdict))
     canary_diffs, ms = canary_label_reasons(rec.get("canary"), float(settings.get("canary_tolerance", 0.25)),

@@ -35,12 +35,13 @@ def rebuild(block: Mapping[str, Any], baseline: str | None, resamples: int) -> T
                       seed=int(design["seed"]), design=str(design.get("kind") or "paired"),
                       thresholds=Thresholds.from_json(design.get("thresholds")), resamples=resamples)
     log = TrialLog.from_json(block["trials"])
-    arms = [Arm(a, a.split(":", 1)[1] if a.startswith("aa:") else a) for a in design["arms"]]
-    aa = block.get("aa")
+    arms = [Arm(a, a.split(":", 1)[1] if a.startswith(("aa:", "x2:")) else a) for a in design["arms"]]
+    aa, x2 = block.get("aa"), block.get("x2")
     return TimedUnits(plan, arms, log, list(block.get("rounds") or []),
                       {k: list(v) for k, v in (block.get("reference_hashes") or {}).items()}, {}, {}, {}, {},
                       aa.get("system") if isinstance(aa, Mapping) else None, baseline,
-                      frozenset(design.get("probes") or ()), {})
+                      frozenset(design.get("probes") or ()), {},
+                      x2_system=x2.get("system") if isinstance(x2, Mapping) else None)
 
 
 def compare_speedup(at: str, stored: Any, fresh: Any) -> list[Difference]:
@@ -77,11 +78,13 @@ def rederive_block(where: str, block: Mapping[str, Any], baseline: str | None, r
     for name, stored in stored_speedups.items():
         if stored is not None and name not in timed.speedups:
             out.append(Difference(f"{where} {name}", "speedup", "stored", "none derivable (baseline or probe)"))
-    aa = block.get("aa")
-    if timed.aa is not None:
-        out += compare_speedup(f"{where} A/A control", aa, timed.aa)
-    elif aa is not None:
-        out.append(Difference(where, "aa", "stored", "no A/A arm in the design"))
+    controls: list[tuple[str, str, Any]] = [("aa", "A/A control", timed.aa), ("x2", "known-ratio control", timed.x2)]
+    for key, label, control in controls:
+        stored = block.get(key)
+        if control is not None:
+            out += compare_speedup(f"{where} {label}", stored, control)
+        elif stored is not None:
+            out.append(Difference(where, key, "stored", f"no {label} arm in the design"))
     work = block.get("work") or {}
     for name, w in work.items():
         if isinstance(w, Mapping) and name in timed.reference:
@@ -124,9 +127,10 @@ def canary_label_reasons(canary: Any, tolerance: float, device: str) -> tuple[li
     return out, drift_reasons(rounds, workloads, tolerance, cause=cause)
 
 
-def overall_verdict(speed_verdicts: Sequence[str], aa_verdict: str | None, broken: bool) -> str:
-    """A record's verdict: the worst of its speed-ups' and its A/A control's; INVALID when the design broke."""
-    return worst([*speed_verdicts, *([aa_verdict] if aa_verdict else []), *(["INVALID"] if broken else [])])
+def overall_verdict(speed_verdicts: Sequence[str], control_verdicts: Sequence[str | None], broken: bool) -> str:
+    """A record's verdict: the worst of its speed-ups' and its controls' (A/A, known ratio); INVALID when the
+    design broke."""
+    return worst([*speed_verdicts, *(v for v in control_verdicts if v), *(["INVALID"] if broken else [])])
 
 
 __all__ = ["canary_label_reasons", "compare_speedup", "overall_verdict", "rebuild", "rederive_block"]

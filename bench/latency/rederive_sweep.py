@@ -120,15 +120,14 @@ def _groups(rec: dict[str, Any], where: str, cells: list[dict[str, Any]], resamp
             if cell.get("verdict") != want:
                 out.append(Difference(f"{at} {name}", "verdict", cell.get("verdict"), want))
             verdicts.append(want)
-        if timed.aa is not None:
-            verdicts.append(timed.aa.verdict)
+        verdicts += [c.verdict for c in (timed.aa, timed.x2) if c is not None]
         canary = (g.get("canary") or {})
         device = {**(canary.get("device") or {}), "host": canary.get("host")}
         c_diffs, reasons = canary_label_reasons(device, float(rec.get("canary_tolerance", 0.25)),
                                                 str(sw.get("device") or "cpu"))
         out += [Difference(f"{at} {d.where}", d.field, d.stored, d.recomputed) for d in c_diffs]
         ms += reasons
-    verdict = overall_verdict(verdicts, None, broken)
+    verdict = overall_verdict(verdicts, [], broken)
     if rec.get("verdict") != verdict:
         out.append(Difference(where, "verdict", rec.get("verdict"), verdict))
     gate = sw.get("quiet_gate")

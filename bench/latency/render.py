@@ -73,8 +73,14 @@ def aa_lines(report: LatencyReport) -> list[str]:
     if timed is None or timed.aa is None:
         return ["A/A control: none timed (no speed-up can be VALID)"] if report.baseline else []
     aa = timed.aa
-    return [f"A/A control ({timed.aa_system} timed as two arms): {aa.mean:.3f}x [{aa.mean_ci95[0]:.3f}, "
-            f"{aa.mean_ci95[1]:.3f}], per round {min(aa.per_round):.3f}-{max(aa.per_round):.3f}x: {aa.verdict}"]
+    out = [f"A/A control ({timed.aa_system} timed as two arms): {aa.mean:.3f}x [{aa.mean_ci95[0]:.3f}, "
+           f"{aa.mean_ci95[1]:.3f}], per round {min(aa.per_round):.3f}-{max(aa.per_round):.3f}x: {aa.verdict}"]
+    x2 = timed.x2
+    if x2 is not None:
+        out.append(f"known-ratio control ({timed.x2_system} decoding every item twice, truly 2.00x): {x2.mean:.3f}x "
+                   f"[{x2.mean_ci95[0]:.3f}, {x2.mean_ci95[1]:.3f}], per round {min(x2.per_round):.3f}-"
+                   f"{max(x2.per_round):.3f}x: {x2.verdict}")
+    return out
 
 
 def canary_lines(report: LatencyReport) -> list[str]:

@@ -45,6 +45,7 @@ class Settings:
     aa: str | None = "auto"  # the A/A control's system ("auto": the fastest; None: none)
     max_rounds: int = 12  # extra rounds while a speed-up is INCONCLUSIVE, up to this many in all
     thresholds: dict[str, float] | None = None  # the rules of a VALID speed-up (bench.latency.paired.Thresholds)
+    x2: str | None = None  # the known-ratio control's system ("auto": the A/A system; None: none)
 
 
 @dataclass
@@ -101,6 +102,11 @@ class LatencyReport:
         return None if self.timed is None else self.timed.aa
 
     @property
+    def x2(self) -> PairedSpeedup | None:
+        """The known-ratio control (an arm decoding every item twice over its system: truly 2.00x)."""
+        return None if self.timed is None else self.timed.x2
+
+    @property
     def invalid_reasons(self) -> list[str]:
         """Everything that keeps the verdict from VALID: the design, each system, each speed-up, the A/A control."""
         out = list(self.run_reasons)
@@ -109,9 +115,9 @@ class LatencyReport:
             sp = self._speed(res.name)
             if sp is not None:
                 out.extend(f"{res.name} speed-up {sp.verdict}: {r}" for r in sp.reasons if r not in out)
-        aa = self.aa
-        if aa is not None and aa.verdict != "VALID":
-            out.extend(f"A/A control {aa.verdict}: {r}" for r in aa.reasons)
+        for label, control in (("A/A control", self.aa), ("known-ratio control", self.x2)):
+            if control is not None and control.verdict != "VALID":
+                out.extend(f"{label} {control.verdict}: {r}" for r in control.reasons)
         return list(dict.fromkeys(out))
 
     @property
@@ -119,8 +125,7 @@ class LatencyReport:
         """The worst of the speed-ups' verdicts and the A/A control's; INVALID when the design or a system broke."""
         verdicts = ["INVALID"] if self.run_reasons or any(r.reasons for r in self.systems.values()) else []
         verdicts += [sp.verdict for sp in (self._speed(n) for n in self.systems) if sp is not None]
-        if self.aa is not None:
-            verdicts.append(self.aa.verdict)
+        verdicts += [c.verdict for c in (self.aa, self.x2) if c is not None]
         return worst(verdicts)
 
     @property
@@ -243,6 +248,7 @@ class LatencyReport:
             "trials": t.log.to_json(),
             "rounds": list(t.rounds),
             "aa": None if aa is None else {"system": t.aa_system, "arm": f"aa:{t.aa_system}", **aa.to_json()},
+            "x2": None if t.x2 is None else {"system": t.x2_system, "arm": f"x2:{t.x2_system}", **t.x2.to_json()},
             "reference_hashes": {n: list(h) for n, h in t.reference.items()},
             "work": {n: w.to_json() for n, w in t.work.items()},
         }
@@ -267,6 +273,7 @@ def latency_signature(
         f"design:{'rmit' if settings.design == 'paired' else settings.design}",
         f"rounds:{settings.rounds if rounds_run is None else rounds_run}",
         f"aa:{'on' if aa_system else 'off'}",
+        *(["x2:on"] if settings.x2 else []),
         f"n:{settings.n if n_timed is None else n_timed}",
         "clock:perf_counter_ns",
         f"sync:{settings.sync}",

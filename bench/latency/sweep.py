@@ -49,6 +49,7 @@ def sweep(
     energy_window_s: float = 10.0, canary_tolerance: float = 0.25, bootstrap_resamples: int = 2000,
     canaries: Callable[[str], CanarySet] | None = None, workdirs: Mapping[str, Any] | None = None,
     say: Callable[[str], None] = lambda _m: None, quiet_gate: float | None = None, aa: str | None = AA_AUTO,
+    x2: str | None = None,
     max_rounds: int = 12, max_duration_s: float | None = 600.0, thresholds: Thresholds | None = None,
     count_work: bool = True,
 ) -> dict[str, Any]:
@@ -93,7 +94,7 @@ def sweep(
                 say(f"[sweep] threads={t} B={b}: {len(plan)} batches x {len(names)} systems (+ A/A), "
                     f">= {rounds} rounds")
                 timing = TimingPlan(plan, batched=b > 1, rounds=rounds, max_rounds=max(rounds, max_rounds),
-                                    max_duration_s=max_duration_s, seed=seed, aa=aa, thresholds=th,
+                                    max_duration_s=max_duration_s, seed=seed, aa=aa, x2=x2, thresholds=th,
                                     resamples=bootstrap_resamples, count_work=count_work)
                 timed = time_units(systems, examples, timing, baseline=baseline, forced=forced, sync=sync,
                                    canaries=_reuse(canary_set), warm_up=_warm_one(plan[0], examples, forced, b),
@@ -111,8 +112,9 @@ def sweep(
                 for nm, sp in timed.speedups.items():
                     if sp.verdict != "VALID":
                         reasons += [f"{where}: {nm} speed-up {sp.verdict}: {r}" for r in sp.reasons]
-                if timed.aa is not None and timed.aa.verdict != "VALID":
-                    reasons += [f"{where}: A/A control {timed.aa.verdict}: {r}" for r in timed.aa.reasons]
+                for label, control in (("A/A control", timed.aa), ("known-ratio control", timed.x2)):
+                    if control is not None and control.verdict != "VALID":
+                        reasons += [f"{where}: {label} {control.verdict}: {r}" for r in control.reasons]
                 for nm in names:
                     outs = {i: text for items, unit in zip(plan, timed.reference_texts[nm], strict=True)
                             for i, text in zip(items, unit, strict=True)}
@@ -136,7 +138,8 @@ def sweep(
             differ = a["compared"] - a["agreed"]
             agree_reasons.append(f"{nm}: batched outputs differ from B=1 on {differ}/{a['compared']} "
                                  "items (padding or length-prediction dependence): its throughput is of other outputs")
-    verdict = worst(([c["verdict"] for c in cells] + [g["aa"]["verdict"] for g in groups if g.get("aa")])
+    verdict = worst(([c["verdict"] for c in cells] + [g[k]["verdict"] for g in groups for k in ("aa", "x2")
+                                                       if g.get(k)])
                     + (["INVALID"] if any("design" in g and g["design"]["problems"] for g in groups) else []))
     return {
         "batch_sizes": sorted(batch_sizes), "threads": list(threads), "cores": cores, "device": kind,
@@ -194,6 +197,7 @@ def _group(t: int, b: int, timed: TimedUnits, canary_set: CanarySet, round_gate:
                    "timing_s": timed.timing_s},
         "trials": timed.log.to_json(), "rounds": list(timed.rounds),
         "aa": None if aa is None else {"system": timed.aa_system, **aa.to_json()},
+        "x2": None if timed.x2 is None else {"system": timed.x2_system, **timed.x2.to_json()},
         "reference_hashes": {n: list(h) for n, h in timed.reference.items()},
         "work": {n: w.to_json() for n, w in timed.work.items()},
         "canary": {"device": canary_set.device.to_json(), "host": canary_set.host.to_json()},

@@ -31,9 +31,9 @@ import numpy as np
 from bench.api.types import Example
 from bench.latency import trials
 from bench.latency.clock import Synchronizer
-from bench.latency.paired import PairedSpeedup, Thresholds, judge_all, paired_speedup, unit_medians
+from bench.latency.paired import PairedSpeedup, Thresholds, judge_all, judge_x2, paired_speedup, unit_medians
 from bench.latency.procstat import procstat_delta, read_procstat
-from bench.latency.trials import Arm, RoundRunner, TrialLog, UnitDecode, aa_arm, outputs_hash
+from bench.latency.trials import Arm, RoundRunner, TrialLog, UnitDecode, aa_arm, outputs_hash, x2_arm
 from bench.latency.work import WorkCounts, count_work, instructions_unreadable
 
 #: ``aa`` choices besides a system's name
@@ -69,6 +69,7 @@ class TimingPlan:
     seed: int = 0
     design: str = "paired"
     aa: str | None = AA_AUTO  # "auto": the fastest system; a name; None: no A/A arm
+    x2: str | None = None  # the known-ratio control (an arm decoding every unit twice): "auto" (the A/A system), a name
     thresholds: Thresholds = field(default_factory=Thresholds)
     resamples: int = 2000
     count_work: bool = True
@@ -104,6 +105,8 @@ class TimedUnits:
     timing_s: float = 0.0
     speedups: dict[str, PairedSpeedup] = field(default_factory=dict)
     aa: PairedSpeedup | None = None
+    x2_system: str | None = None
+    x2: PairedSpeedup | None = None  # the known-ratio control: its arm over its system, should read 2.00
 
     @property
     def n_units(self) -> int:
@@ -151,13 +154,20 @@ class TimedUnits:
         if self.baseline is not None:
             base = self.matrix(self.baseline)
             for arm in self.arms:
-                if arm.is_aa or arm.system in self.probes or arm.name == self.baseline:
+                if arm.is_control or arm.system in self.probes or arm.name == self.baseline:
                     continue
                 sp[arm.name] = paired_speedup(base, self.matrix(arm.name), p.resamples, p.seed)
         aa = None
         if self.aa_system is not None:
             aa = paired_speedup(self.matrix(self.aa_system), self.matrix(aa_arm(self.aa_system)), p.resamples, p.seed)
         return sp, aa
+
+    def raw_x2(self) -> PairedSpeedup | None:
+        """The known-ratio control before its verdict: the twice-decoding arm over its system (truly 2.00)."""
+        if self.x2_system is None:
+            return None
+        p = self.plan
+        return paired_speedup(self.matrix(x2_arm(self.x2_system)), self.matrix(self.x2_system), p.resamples, p.seed)
 
     def judge(self, design: Sequence[str] = (), per_system: Mapping[str, Sequence[str]] | None = None) -> None:
         """Set :attr:`speedups` and :attr:`aa`, judged; ``design`` and ``per_system`` add reasons the caller knows
@@ -166,14 +176,19 @@ class TimedUnits:
         per = {k: list(v) for k, v in self.system_problems().items()}
         for name, reasons in (per_system or {}).items():
             per.setdefault(name, []).extend(r for r in reasons if r not in per[name])
-        if self.aa_system is not None and per.get(self.aa_system):
-            design = [*design, *(f"A/A control {r}" for r in per[self.aa_system])]
-        self.speedups, self.aa = judge_all(raw, aa, [*self.design_problems(), *design], self.plan.thresholds,
-                                           per_system=per, baseline=self.baseline)
+        for control, owner in (("A/A control", self.aa_system), ("known-ratio control", self.x2_system)):
+            if owner is not None and per.get(owner):
+                design = [*design, *(f"{control} {r}" for r in per[owner] if f"{control} {r}" not in design)]
+        x2 = self.raw_x2()
+        broken = [*self.design_problems(), *design]
+        self.x2 = None if x2 is None else judge_x2(x2, broken, self.plan.thresholds)
+        self.speedups, self.aa = judge_all(raw, aa, broken, self.plan.thresholds, per_system=per,
+                                           baseline=self.baseline, x2=x2)
 
     def undecided(self) -> bool:
         """Whether another round could still change a verdict: a speed-up or the A/A control is INCONCLUSIVE."""
-        verdicts = [s.verdict for s in self.speedups.values()] + ([self.aa.verdict] if self.aa is not None else [])
+        verdicts = [s.verdict for s in self.speedups.values()] + \
+            [c.verdict for c in (self.aa, self.x2) if c is not None]
         return "INCONCLUSIVE" in verdicts
 
 
@@ -247,16 +262,19 @@ def time_units(
         passes[n] = per_unit
 
     aa_system = _pick_aa(plan, names, probes, pace)
-    arms = [Arm(n, n) for n in names] + ([Arm(aa_arm(aa_system), aa_system)] if aa_system else [])
+    x2_system = _pick_x2(plan, names, aa_system, probes, pace)
+    arms = [Arm(n, n) for n in names] + ([Arm(aa_arm(aa_system), aa_system)] if aa_system else []) \
+        + ([Arm(x2_arm(x2_system), x2_system)] if x2_system else [])
     canary_set = canaries()
     gate = gate_for(canary_set) if gate_for is not None else None
 
-    decoders = {(a.name, u): unit_decoder(systems[a.system], examples, items, forced, plan.batched)
+    decoders = {(a.name, u): (twice if a.is_x2 else _same)(unit_decoder(systems[a.system], examples, items, forced,
+                                                                        plan.batched))
                 for a in arms for u, items in enumerate(plan.units)}
     runner = RoundRunner(arms, len(plan.units), lambda arm, unit: decoders[(arm.name, unit)], sync, plan.seed,
                          plan.design, gate, cuda_events, tick)
     result = TimedUnits(plan, arms, runner.log, [], reference, texts, passes, work, warm, aa_system, baseline, probes,
-                        runner.event_ms)
+                        runner.event_ms, x2_system=x2_system)
     per_round = len(arms) * len(plan.units)
     say(f"[time] {len(plan.units)} units x {len(arms)} arms ({', '.join(a.name for a in arms)}), >= {plan.rounds} "
         f"paired rounds ({plan.design})")
@@ -293,6 +311,35 @@ def time_units(
     return result
 
 
+def _same(decode: UnitDecode) -> UnitDecode:
+    return decode
+
+
+def twice(decode: UnitDecode) -> UnitDecode:
+    """The known-ratio control's decode: the unit decoded twice back to back (its outputs must agree)."""
+    def run() -> Sequence[str]:
+        first = list(decode())
+        second = list(decode())
+        return second if first == second else [*second, "<decoded differently the second time>"]
+
+    return run
+
+
+def _pick_x2(plan: TimingPlan, names: Sequence[str], aa_system: str | None, probes: frozenset[str],
+             pace: Mapping[str, float]) -> str | None:
+    if plan.x2 is None:
+        return None
+    if plan.x2 == AA_AUTO:
+        if aa_system is not None:
+            return aa_system
+        candidates = [n for n in names if n not in probes]
+        return min(candidates, key=lambda n: (pace[n], names.index(n))) if candidates else None
+    if plan.x2 not in names:
+        raise ValueError(f"--x2-control {plan.x2!r}: the known-ratio control must be one of the timed systems "
+                         f"({', '.join(names)}).")
+    return plan.x2
+
+
 def _with_passes(counts: WorkCounts, per_unit: list[float] | None, declared: Any) -> WorkCounts:
     from dataclasses import replace
 
@@ -318,12 +365,17 @@ def _round(r: int, runner: RoundRunner, canary_set: Any, gate: Any) -> dict[str,
 
 
 def aa_choice_note(result: TimedUnits) -> str | None:
-    """One line naming the A/A arm and why it is that system."""
-    if result.aa_system is None:
+    """One line naming the A/A arm (and the known-ratio arm) and why it is that system."""
+    if result.aa_system is None and result.x2_system is None:
         return None
-    how = "the fastest in the reference pass" if result.plan.aa == AA_AUTO else "chosen with --aa"
-    return (f"A/A control: {result.aa_system} timed as a second arm ({aa_arm(result.aa_system)}, {how}); never shown "
-            "as a system")
+    parts = []
+    if result.aa_system is not None:
+        how = "the fastest in the reference pass" if result.plan.aa == AA_AUTO else "chosen with --aa"
+        parts.append(f"A/A control: {result.aa_system} timed as a second arm ({aa_arm(result.aa_system)}, {how})")
+    if result.x2_system is not None:
+        parts.append(f"known-ratio control: {result.x2_system} decoding every item twice "
+                     f"({x2_arm(result.x2_system)}, truly 2.00x)")
+    return "; ".join(parts) + "; never shown as systems"
 
 
 __all__ = ["AA_AUTO", "TimedUnits", "TimingPlan", "aa_choice_note", "time_units", "unit_decoder"]

@@ -38,11 +38,17 @@ DESIGNS = ("paired", "block")
 #: the columns of a trial log, in the order the record stores them
 COLUMNS = ("round", "unit", "arm", "position", "start_ns", "wall_ns", "cpu_ns", "tokens", "out_hash")
 AA_PREFIX = "aa:"
+X2_PREFIX = "x2:"
 
 
 def aa_arm(system: str) -> str:
     """The A/A arm's name for ``system`` (no registered system name contains a colon)."""
     return f"{AA_PREFIX}{system}"
+
+
+def x2_arm(system: str) -> str:
+    """The known-ratio arm's name for ``system``: it decodes every unit twice (a true cost of exactly 2x)."""
+    return f"{X2_PREFIX}{system}"
 
 
 def outputs_hash(texts: Sequence[str]) -> str:
@@ -64,6 +70,15 @@ class Arm:
     @property
     def is_aa(self) -> bool:
         return self.name.startswith(AA_PREFIX)
+
+    @property
+    def is_control(self) -> bool:
+        """An arm of the meter's own controls (A/A, 2x), never shown as a system."""
+        return self.name.startswith((AA_PREFIX, X2_PREFIX))
+
+    @property
+    def is_x2(self) -> bool:
+        return self.name.startswith(X2_PREFIX)
 
 
 @dataclass
@@ -255,5 +270,5 @@ class RoundRunner:
         return once
 
 
-__all__ = ["AA_PREFIX", "COLUMNS", "DESIGNS", "Arm", "RoundRunner", "TimedUnit", "TrialLog", "aa_arm", "arm_order",
-           "outputs_hash", "schedule", "time_once", "unit_order"]
+__all__ = ["AA_PREFIX", "COLUMNS", "DESIGNS", "X2_PREFIX", "Arm", "RoundRunner", "TimedUnit", "TrialLog", "aa_arm",
+           "arm_order", "outputs_hash", "schedule", "time_once", "unit_order", "x2_arm"]

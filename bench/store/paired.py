@@ -116,12 +116,15 @@ def design_problems(block: Mapping[str, Any], where: str = "") -> Iterator[Probl
     rs = block.get("rounds")
     if not (isinstance(rs, list) and len(rs) == rounds and all(isinstance(r, Mapping) for r in rs)):
         yield Problem(f"{at}rounds", f"must be one object per round ({rounds})")
-    aa = block.get("aa")
-    if aa is not None:
-        if not (isinstance(aa, Mapping) and isinstance(aa.get("system"), str) and f"aa:{aa['system']}" in arms):
-            yield Problem(f"{at}aa", "must be null or name the system whose second arm ('aa:<system>') was timed")
+    for key, what in (("aa", "second arm"), ("x2", "twice-decoding arm")):
+        control = block.get(key)
+        if control is None:
+            continue
+        if not (isinstance(control, Mapping) and isinstance(control.get("system"), str)
+                and f"{key}:{control['system']}" in arms):
+            yield Problem(f"{at}{key}", f"must be null or name the system whose {what} ('{key}:<system>') was timed")
         else:
-            yield from speedup_problems(aa, f"{at}aa")
+            yield from speedup_problems(control, f"{at}{key}")
     hashes = block.get("reference_hashes")
     if not (isinstance(hashes, Mapping) and all(
             isinstance(h, list) and len(h) == units and all(isinstance(x, str) for x in h) for h in hashes.values())):

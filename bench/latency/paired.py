@@ -147,11 +147,21 @@ def own_problems(sp: PairedSpeedup, th: Thresholds) -> list[tuple[str, str]]:
     lo, hi = sp.mean_ci95
     if sp.ci_ratio > th.ci_ratio:
         out.append(("INCONCLUSIVE", f"CI [{lo:.3f}, {hi:.3f}] is wider than hi/lo {th.ci_ratio:.2f} "
-                                    f"({sp.ci_ratio:.3f})"))
+                                    f"({sp.ci_ratio:.3f}){units_needed(sp, th)}"))
     if sp.round_spread > th.round_spread:
         out.append(("UNSTABLE", f"per-round speed-ups ranged {min(sp.per_round):.3f}-{max(sp.per_round):.3f}x "
                                 f"(max/min {sp.round_spread:.3f} > {th.round_spread:.2f})"))
     return out
+
+
+def units_needed(sp: PairedSpeedup, th: Thresholds) -> str:
+    """Why a CI is wide, when the rounds agree: the spread between items (per-item speed-ups grow with length), which
+    more rounds cannot narrow and more units can (the width shrinks as 1/sqrt(units)); then how many would do."""
+    if sp.round_spread > th.round_spread or sp.ci_ratio <= 1.0 or th.ci_ratio <= 1.0:
+        return ""
+    need = math.ceil(sp.units * (math.log(sp.ci_ratio) / math.log(th.ci_ratio)) ** 2)
+    return (f"; the rounds agree (max/min {sp.round_spread:.3f}), so the width is the spread between items, which "
+            f"more items narrow: about {need} would do (--n {need})")
 
 
 def worst(verdicts: Sequence[str]) -> str:

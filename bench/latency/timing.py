@@ -186,10 +186,17 @@ class TimedUnits:
                                            baseline=self.baseline, x2=x2)
 
     def undecided(self) -> bool:
-        """Whether another round could still change a verdict: a speed-up or the A/A control is INCONCLUSIVE."""
-        verdicts = [s.verdict for s in self.speedups.values()] + \
-            [c.verdict for c in (self.aa, self.x2) if c is not None]
-        return "INCONCLUSIVE" in verdicts
+        """Whether another round could still change a verdict: a control (A/A, known ratio: the same system on both
+        sides, so only timing noise widens it) or a speed-up whose rounds disagree is INCONCLUSIVE. A speed-up
+        whose CI is wide while its rounds agree is wide from the spread between items: only more units narrow it
+        (its reason says how many), so no round is added for it."""
+        from bench.latency.paired import units_needed
+
+        th = self.plan.thresholds
+        if any(c is not None and c.verdict == "INCONCLUSIVE" for c in (self.aa, self.x2)):
+            return True
+        return any(s.verdict == "INCONCLUSIVE" and not units_needed(s, th) and s.ci_ratio > th.ci_ratio
+                   for s in self.speedups.values())
 
 
 def _pick_aa(plan: TimingPlan, names: Sequence[str], probes: frozenset[str], pace: Mapping[str, float]) -> str | None:

@@ -65,8 +65,8 @@ bench: setup
 	@failed=""; for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || failed="$$failed $$f"; done; \
 	if [ -n "$$failed" ]; then echo "targets missed by:$$failed"; exit 1; fi
 
-# The CPU speed evidence of #48/#50 (MIST speed columns with CTranslate2, Quora/SQuAD batch sweeps): about 2 h on a
-# quiet 2-core box; each step runs only after `bench preflight` finds the machine still (docs/latency.md).
+# The CPU speed evidence of #48/#50/#56 (MIST speed columns with CTranslate2, Quora/SQuAD batch sweeps), timed in
+# paired rounds with A/A and known-ratio controls, so a shared machine can time it (docs/latency.md); hours.
 speed-evidence: setup fairseq
 	BENCH=$(BENCH) bash scripts/speed_evidence.sh
 

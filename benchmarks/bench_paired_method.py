@@ -104,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=40)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeats", type=int, default=2, help="runs of each design")
+    p.add_argument("--designs", default="paired,block", help="paired, block or both (comma-separated)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", type=Path, default=None)
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         inner, examples = build(args.system, args.task, Path(work))
         results = []
         for k in range(args.repeats):
-            for design in ("paired", "block"):
+            for design in [d.strip() for d in args.designs.split(",") if d.strip()]:
                 results.append(run(design, inner, examples, args))
                 print(f"run {k + 1}: " + line(results[-1]), flush=True)
     ok = True
@@ -129,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     paired = [r for r in results if r["design"] == "paired"]
     block = [r for r in results if r["design"] == "block"]
     for name, rs in (("paired", paired), ("block", block)):
+        if not rs:
+            continue
         worst2 = max(abs(r["two_x"]["mean"] / 2 - 1) for r in rs)
         worst_aa = max(abs(r["aa"]["mean"] - 1) for r in rs)
         print(f"{name}: worst 2x-control error {worst2:.1%}, worst A/A error {worst_aa:.1%} (target {TOLERANCE:.0%})")

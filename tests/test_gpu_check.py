@@ -64,18 +64,24 @@ def test_a_probe_or_step_that_hangs_is_stopped_at_its_timeout(tmp_path: Path) ->
     assert "stopped at its timeout" in (tmp_path / "x.log").read_text()
 
 
-def _record(verdict: str, reasons: list[str], speedup: float = 8.5) -> dict:
-    return {"verdict": verdict, "invalid_reasons": reasons, "wall_s": 61.0,
+def _record(verdict: str, reasons: list[str], speedup: float = 8.5, aa: str = "VALID") -> dict:
+    return {"verdict": verdict, "invalid_reasons": reasons, "wall_s": 61.0, "ms_label": "INDICATIVE",
+            "aa": {"mean": 1.01, "verdict": aa}, "x2": {"mean": 1.99, "verdict": "VALID"},
             "systems": {"encoder_bert": {"speedup": {"mean": speedup}}}}
 
 
 def test_the_latency_verdict_is_judged_on_a_gpu_and_said_on_a_cpu() -> None:
     assert gpu_check.judge_latency(_record("VALID", []), "NVIDIA H100 80GB HBM3", "cuda")[0] == "ok"
     assert gpu_check.judge_latency(_record("VALID", [], 3.0), "NVIDIA H100 80GB HBM3", "cuda")[0] == "fail"
-    drift = ["device canary drifted by 40% across rounds (tolerance 25%)"]
-    assert gpu_check.judge_latency(_record("INVALID", drift), "NVIDIA H200", "cuda")[0] == "fail"
-    status, detail = gpu_check.judge_latency(_record("INVALID", drift), "cpu", "cpu")
-    assert status == "warn" and detail.startswith("INVALID") and "not judged" in detail
+    wide = ["encoder_bert speed-up INCONCLUSIVE: CI [7.9, 9.1] is wider than hi/lo 1.10 (1.152); the rounds agree "
+            "(max/min 1.02), so the width is the spread between items, which more items narrow: about 64 would do"]
+    status, detail = gpu_check.judge_latency(_record("INCONCLUSIVE", wide), "NVIDIA H200", "cuda")
+    assert status == "ok" and "A/A 1.010x VALID" in detail and "2x control 1.990x VALID" in detail
+    assert gpu_check.judge_latency(_record("INCONCLUSIVE", wide, aa="UNSTABLE"), "NVIDIA H200", "cuda")[0] == "fail"
+    spread = ["encoder_bert speed-up UNSTABLE: per-round speed-ups ranged 6.0-9.0x (max/min 1.5 > 1.15)"]
+    assert gpu_check.judge_latency(_record("UNSTABLE", spread), "NVIDIA H200", "cuda")[0] == "fail"
+    status, detail = gpu_check.judge_latency(_record("UNSTABLE", spread), "cpu", "cpu")
+    assert status == "warn" and detail.startswith("UNSTABLE") and "not judged" in detail
     placed = ["fairseq_nat is placed on cpu, but the meter times cuda"]
     assert gpu_check.judge_latency(_record("INVALID", placed), "cpu", "cpu")[0] == "fail"
 
@@ -164,12 +170,13 @@ def test_the_verdict_counts_a_step_skipped_for_the_budget_as_no_pass(tmp_path: P
     assert (tmp_path / "summary.md").read_text().startswith("# gpu-check: FAILED: training")
 
 
-def _sweep(valid: bool, reasons: list[str], rate: float = 1.0, energy: dict | None = None) -> dict:
+def _sweep(valid: bool, reasons: list[str], rate: float = 1.0, energy: dict | None = None,
+           verdict: str | None = None, differ: list[str] | None = None) -> dict:
     cells = [{"system": nm, "batch_size": b, "sentences_per_s": 10.0 * b, "energy": energy or {"status": "x"}}
              for nm in ("fairseq_transformer", "fairseq_nat") for b in (1, 128)]
-    return {"valid": valid, "invalid_reasons": reasons,
+    return {"valid": valid, "verdict": verdict or ("VALID" if valid else "UNSTABLE"), "invalid_reasons": reasons,
             "sweep": {"cells": cells, "crossover": {"1": {"fairseq_nat": 128}},
-                      "agreement": {"fairseq_nat": {"rate": rate}}}}
+                      "agreement": {"fairseq_nat": {"rate": rate}}, "agreement_reasons": differ or []}}
 
 
 def test_the_sweep_verdict_names_throughput_agreement_and_energy() -> None:
@@ -180,11 +187,11 @@ def test_the_sweep_verdict_names_throughput_agreement_and_energy() -> None:
     assert status == "ok" and "sent/s at B=128: fairseq_transformer 1280, fairseq_nat 1280" in detail
     assert "J/sentence fairseq_transformer@1 0.5" in detail
     differ = ["fairseq_nat: batched outputs differ from B=1 on 3/64 items"]
-    status, detail = gpu_check.judge_sweep(_sweep(False, differ, rate=61 / 64), "cuda")
+    status, detail = gpu_check.judge_sweep(_sweep(True, [], rate=61 / 64, differ=differ), "cuda")
     assert status == "fail" and "batched != B=1: fairseq_nat 95%" in detail
-    drift = ["threads=1 B=1: device canary drifted by 40%"]
-    assert gpu_check.judge_sweep(_sweep(False, drift), "cpu")[0] == "warn"
-    assert gpu_check.judge_sweep(_sweep(False, drift), "cuda")[0] == "fail"
+    spread = ["threads=1 B=1: fairseq_nat speed-up UNSTABLE: per-round speed-ups ranged 2.0-3.0x"]
+    assert gpu_check.judge_sweep(_sweep(False, spread), "cpu")[0] == "warn"
+    assert gpu_check.judge_sweep(_sweep(False, spread), "cuda")[0] == "fail"
     unread = {"status": "unreadable: pynvml is not installed"}
     assert "energy unreadable: pynvml" in gpu_check.judge_sweep(_sweep(True, [], energy=unread), "cuda")[1]
 

@@ -209,10 +209,12 @@ def _speed_cell(board: Board, rec: dict, keys: dict[str, str]) -> str:
     if sp is None:
         return '<td class="num speed" data-v=""></td>'
     mark = "" if sp.own else ARCH_MARK
-    invalid = "" if sp.valid else " INVALID"
+    invalid = sp.flag
     ci = f" (95% CI {sp.ci[0]:.2f}–{sp.ci[1]:.2f})" if sp.ci else ""
     setting = f"; {sp.setting.long()}" if sp.setting is not None else ""
-    title = e(f"{sp.mean:.2f}×{ci}{setting}; " + sp.source.replace("`", ""), quote=True)
+    judged = f"; {sp.verdict}" if sp.verdict else ""
+    work = f"; {sp.work}" if sp.work else ""
+    title = e(f"{sp.mean:.2f}×{ci}{judged}{work}{setting}; " + sp.source.replace("`", ""), quote=True)
     key = keys.get(sp.setting.long()) if sp.setting is not None else None
     sup = f'<sup class="key">{e(key)}</sup>' if key else ""
     return (f'<td class="num speed" data-v="{sp.mean:.4f}" title="{title}">'

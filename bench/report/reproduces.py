@@ -46,6 +46,16 @@ class RunSpeed:
     source: str  # one line: machine, mode, record
     latency_id: str | None = None  # the `bench latency --record` record it comes from
     setting: TimingSetting | None = None  # device, threads, weights, batch (:mod:`bench.report.timing_label`)
+    verdict: str | None = None  # a paired record's verdict of this speed-up (VALID | INCONCLUSIVE | UNSTABLE | INVALID)
+    work: str = ""  # the baseline's passes and FLOPs over the system's, e.g. "passes 9.6×, FLOPs 8.9×"
+
+    @property
+    def flag(self) -> str:
+        """What a page writes after the number: nothing for a VALID speed-up, else its verdict (INVALID for an
+        older record that was not valid)."""
+        if self.verdict is not None:
+            return "" if self.verdict == "VALID" else f" {self.verdict}"
+        return "" if self.valid else " INVALID"
 
 
 def _label(table: Table) -> str:
@@ -96,11 +106,15 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
         timed, entry = hit
         lo_hi = sp.get("mean_ci95")
         alias = f" (timed as `{timed}`)" if timed != row.system else ""
+        paired = speed.is_paired(src.record)
+        verdict = str(sp.get("verdict")) if paired and sp.get("verdict") else None
         return RunSpeed(
             float(sp["mean"]),
             (float(lo_hi[0]), float(lo_hi[1])) if isinstance(lo_hi, list) and len(lo_hi) == 2 else None,
             own=False,
-            valid=bool(entry.get("valid", True) and src.record.get("valid", True)),
+            valid=verdict == "VALID" if paired else bool(entry.get("valid", True) and src.record.get("valid", True)),
+            verdict=verdict,
+            work=speed.work_text(src.record, str(src.baseline), timed).strip(" ()") if paired else "",
             source=f"`{row.system}`{alias} vs `{src.baseline}` at `{src.record['spec']['budget']}` sizes "
             f"({speed.timing_mode(src.record)}) on {speed.machine(src.record)}: "
             f"`results/latency/{src.record['latency_id']}.json` ({_label(table)}'s speed column)",

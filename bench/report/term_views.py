@@ -86,7 +86,7 @@ def _speed(speed: Any) -> str:
     """A speed-up as the page writes it: † where measured on the paper row's architecture, INVALID flagged."""
     if speed is None:
         return ""
-    return f"{speed.mean:.2f}×" + ("" if speed.own else "†") + ("" if speed.valid else " INVALID")
+    return f"{speed.mean:.2f}×" + ("" if speed.own else "†") + speed.flag
 
 
 def board_lede(head: Headline | None, board: Board | None = None) -> str:

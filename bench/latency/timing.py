@@ -211,6 +211,60 @@ def _pick_aa(plan: TimingPlan, names: Sequence[str], probes: frozenset[str], pac
     return min(candidates, key=lambda n: (pace[n], names.index(n))) if candidates else None
 
 
+@dataclass
+class ReferencePass:
+    """The untimed pass over every unit: each system's outputs (and their hashes), decoder passes, work counts, and
+    its pace (meter-clock ns for the pass, which picks the A/A system)."""
+
+    hashes: dict[str, list[str]] = field(default_factory=dict)
+    texts: dict[str, list[list[str]]] = field(default_factory=dict)
+    passes: dict[str, list[float] | None] = field(default_factory=dict)
+    work: dict[str, WorkCounts] = field(default_factory=dict)
+    pace: dict[str, float] = field(default_factory=dict)
+
+
+def reference_pass(systems: Mapping[str, Any], examples: Sequence[Example], plan: TimingPlan,
+                   forced: Sequence[int] | None, device: str, say: Callable[[str], None]) -> ReferencePass:
+    """Every system decodes every unit once, untimed: the outputs every timed output must equal, the decoder passes
+    per unit, and (``plan.count_work``) the work counts (:func:`bench.latency.work.count_work`)."""
+    out = ReferencePass()
+    sentences = sum(len(u) for u in plan.units)
+    instructions = instructions_unreadable() if plan.count_work else None
+    for n, system in systems.items():
+        seen: list[float] = []
+
+        def decode_all(limit: int | None = None, system: Any = system, seen: list[float] = seen) -> list[list[str]]:
+            units = []
+            for items in plan.units[:limit]:
+                result = list(unit_decoder(system, examples, items, forced, plan.batched)())
+                it = system.last_iterations
+                if limit is None and isinstance(it, int | float) and not isinstance(it, bool):
+                    seen.append(float(it))
+                units.append(result)
+            return units
+
+        t0 = trials.perf_counter_ns()  # the meter's clock (tests drive it)
+        if plan.count_work:
+            k = min(plan.work_units, len(plan.units))
+            say(f"[work] {n}: reference pass over {len(plan.units)} units, counters over the first {k}")
+            counts, outs = count_work(system, decode_all, sentences, (k, sum(len(u) for u in plan.units[:k])),
+                                      device, instructions)
+        else:
+            outs = decode_all()
+        per_unit = seen if len(seen) == len(plan.units) else None
+        if plan.count_work:
+            out.work[n] = _with_passes(counts, per_unit, system.describe().iterations)
+        out.pace[n] = float(trials.perf_counter_ns() - t0)
+        for k, unit_out in enumerate(outs):
+            if len(unit_out) != len(plan.units[k]) or not all(isinstance(x, str) for x in unit_out):
+                raise TypeError(f"System '{n}' returned {len(unit_out)} outputs for a unit of {len(plan.units[k])} "
+                                "item(s), or a non-string: decode_one returns one str, decode_batch one str per item.")
+        out.texts[n] = outs
+        out.hashes[n] = [outputs_hash(u) for u in outs]
+        out.passes[n] = per_unit
+    return out
+
+
 def time_units(
     systems: Mapping[str, Any], examples: Sequence[Example], plan: TimingPlan, *, baseline: str | None,
     forced: Sequence[int] | None, sync: Synchronizer, canaries: Callable[[], Any],
@@ -225,48 +279,8 @@ def time_units(
     probes = frozenset(n for n in names if systems[n].latency_probe)
     warm = {n: warm_up(n, systems[n]) for n in names}
 
-    # the untimed reference pass, under the work counters
-    reference: dict[str, list[str]] = {}
-    texts: dict[str, list[list[str]]] = {}
-    passes: dict[str, list[float] | None] = {}
-    work: dict[str, WorkCounts] = {}
-    pace: dict[str, float] = {}
-    sentences = sum(len(u) for u in plan.units)
-    instructions = instructions_unreadable() if plan.count_work else None
-    for n in names:
-        system = systems[n]
-        seen: list[float] = []
-
-        def decode_all(limit: int | None = None, system: Any = system, seen: list[float] = seen) -> list[list[str]]:
-            out = []
-            for items in plan.units[:limit]:
-                result = list(unit_decoder(system, examples, items, forced, plan.batched)())
-                it = system.last_iterations
-                if limit is None and isinstance(it, int | float) and not isinstance(it, bool):
-                    seen.append(float(it))
-                out.append(result)
-            return out
-
-        t0 = trials.perf_counter_ns()  # the meter's clock (tests drive it), for the pace that picks the A/A system
-        if plan.count_work:
-            k = min(plan.work_units, len(plan.units))
-            say(f"[work] {n}: reference pass over {len(plan.units)} units, counters over the first {k}")
-            counts, outs = count_work(system, decode_all, sentences, (k, sum(len(u) for u in plan.units[:k])),
-                                      device, instructions)
-            per_unit = seen if len(seen) == len(plan.units) else None
-            counts = _with_passes(counts, per_unit, system.describe().iterations)
-            work[n] = counts
-        else:
-            outs = decode_all()
-            per_unit = seen if len(seen) == len(plan.units) else None
-        pace[n] = float(trials.perf_counter_ns() - t0)
-        for k, unit_out in enumerate(outs):
-            if len(unit_out) != len(plan.units[k]) or not all(isinstance(x, str) for x in unit_out):
-                raise TypeError(f"System '{n}' returned {len(unit_out)} outputs for a unit of {len(plan.units[k])} "
-                                "item(s), or a non-string: decode_one returns one str, decode_batch one str per item.")
-        texts[n] = outs
-        reference[n] = [outputs_hash(u) for u in outs]
-        passes[n] = per_unit
+    ref = reference_pass(systems, examples, plan, forced, device, say)
+    reference, texts, passes, work, pace = ref.hashes, ref.texts, ref.passes, ref.work, ref.pace
 
     aa_system = _pick_aa(plan, names, probes, pace)
     x2_system = _pick_x2(plan, names, aa_system, probes, pace)

@@ -29,6 +29,7 @@ from pathlib import Path
 from bench.report import html_escape
 from bench.report.board import Board, build_board, display_name, run_settings
 from bench.report.cells import DEGENERATE_MARK, fmt_num
+from bench.report.compute_twins import TOLERANCE, change_line
 from bench.report.html_page import head as page_head
 from bench.report.html_page import record_link, scroll
 from bench.report.ranking import ALPHA, Ranked, RankedGroup, is_reference, metric_label
@@ -60,6 +61,7 @@ table.board{border-collapse:collapse;margin:.4em 0;font-size:13px;width:100%;min
 .board th.stick{background:#f3f3f3}tr.degenerate td.stick{background:#fff8ec}
 .board .ci{color:#666;font-size:11px}.board .set{color:#555;font-size:11px}
 .badge{display:inline-block;font-size:10px;padding:0 4px;border-radius:3px;background:#eee;color:#333;margin-left:4px}
+.board .set.loss{color:#8a4b00;font-weight:bold}
 .badge.sub{background:#e8f0fe}.badge.ref{background:#f0f0f0;border:1px solid #ccc}
 tr.degenerate td{background:#fff8ec}td.flag .deg{color:#8a4b00;font-weight:bold}
 tr.details>td{background:#fafafa;font-size:12px}tr.details table{border-collapse:collapse;margin:.3em 0}
@@ -151,6 +153,18 @@ def _paper_cell(board: Board, rec: dict) -> str:
             f"{e(first.short)}</a>{more}</td>")
 
 
+def _quality_change(board: Board, rec: dict) -> str:
+    """A run decoded at int8 (or another compute type): its headline change against its float32 twin run."""
+    change = board.quality_changes.get(rec["run_id"])
+    if change is None or board.head is None:
+        return ""
+    loss = " loss" if change.beyond_tolerance else ""
+    title = e(f"the same trained model decoded at float32: {change.twin_run_id}" if change.twin_run_id else
+              "no float32 run of this model with the same settings is recorded", quote=True)
+    return (f'<div class="set{loss}" title="{title}">'
+            f"{e(change_line(change, metric_label(board.head.metric)))}</div>")
+
+
 def _rank_note(g: RankedGroup, r: Ranked) -> str:
     """Why the run has this rank: the boundary below it (Holm-corrected), or why it has none."""
     if r.unranked:
@@ -193,7 +207,7 @@ def _row(board: Board, g: RankedGroup, r: Ranked, columns: int, results: str | N
         f'<td class="sys stick" title="{e(rec["run_id"])}">'
         f"{record_link(rec['run_id'], results, html_escape.breakable(display_name(rec)))}"
         f"{_badges(rec)}" + (f'<div class="set">{e(sets)}</div>' if sets else "")
-        + _same_outputs_note(r) + "</td>",
+        + _quality_change(board, rec) + _same_outputs_note(r) + "</td>",
         f'<td class="num" data-v="{"" if r.value is None else f"{r.value:.4f}"}">{value}</td>',
         f'<td class="num" data-v="{n or ""}">{"" if n is None else f"{n:,}"}</td>',
         f"<td>{e(spec['budget'])}</td>",
@@ -235,6 +249,11 @@ def _details(board: Board, g: RankedGroup, r: Ranked) -> str:
     if sp is not None:
         facts.append(f"speed-up {sp.mean:.2f}×" + (f" [{sp.ci[0]:.2f}–{sp.ci[1]:.2f}]" if sp.ci else "")
                      + f": {sp.source}")
+    change = board.quality_changes.get(rec["run_id"])
+    if change is not None and board.head is not None:
+        twin = f" (run `{change.twin_run_id}`)" if change.twin_run_id else ""
+        facts.append(f"decoded at {change.compute_type}: {change_line(change, metric_label(board.head.metric))}"
+                     f"{twin}; tolerance {TOLERANCE} points")
     rows = board.paper_rows.get(rec["run_id"]) or []
     if rows:
         facts.append("reproduces: " + "; ".join(f"{p.table}: {p.label}" for p in rows))
@@ -344,6 +363,11 @@ def _how(board: Board, records: Sequence[dict]) -> str:
                  "hover a cell for its machine and record.")
     for lid in board.latency_ids:
         notes.append(f"Speed record: `results/latency/{lid}.json`.")
+    if board.quality_changes:
+        notes.append(f"Compute type: a run decoded at int8 (or another compute type than float32) shows its headline "
+                     "change against its float32 twin, the run that decoded the same trained model with every other "
+                     f"setting equal; a loss beyond {TOLERANCE} points is marked. docs/systems.md, “Optimized "
+                     "decoding”.")
     notes.append("Paper row: the paper table row whose spec the run matches (system — the cpu substitute at the "
                  "cpu budget —, task, split, budget, settings and recipe); “details” lists every one.")
     return ('<details class="how"><summary>How this was measured</summary><ul>'

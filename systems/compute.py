@@ -51,6 +51,10 @@ class Int8Linear(nn.Module):
     Each output row depends on its own input row only, exactly (integer sums are exact and the scaling is
     elementwise), so a batch decodes as its rows do one by one."""
 
+    weight_int8: Tensor  # [out, in] int8
+    weight_scale: Tensor  # [out] float32
+    bias: Tensor | None
+
     def __init__(self, weight: Tensor, bias: Tensor | None) -> None:
         super().__init__()
         weight = weight.detach().float()

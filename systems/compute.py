@@ -94,6 +94,31 @@ def quantize_linears(model: nn.Module) -> int:
     return count
 
 
+def int8_footprint(models: Any) -> dict[str, Any] | None:
+    """``weights_footprint()`` of models with :class:`Int8Linear` layers, whose int8 weights are buffers that a
+    count of ``parameters()`` would miss: every parameter plus each int8 layer's weight, scales and bias, at the
+    width each is stored in. None where no layer is int8 (the harness counts the parameters itself)."""
+    params = nbytes = 0
+    quantized = False
+    for model in models:
+        for p in model.parameters():
+            params += int(p.numel())
+            nbytes += int(p.numel()) * int(p.element_size())
+        for m in model.modules():
+            if isinstance(m, Int8Linear):
+                quantized = True
+                for t in (m.weight_int8, m.bias):
+                    if t is not None:
+                        params += int(t.numel())
+                        nbytes += int(t.numel()) * int(t.element_size())
+                nbytes += int(m.weight_scale.numel()) * int(m.weight_scale.element_size())
+    if not quantized:
+        return None
+    return {"parameters": params, "parameter_bytes": nbytes,
+            "parameter_bytes_note": "compute_type=int8: Linear weights 1 byte each (+ one fp32 scale per output "
+                                    "channel), biases, embeddings and norms 4 bytes"}
+
+
 class DecodeCompute:
     """One system's compute type: :meth:`prepare` its model once it is trained/loaded and placed (idempotent),
     :meth:`context` around each decode call."""

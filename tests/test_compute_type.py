@@ -169,6 +169,11 @@ def test_the_nar_setting_reaches_the_model_and_leaves_the_checkpoint_alone(task:
     got = int8.decode(list(task.dev))
     assert len(got) == len(want) and [int8.decode_one(ex) for ex in task.dev[:4]] == got[:4]
     assert _digest(work) == before  # no checkpoint written from the int8 model
+    own = int8.weights_footprint()
+    assert fp32.weights_footprint() is None and own is not None
+    n_fp32 = sum(p.numel() for p in fp32.model.parameters())
+    assert own["parameters"] == n_fp32 + int8.model.token_head.decoder.bias.numel()  # the folded head bias
+    assert n_fp32 < own["parameter_bytes"] < 4 * n_fp32 and "int8" in own["parameter_bytes_note"]
     assert _linears(fp32.model)[1] == 0  # the fp32 system's model is another object, untouched
 
 

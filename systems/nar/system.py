@@ -89,6 +89,14 @@ class NARSystem(System):
     def models(self) -> Sequence[Any]:
         return [self.model] if self.model is not None else []
 
+    def weights_footprint(self) -> Mapping[str, Any] | None:
+        """At int8 the Linear weights are int8 buffers, not parameters: counted here at their width."""
+        if self.cfg.compute_type != "int8":
+            return None
+        from systems.compute import int8_footprint
+
+        return int8_footprint(self.models())
+
     def place(self, device: str) -> None:
         """Placement, then the compute type applied to the model placed (a compute type the device cannot run
         is refused here, before any training)."""

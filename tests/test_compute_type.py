@@ -29,6 +29,7 @@ def task() -> TaskInfo:
 
 
 # ---------------------------------------------------------------------------------------------- the int8 Linear
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")  # torch.ao's deprecation notices
 def test_int8_linear_is_close_to_fp32_and_each_row_is_its_own() -> None:
     """Close to the fp32 layer, and exact row independence: a row's output is the same alone, in a batch with
     a much larger row, and beside padding (what per-tensor dynamic quantization breaks)."""
@@ -218,6 +219,7 @@ def test_ctranslate2_keeps_its_own_compute_type() -> None:
     assert "compute_type" not in config and config["ctranslate2"]["compute_type"] == "int8"
 
 
+@pytest.mark.slow
 def test_an_int8_smoke_model_decodes_like_its_fp32_self(task: TaskInfo, tmp_path: Path) -> None:
     """Quality on a trained smoke model: the int8 outputs agree with fp32's on most items and score within a
     stated tolerance of them (BLEU-4 of the outputs against the references, sacreBLEU-style corpus BLEU)."""

@@ -220,29 +220,32 @@ def test_ctranslate2_keeps_its_own_compute_type() -> None:
 
 
 @pytest.mark.slow
-def test_an_int8_smoke_model_decodes_like_its_fp32_self(task: TaskInfo, tmp_path: Path) -> None:
-    """Quality on a trained smoke model: the int8 outputs agree with fp32's on most items and score within a
-    stated tolerance of them (BLEU-4 of the outputs against the references, sacreBLEU-style corpus BLEU)."""
+def test_an_int8_smoke_model_decodes_like_its_fp32_self(tmp_path: Path) -> None:
+    """Quality on a trained smoke model (the smoke preset's tiny encoder, 400 updates so that its outputs vary with
+    the source): the int8 outputs agree with fp32's on at least 90 % of the items, and BLEU-4 against the
+    references moves by at most the boards' tolerance (0.5). Measured: 99.2 % identical (119 of 120), BLEU-4 moved
+    by 0.000001 points (this toy task scores near 0: the check is the agreement)."""
+    from bench.report.compute_twins import TOLERANCE
     from bench.scoring.agreement import identical_outputs
     from bench.scoring.coco import bleu_corpus, cook_bleu
 
-    pairs = qg_examples(160, 3)
-    train = TaskInfo("squad_qg", pairs, qg_examples(16, 1), 464, 48)
-    fp32 = build("encoder_minilm_l6", "smoke")
+    train = TaskInfo("squad_qg", qg_examples(2000, 3), qg_examples(16, 1), 464, 48)
+    settings = {"steps": 400, "train_examples": 2000}
+    fp32 = build("encoder_minilm_l6", "smoke", settings)
     fit_on(fp32, train, tmp_path / "w", "cpu")
-    int8 = build("encoder_minilm_l6_int8", "smoke")
-    fit_on(int8, train, tmp_path / "w", "cpu")
+    int8 = build("encoder_minilm_l6_int8", "smoke", settings)
+    fit_on(int8, train, tmp_path / "w", "cpu")  # the fp32 model, found trained
     items = qg_examples(120, 7)
     a, b = fp32.decode(items), int8.decode(items)
+    assert len(set(a)) >= 0.1 * len(items), "the fp32 outputs hardly vary: agreement would prove nothing"
     agree = identical_outputs(a, b)["rate"]
 
     def bleu4(hyps: list[str]) -> float:
         return 100 * bleu_corpus([cook_bleu(h, [ex.target]) for h, ex in zip(hyps, items, strict=True)])[3]
 
     delta = bleu4(b) - bleu4(a)
-    assert agree >= 0.8, f"int8 agrees with fp32 on {agree:.0%} of the items"
-    assert abs(delta) <= 0.5, f"BLEU-4 moved by {delta:+.2f} (tolerance 0.5)"
-
+    assert agree >= 0.9, f"int8 agrees with fp32 on {agree:.0%} of the items"
+    assert abs(delta) <= TOLERANCE, f"BLEU-4 moved by {delta:+.2f} (tolerance {TOLERANCE})"
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 

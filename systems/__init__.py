@@ -31,8 +31,10 @@ SYSTEMS.register("null", "systems.null:null", family="reference")
 from systems.copybert.presets import VARIANTS as _COPYBERT  # noqa: E402
 from systems.erniegen.presets import VARIANTS as _ERNIEGEN  # noqa: E402
 from systems.fairseq_ct2.presets import VARIANTS as _FAIRSEQ_CT2  # noqa: E402
+from systems.fairseq_nat.presets import TWINS as _FAIRSEQ_TWINS  # noqa: E402
 from systems.fairseq_nat.presets import VARIANTS as _FAIRSEQ  # noqa: E402
 from systems.hf_seq2seq.presets import VARIANTS as _HF_SEQ2SEQ  # noqa: E402
+from systems.nar.presets import TWINS as _NAR_TWINS  # noqa: E402
 from systems.nar.presets import VARIANTS as _NAR  # noqa: E402
 from systems.unilm.presets import VARIANTS as _UNILM  # noqa: E402
 
@@ -58,6 +60,10 @@ _register_family(_HF_SEQ2SEQ, "systems.hf_seq2seq.system:make", "AR")
 _register_family(_FAIRSEQ, "systems.fairseq_nat.system:make", lambda name: _FAIRSEQ[name][3])
 # The fairseq Transformer's own model decoded by CTranslate2 (#50): the optimized AR baseline; needs the [ct2] extra.
 _register_family(_FAIRSEQ_CT2, "systems.fairseq_ct2.system:make", "AR")
+# Compute-type twins (#60): `<system>_int8` is the system decoding its own trained model at int8 (systems/compute.py),
+# so one latency run can time a system at float32 and at int8 side by side (a system is timed once per run).
+_register_family(_NAR_TWINS, "systems.nar.system:make", "NAR")
+_register_family(_FAIRSEQ_TWINS, "systems.fairseq_nat.system:make", lambda name: _FAIRSEQ[_FAIRSEQ_TWINS[name][0]][3])
 
 
 def build(name: str, budget: str, overrides: dict | None = None):

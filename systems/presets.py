@@ -12,7 +12,7 @@ import math
 import random
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, MISSING, dataclass, field, fields, replace
 from typing import Any, TypeVar
 
@@ -85,6 +85,52 @@ class FamilyConfig:
     #: --threads``). A runtime setting: not part of the training key (bench.runs RUNTIME_FIELDS), so it never moves
     #: a workdir.
     threads: int | None = ranged(None, ge=1)
+
+
+#: the decode compute types of every family whose config derives from :class:`QuantizableConfig`, named as
+#: CTranslate2 names its own (``fairseq_transformer_ct2``), so one ``--set compute_type=int8`` sets both sides of a
+#: speed comparison; the first is the default. What each does: :mod:`systems.compute`.
+COMPUTE_TYPES = ("float32", "int8", "float16", "bfloat16")
+#: the compute types that get a registered twin of every quantizable system (``fairseq_nat_int8`` is
+#: ``fairseq_nat`` at ``compute_type=int8``): one latency run can then time a system at both compute types
+TWIN_COMPUTE_TYPES = ("int8",)
+
+
+def check_compute_type(value: Any, label: str) -> str:
+    """``value`` if it is a compute type (:data:`COMPUTE_TYPES`), else a one-line error naming the choices."""
+    if value not in COMPUTE_TYPES:
+        raise ValueError(f"{label}: --set compute_type={value!r}; choose one of {', '.join(COMPUTE_TYPES)}")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class QuantizableConfig(FamilyConfig):
+    """The config base of a family that can decode at another compute type than the fp32 it trains in: the
+    ``compute_type`` setting, decode-only (an int8 run decodes the fp32 run's trained model; never trained in)."""
+
+    _: KW_ONLY
+    #: float32 (the model as trained) | int8 (CPU) | float16 | bfloat16 (GPU): systems.compute
+    compute_type: str = "float32"
+
+
+def compute_twins(variants: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Registered twin name -> (variant, compute type) for every variant: ``{"fairseq_nat_int8": ("fairseq_nat",
+    "int8"), ...}``. A twin is a preset like any other: its variant's preset with ``compute_type`` set."""
+    return {f"{v}_{c}": (v, c) for v in variants for c in TWIN_COMPUTE_TYPES}
+
+
+def resolve_twin(name: str, overrides: Mapping[str, Any], twins: Mapping[str, tuple[str, str]]
+                 ) -> tuple[str, dict[str, Any]]:
+    """``(variant, overrides)`` that build ``name``: a twin's variant with its compute type added to the overrides
+    (an override that contradicts the twin's name is refused in one line); any other name as it is."""
+    if name not in twins:
+        return name, dict(overrides)
+    variant, compute = twins[name]
+    asked = overrides.get("compute_type", compute)
+    if asked != compute:
+        raise ValueError(f"{name} is {variant} at compute_type={compute}; --set compute_type={asked!r} contradicts "
+                         f"its name: run {variant} with --set compute_type={asked} instead")
+    return variant, {**overrides, "compute_type": compute}
 
 
 def field_ranges(cls: Any) -> dict[str, Range]:

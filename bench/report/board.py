@@ -7,9 +7,10 @@ the ranking on records without a browser.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.report.compute_twins import QualityChange, quality_changes
 from bench.report.ranking import Headline, RankedGroup, group_records, headline, rank_group
 from bench.report.reproduces import OtherRecipe, PaperRow, RunSpeed, other_recipes, paper_row_links, run_speed
 from bench.report.significance import PairedBootstrap, Untestable
@@ -27,6 +28,8 @@ class Board:
     paper_rows: dict[str, list[PaperRow]]  # run id -> the paper rows it reproduces
     latency_ids: list[str]  # latency records the speeds come from (for the notes)
     other_recipes: list[OtherRecipe]  # paper tables that score this task under another recipe than the board
+    #: run id -> its headline against its fp32 twin's, for runs decoded at another compute type (int8)
+    quality_changes: dict[str, QualityChange] = field(default_factory=dict)
 
 
 def settings(spec: dict) -> str:
@@ -88,4 +91,6 @@ def build_board(
     speeds = {r["run_id"]: s for r in mine if (s := run_speed(r, latency_records)) is not None}
     lat_ids = sorted({s.latency_id for s in speeds.values() if s.latency_id})
     others = other_recipes(task, head.recipe) if head is not None else []
-    return Board(task, head, groups, speeds, {r["run_id"]: paper_row_links(r) for r in mine}, lat_ids, others)
+    changes = quality_changes(mine, head.value) if head is not None else {}
+    return Board(task, head, groups, speeds, {r["run_id"]: paper_row_links(r) for r in mine}, lat_ids, others,
+                 changes)

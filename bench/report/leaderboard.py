@@ -38,6 +38,7 @@ from pathlib import Path
 from bench.report import html_escape
 from bench.report.board import Board, build_board, display_name, run_settings
 from bench.report.cells import DEGENERATE_MARK, fmt_num
+from bench.report.compute_twins import TOLERANCE, change_line
 from bench.report.html_page import head as page_head
 from bench.report.html_page import record_link, scroll
 from bench.report.ranking import (
@@ -79,6 +80,7 @@ table.board{border-collapse:collapse;margin:.4em 0;font-size:13px;width:100%;tab
 .board .ci{color:#666;font-size:11px}.board .set{color:#555;font-size:11px}
 .board sup.key{color:#555;font-size:10px;margin-left:1px}
 .badge{display:inline-block;font-size:10px;padding:0 4px;border-radius:3px;background:#eee;color:#333;margin-left:4px}
+.board .set.loss{color:#8a4b00;font-weight:bold}
 .badge.sub{background:#e8f0fe}.badge.ref{background:#e4ecf7;border:1px solid #7a8ca3}
 .badge.deg{background:#fff0d6;color:#8a4b00;font-weight:bold;border:1px solid #d9a55b}
 tr.degenerate td,tr.degenerate td.stick{background:#fff8ec}
@@ -256,6 +258,18 @@ def _paper_cell(board: Board, rec: dict) -> str:
             f"{e(first.short)}</a>{more}</td>")
 
 
+def _quality_change(board: Board, rec: dict) -> str:
+    """A run decoded at int8 (or another compute type): its headline change against its float32 twin run."""
+    change = board.quality_changes.get(rec["run_id"])
+    if change is None or board.head is None:
+        return ""
+    loss = " loss" if change.beyond_tolerance else ""
+    title = e(f"the same trained model decoded at float32: {change.twin_run_id}" if change.twin_run_id else
+              "no float32 run of this model with the same settings is recorded", quote=True)
+    return (f'<div class="set{loss}" title="{title}">'
+            f"{e(change_line(change, metric_label(board.head.metric)))}</div>")
+
+
 def _rank_note(g: RankedGroup, r: Ranked) -> str:
     """Why the run has this rank: the boundary below it (Holm-corrected), or why it has none."""
     if r.unranked:
@@ -294,7 +308,7 @@ def _row(board: Board, g: RankedGroup, r: Ranked, columns: Sequence[Column], key
         "sys": f'<td class="sys stick" title="{e(rec["run_id"])}">'
         f"{record_link(rec['run_id'], results, html_escape.breakable(display_name(rec)))}"
         f"{_badges(rec, r)}" + (f'<div class="set">{e(sets)}</div>' if sets else "")
-        + _same_outputs_note(r) + "</td>",
+        + _quality_change(board, rec) + _same_outputs_note(r) + "</td>",
         "head": f'<td class="num head" data-v="{"" if r.value is None else f"{r.value:.4f}"}">{value}</td>',
         "budget": f"<td>{e(spec['budget'])}</td>",
         "speed": _speed_cell(board, rec, keys),
@@ -335,6 +349,11 @@ def _details(board: Board, g: RankedGroup, r: Ranked) -> str:
     if sp is not None:
         facts.append(f"speed-up {sp.mean:.2f}×" + (f" [{sp.ci[0]:.2f}–{sp.ci[1]:.2f}]" if sp.ci else "")
                      + f": {sp.source}")
+    change = board.quality_changes.get(rec["run_id"])
+    if change is not None and board.head is not None:
+        twin = f" (run `{change.twin_run_id}`)" if change.twin_run_id else ""
+        facts.append(f"decoded at {change.compute_type}: {change_line(change, metric_label(board.head.metric))}"
+                     f"{twin}; tolerance {TOLERANCE} points")
     rows = board.paper_rows.get(rec["run_id"]) or []
     if rows:
         facts.append("reproduces: " + "; ".join(f"{p.table}: {p.label}" for p in rows))
@@ -476,6 +495,11 @@ def _how(board: Board, records: Sequence[dict]) -> str:
                  "column shows), not on this checkpoint; hover a cell for its record.")
     for lid in board.latency_ids:
         notes.append(f"Speed record: `results/latency/{lid}.json`.")
+    if board.quality_changes:
+        notes.append(f"Compute type: a run decoded at int8 (or another compute type than float32) shows its headline "
+                     "change against its float32 twin, the run that decoded the same trained model with every other "
+                     f"setting equal; a loss beyond {TOLERANCE} points is marked. docs/systems.md, “Optimized "
+                     "decoding”.")
     notes.append("Paper row: the paper table row whose spec the run matches (system — the cpu substitute at the "
                  "cpu budget —, task, split, budget, settings and recipe); “details” lists every one.")
     return ('<details class="how"><summary>How this was measured</summary><ul>'

@@ -59,6 +59,7 @@ class CT2System(System):
     def describe(self) -> SystemInfo:
         info = self.fairseq.describe()
         config = dict(info.config)
+        del config["compute_type"]  # the fairseq model's PyTorch compute type: CTranslate2's own is below
         config["ctranslate2"] = {
             "decodes_model_of": self.cfg.system,
             "compute_type": self.settings.compute_type,

@@ -34,6 +34,18 @@ def import_fairseq_quietly() -> None:
             root.removeHandler(h)
 
 
+def unfuse_attention(model: Any) -> None:
+    """Before an int8 decode (systems.compute): every fairseq ``MultiheadAttention`` takes fairseq's own path,
+    which calls its projections as modules. Its default path hands the projections' fp32 weights straight to
+    ``F.multi_head_attention_forward``, past any quantized module; ``skip_embed_dim_check`` is fairseq's switch off
+    that path (it was added for pruned models, whose projections torch's fused attention cannot take either)."""
+    from fairseq.modules.multihead_attention import MultiheadAttention
+
+    for module in model.modules():
+        if isinstance(module, MultiheadAttention):
+            module.skip_embed_dim_check = True
+
+
 class PassCounter:
     """Counts decoder passes; ``reset`` before a generate call, read ``count`` after."""
 

@@ -12,7 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from systems.presets import MAX_SEED, BudgetSize, FamilyConfig, ranged, replace_fields, sized
+from systems.presets import (
+    MAX_SEED,
+    BudgetSize,
+    QuantizableConfig,
+    check_compute_type,
+    compute_twins,
+    ranged,
+    replace_fields,
+    sized,
+)
 
 #: variant -> (fairseq --arch, --noise, arch-specific training flags, family label: "AR" or "NAR")
 VARIANTS: dict[str, tuple[str, str | None, tuple[str, ...], str]] = {
@@ -43,6 +52,9 @@ VARIANTS: dict[str, tuple[str, str | None, tuple[str, ...], str]] = {
     "fairseq_inst": ("insertion_transformer", "random_delete", (), "semi-NAR"),
 }
 
+#: ``<system>_int8`` -> (system, "int8"): each system decoding its own trained model at int8 (systems.compute)
+TWINS = compute_twins(VARIANTS)
+
 CITATIONS = {
     "fairseq_transformer": "Vaswani et al. 2017; GLGE recipe (Liu et al. 2021, ProphetNet GLGE_baselines)",
     "fairseq_nat": "Gu et al. 2018, Non-Autoregressive Neural Machine Translation (fairseq implementation)",
@@ -59,7 +71,7 @@ CPU_MODEL = {"layers": 3, "embed_dim": 128, "ffn_dim": 512, "heads": 4}
 
 
 @dataclass(frozen=True)
-class FairseqConfig(FamilyConfig):
+class FairseqConfig(QuantizableConfig):
     """Every knob of one fairseq run; ``overrides`` replace fields by name."""
 
     system: str
@@ -286,4 +298,5 @@ def apply_overrides(cfg: FairseqConfig, overrides: dict[str, Any]) -> FairseqCon
             f"{cfg.system}: override weights={out.weights!r}; choose 'trained' (fairseq-train) or 'random' "
             "(the recipe's architecture, untrained, for timing only)"
         )
+    check_compute_type(out.compute_type, cfg.system)
     return out

@@ -6,10 +6,11 @@ systems or importing ``bench`` never needs the optional ``[fairseq]`` extra.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,8 @@ from bench.api.system import System, SystemInfo, check_budget
 from bench.api.threads import using_threads
 from bench.api.types import Example, TaskInfo
 from systems.fairseq_nat.flags import decoder_passes, generate_args, recipe_args, size_args, train_command
-from systems.fairseq_nat.presets import CITATIONS, FairseqConfig, apply_overrides, preset
-from systems.presets import seeded_subset
+from systems.fairseq_nat.presets import CITATIONS, TWINS, FairseqConfig, apply_overrides, preset
+from systems.presets import resolve_twin, seeded_subset
 
 CHECKPOINTS = "checkpoints"
 DICTS = "dicts"
@@ -46,7 +47,8 @@ class FairseqSystem(System):
     ``last_iterations`` holds the decoder passes of the latest decode call (the meter reads it).
     With ``weights=random`` the recipe's architecture is built untrained in-process instead
     (:mod:`.untrained`), for speed columns; ``decode_one(example, forced_length=L)`` then times it
-    at the reference length (:mod:`.forcing`).
+    at the reference length (:mod:`.forcing`). ``compute_type`` (systems.compute) is applied to the loaded
+    model when it is placed and before each decode; fairseq-train never sees it.
     """
 
     supports_forced_length = True
@@ -55,17 +57,25 @@ class FairseqSystem(System):
     #: run's checkpoint instead of training again (bench.runs.training_spec)
     decode_only_overrides = (
         "iterations", "iteration_convention", "force_max_iter", "eos_penalty", "length_beam", "beam", "lenpen",
-        "no_repeat_ngram_size", "max_len_a", "max_len_b", "decode_batch_size", "checkpoint",
+        "no_repeat_ngram_size", "max_len_a", "max_len_b", "decode_batch_size", "checkpoint", "compute_type",
     )
 
-    def __init__(self, cfg: FairseqConfig) -> None:
+    def __init__(self, cfg: FairseqConfig, name: str | None = None) -> None:
         self.cfg = cfg
+        #: the registered name: the system, or its compute-type twin (``fairseq_nat_int8``)
+        self.name = name or cfg.system
+        self._compute: Any = None
         self.decoder: Any = None
         self.train_result: dict[str, Any] | None = None
         self.data_info: dict[str, Any] | None = None
         self.deviations: list[str] = []
         self.last_iterations = 0
         self.workdir: Path | None = None
+
+    @property
+    def model_siblings(self) -> tuple[str, ...]:  # type: ignore[override]  # a property where the base has a default
+        """A compute-type twin decodes its system's trained model (same training settings, same workdir)."""
+        return (self.cfg.system,) if self.name != self.cfg.system else ()
 
     @property
     def needs_training(self) -> bool:  # type: ignore[override]  # a property where the base has a default
@@ -106,7 +116,7 @@ class FairseqSystem(System):
         if self.deviations:
             config["deviations"] = list(self.deviations)
         return SystemInfo(
-            name=cfg.system,
+            name=self.name,
             family=cfg.family,  # type: ignore[arg-type]
             iterations=decoder_passes(cfg),
             citation=CITATIONS[cfg.system],
@@ -117,6 +127,38 @@ class FairseqSystem(System):
 
     def models(self) -> Sequence[Any]:
         return [self.decoder.model] if self.decoder is not None else []
+
+    def weights_footprint(self) -> Mapping[str, Any] | None:
+        """At int8 the Linear weights are int8 buffers, not parameters: counted here at their width."""
+        if self.cfg.compute_type != "int8":
+            return None
+        from systems.compute import int8_footprint
+
+        return int8_footprint(self.models())
+
+    def place(self, device: str) -> None:
+        """Placement, then the compute type applied to the model placed (a compute type the device cannot run
+        is refused here, before any training)."""
+        super().place(device)
+        self._decode_compute().prepare(self.decoder.model if self.decoder is not None else None, self.device)
+
+    def _decode_compute(self) -> Any:
+        if self._compute is None:
+            from systems.compute import DecodeCompute
+            from systems.fairseq_nat.decode import unfuse_attention
+
+            self._compute = DecodeCompute(self.cfg.compute_type, self.name, before_int8=unfuse_attention)
+        return self._compute
+
+    @contextlib.contextmanager
+    def _decoding(self, forced: bool = False) -> Iterator[Any]:
+        """The decoder, its model at the run's compute type (prepared once), inside the run's threads and the
+        compute type's context (autocast on a GPU)."""
+        dec = self._need_model(forced=forced)
+        compute = self._decode_compute()
+        compute.prepare(dec.model, self.device)
+        with using_threads(self.cfg.threads), compute.context(self.device):
+            yield dec
 
     # ------------------------------------------------------------------ training
     def fit(self, task: TaskInfo, workdir: Path) -> None:
@@ -249,11 +291,10 @@ class FairseqSystem(System):
 
     def decode(self, examples: Sequence[Example]) -> list[str]:
         """Batched (sorted by source length so batches pad little); output in input order."""
-        dec = self._need_model()
         order = sorted(range(len(examples)), key=lambda i: len(examples[i].source))
         out = [""] * len(examples)
         bs = max(1, self.cfg.decode_batch_size)
-        with using_threads(self.cfg.threads):
+        with self._decoding() as dec:
             for start in range(0, len(order), bs):
                 idx = order[start : start + bs]
                 for i, text in zip(idx, dec.translate([examples[i].source for i in idx]), strict=True):
@@ -274,13 +315,13 @@ class FairseqSystem(System):
         family forces per row, else item by item (:attr:`batched_decode` says which)."""
         from systems.fairseq_nat.forcing import PER_ROW
 
-        dec = self._need_model(forced=forced_lengths is not None)
+        self._need_model(forced=forced_lengths is not None)
         if forced_lengths is not None and self.cfg.system not in PER_ROW:
             return super().decode_batch(examples, forced_lengths)
         if forced_lengths is not None and len(forced_lengths) != len(examples):
             raise ValueError(f"{len(forced_lengths)} forced lengths for {len(examples)} examples; pass one per item.")
         texts = [ex.source for ex in examples]
-        with using_threads(self.cfg.threads):
+        with self._decoding(forced=forced_lengths is not None) as dec:
             out = dec.translate(texts) if forced_lengths is None else dec.translate_forced_batch(texts, forced_lengths)
         self.last_iterations = dec.passes
         return out
@@ -288,8 +329,7 @@ class FairseqSystem(System):
     def decode_one(self, example: Example, forced_length: int | None = None) -> str:
         """Batch size 1; ``forced_length`` (target positions incl. ``</s>``) forces the output length
         and fixes the iteration count (:mod:`systems.fairseq_nat.forcing`), for length-forced timing."""
-        dec = self._need_model(forced=forced_length is not None)
-        with using_threads(self.cfg.threads):
+        with self._decoding(forced=forced_length is not None) as dec:
             if forced_length is None:
                 text = dec.translate([example.source])[0]
             else:
@@ -312,6 +352,8 @@ def gpu_env(device: str) -> dict[str, str]:
 
 
 def make(system: str, budget: str, overrides: Mapping[str, Any] | None = None) -> FairseqSystem:
-    """``system`` under ``budget`` with field overrides (``seed`` maps to fairseq's ``--seed``)."""
-    cfg = apply_overrides(preset(system, check_budget(budget)), dict(overrides or {}))
-    return FairseqSystem(cfg)
+    """``system`` (or its compute-type twin, presets.TWINS) under ``budget`` with field overrides (``seed`` maps to
+    fairseq's ``--seed``)."""
+    base, settings = resolve_twin(system, dict(overrides or {}), TWINS)
+    cfg = apply_overrides(preset(base, check_budget(budget)), settings)
+    return FairseqSystem(cfg, name=system)

@@ -46,7 +46,23 @@ class TokenHead(nn.Module):
         self.bias = nn.Parameter(torch.zeros(vocab))
 
     def forward(self, h: Tensor) -> Tensor:
-        return F.linear(self.LayerNorm(self.act(self.dense(h))), self.decoder.weight, self.bias)
+        h = self.LayerNorm(self.act(self.dense(h)))
+        if self.decoder.bias is None:  # the head as trained (training, and decoding in fp32)
+            return F.linear(h, self.decoder.weight, self.bias)
+        return self.decoder(h)  # folded for an int8 decode (:meth:`fold_bias`)
+
+    def fold_bias(self) -> None:
+        """For decoding only: the vocabulary projection as one biased ``nn.Linear`` (in training the bias is a
+        parameter of its own, as in BERT's MLM head), so that quantizing the Linear layers
+        (``compute_type=int8``, systems.compute) covers the projection too, the largest matmul of a NAR decode."""
+        if self.decoder.bias is not None:
+            return
+        weight = self.decoder.weight
+        folded = nn.Linear(weight.shape[1], weight.shape[0], device=weight.device, dtype=weight.dtype)
+        with torch.no_grad():
+            folded.weight.copy_(weight)
+            folded.bias.copy_(self.bias)
+        self.decoder = folded
 
 
 def _mask_or_none(inputs: EncoderInputs) -> Tensor | None:

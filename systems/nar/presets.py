@@ -10,7 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from systems.presets import CPU_SPEED, MAX_SEED, BudgetSize, FamilyConfig, check_source_window, ranged, replace_fields
+from systems.presets import (
+    CPU_SPEED,
+    MAX_SEED,
+    BudgetSize,
+    QuantizableConfig,
+    check_compute_type,
+    check_source_window,
+    compute_twins,
+    ranged,
+    replace_fields,
+)
 
 CITATION = (
     "Jiang et al. 2022, Improving Non-autoregressive Generation with Mixup Training (MIST), AAAI; "
@@ -31,6 +41,9 @@ VARIANTS: dict[str, tuple[str, bool, bool, bool]] = {
     "static_mix_unilm": ("unilm1.2-base-uncased", False, False, True),
     "static_mix_minilm_l6": ("minilm-l6", False, False, True),
 }
+
+#: ``<variant>_int8`` -> (variant, "int8"): each variant decoding its own trained model at int8 (systems.compute)
+TWINS = compute_twins(VARIANTS)
 
 #: variant -> the MiniLM-L6 variant of the same method, which runs at the cpu budget in its place when its paper
 #: backbone has no offline copy (the MIST tables name these as the rows' cpu systems; a test holds them equal)
@@ -64,7 +77,7 @@ PAPER_STEPS = {"squad_qg": 30_005, "squad_qg_reversed": 30_005, "quora": 50_005,
 
 
 @dataclass(frozen=True)
-class NARConfig(FamilyConfig):
+class NARConfig(QuantizableConfig):
     """Every knob of one run; overrides replace fields by name (see :func:`apply_overrides`)."""
 
     variant: str
@@ -228,6 +241,7 @@ def apply_overrides(cfg: NARConfig, overrides: dict[str, Any]) -> NARConfig:
     if out.decode not in ("single", "mist_iter", "mask_predict"):
         raise ValueError(f"override decode='{out.decode}': choose single, mist_iter or mask_predict")
     check_source_window(out.source_window, allow_none=True)
+    check_compute_type(out.compute_type, "NAR systems")
     return out
 
 

@@ -14,8 +14,8 @@ from typing import Any
 from bench.api.system import System, SystemInfo, check_budget
 from bench.api.threads import using_threads
 from bench.api.types import Example, TaskInfo
-from systems.nar.presets import CITATION, CPU_STAND_INS, NARConfig, apply_overrides, preset
-from systems.presets import BudgetSize, seeded_subset
+from systems.nar.presets import CITATION, CPU_STAND_INS, TWINS, NARConfig, apply_overrides, preset
+from systems.presets import BudgetSize, resolve_twin, seeded_subset
 from systems.saved_run import CHECKPOINTS, VOCAB, open_run, write_run_files
 
 META = "nar_model.json"
@@ -34,17 +34,21 @@ class NARSystem(System):
 
     ``decode`` is batched (sorted by source length); ``decode_one`` is batch size 1 and accepts
     ``forced_length`` (target length incl. ``[SEP]``) for the meter. ``last_iterations`` holds the
-    number of target passes of the latest decode call.
+    number of target passes of the latest decode call. ``compute_type`` (systems.compute) is applied to the
+    trained model when it is placed and before each decode, never while it trains.
     """
 
     supports_forced_length = True
     batched_decode = True
     supports_random_weights = True
     #: settings that change decoding only: `bench run --set decode=mist_iter` reuses the plain run's checkpoint
-    decode_only_overrides = ("decode", "iterations", "remove_repeat", "decode_batch_size")
+    decode_only_overrides = ("decode", "iterations", "remove_repeat", "decode_batch_size", "compute_type")
 
-    def __init__(self, cfg: NARConfig) -> None:
+    def __init__(self, cfg: NARConfig, name: str | None = None) -> None:
         self.cfg = cfg
+        #: the registered name: the variant, or its compute-type twin (``encoder_bert_int8``)
+        self.name = name or cfg.variant
+        self._compute: Any = None
         self.model: Any = None
         self.encoder: Any = None
         self.size: BudgetSize | None = None
@@ -61,8 +65,17 @@ class NARSystem(System):
 
     @property
     def cpu_stand_in(self) -> str | None:  # type: ignore[override]  # a property where the base has a default
-        """The MiniLM-L6 variant of the same method (presets.CPU_STAND_INS): the MIST tables' cpu rows."""
-        return CPU_STAND_INS.get(self.cfg.variant)
+        """The MiniLM-L6 variant of the same method (presets.CPU_STAND_INS): the MIST tables' cpu rows (a
+        compute-type twin's is that variant's twin)."""
+        stand_in = CPU_STAND_INS.get(self.cfg.variant)
+        if stand_in is None or self.name == self.cfg.variant:
+            return stand_in
+        return f"{stand_in}{self.name[len(self.cfg.variant):]}"
+
+    @property
+    def model_siblings(self) -> tuple[str, ...]:  # type: ignore[override]  # a property where the base has a default
+        """A compute-type twin decodes its variant's trained model (same training settings, same workdir)."""
+        return (self.cfg.variant,) if self.name != self.cfg.variant else ()
 
     def missing_weights(self) -> str | None:
         """The pretrained backbone when it has no offline copy; random-init and ``init_from`` runs load none."""
@@ -75,6 +88,28 @@ class NARSystem(System):
 
     def models(self) -> Sequence[Any]:
         return [self.model] if self.model is not None else []
+
+    def weights_footprint(self) -> Mapping[str, Any] | None:
+        """At int8 the Linear weights are int8 buffers, not parameters: counted here at their width."""
+        if self.cfg.compute_type != "int8":
+            return None
+        from systems.compute import int8_footprint
+
+        return int8_footprint(self.models())
+
+    def place(self, device: str) -> None:
+        """Placement, then the compute type applied to the model placed (a compute type the device cannot run
+        is refused here, before any training)."""
+        super().place(device)
+        self._decode_compute().prepare(self.model, self.device)
+
+    def _decode_compute(self) -> Any:
+        if self._compute is None:
+            from systems.compute import DecodeCompute
+
+            self._compute = DecodeCompute(self.cfg.compute_type, self.name,
+                                          before_int8=lambda model: model.token_head.fold_bias())
+        return self._compute
 
     # ------------------------------------------------------------------ describe
     def describe(self) -> SystemInfo:
@@ -90,7 +125,7 @@ class NARSystem(System):
         if self.loaded_from is not None:
             config["loaded_from"] = self.loaded_from
         return SystemInfo(
-            name=cfg.variant,
+            name=self.name,
             family="semi-NAR" if iterative else "NAR",
             iterations=cfg.iterations if iterative else 1,
             citation=CITATION,
@@ -272,10 +307,11 @@ class NARSystem(System):
         cache = workdir / "mixed_sources.json"
         base = self.encoder.pairs(train)
         if not cache.is_file():
+            fp32 = replace(self.cfg, compute_type="float32")  # training data: the teacher's own fp32 decode
             if self.cfg.mix_from:
-                teacher = NARSystem(self.cfg).load(Path(self.cfg.mix_from), via="mix_from")
+                teacher = NARSystem(fp32).load(Path(self.cfg.mix_from), via="mix_from")
             else:
-                nomix = replace(self.cfg, static_mix=False, variant=self.cfg.variant + ":nomix")
+                nomix = replace(fp32, static_mix=False, variant=self.cfg.variant + ":nomix")
                 teacher = NARSystem(nomix)
                 teacher.fit(task, workdir / "nomix")
             enc, m = teacher.encoder, teacher.model
@@ -332,10 +368,12 @@ class NARSystem(System):
 
         enc, cfg = self.encoder, self.cfg
         ids = SpecialIds(enc.pad, enc.cls, enc.sep, enc.mask)
+        compute = self._decode_compute()
+        model = compute.prepare(self.model, self.device)  # a no-op once placed; fit+decode without place too
         src, src_len = (t.to(self.device) for t in pad_batch(sources, enc.pad))
-        with torch.inference_mode(), using_threads(cfg.threads):
+        with torch.inference_mode(), using_threads(cfg.threads), compute.context(self.device):
             out = decode(
-                self.model,
+                model,
                 src,
                 src_len,
                 ids,
@@ -390,8 +428,10 @@ def _remove_repeat(text: str) -> str:
 
 
 def make(variant: str, budget: str, overrides: Mapping[str, Any] | None = None) -> NARSystem:
-    """Build a variant under a budget with overrides (the registry factories call this)."""
-    return NARSystem(apply_overrides(preset(variant, check_budget(budget)), dict(overrides or {})))
+    """Build a variant (or its compute-type twin, presets.TWINS) under a budget with overrides (the registry
+    factories call this)."""
+    base, settings = resolve_twin(variant, dict(overrides or {}), TWINS)
+    return NARSystem(apply_overrides(preset(base, check_budget(budget)), settings), name=variant)
 
 
 

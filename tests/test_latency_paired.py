@@ -280,3 +280,17 @@ def test_a_meter_that_misreads_the_known_ratio_judges_nothing_valid() -> None:
     assert judged["x"].verdict == "UNSTABLE" and any("excludes 2" in r for r in judged["x"].reasons)
     judged, _ = judge_all({"x": ok}, aa, [], Thresholds(), x2=_sp(1.99, (1.97, 2.01), [1.99] * 3))
     assert judged["x"].verdict == "VALID"
+
+
+def test_an_int8_linear_counts_its_integer_flops() -> None:
+    """FlopCounterMode cannot see torch._int_mm: the per-token int8 Linear's 2·in·out per row is added by a hook."""
+    import torch
+
+    from bench.latency.work import counting
+    from systems.compute import Int8Linear
+
+    lin = torch.nn.Linear(16, 32)
+    model = torch.nn.Sequential(torch.nn.ModuleList([Int8Linear.from_float(lin)]))
+    with counting([model]) as tally:
+        model[0][0](torch.randn(3, 16))
+    assert tally["flops"] == 2 * 3 * 16 * 32 and tally["layers"] == 1

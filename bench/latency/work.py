@@ -10,8 +10,9 @@ size the work predicts. Counted in the untimed reference pass, on exactly the un
 - **layer evaluations**: forward calls of the blocks of the model's layer stacks, i.e. of every module held in
   an ``nn.ModuleList`` (the encoder and decoder layers of every transformer implementation here), per unit;
 - **FLOPs**: ``torch.utils.flop_counter.FlopCounterMode`` (matrix products, convolutions, attention; element-wise
-  ops, softmax, layer norm and embedding lookups are NOT counted), plus 2·in·out per row of every dynamically
-  quantized Linear, which the counter cannot see; a system that decodes outside torch (CTranslate2) has none;
+  ops, softmax, layer norm and embedding lookups are NOT counted), plus 2·in·out per row of every quantized Linear
+  (int8 ops count as FLOPs here), which the counter cannot see; a system that decodes outside torch (CTranslate2)
+  has none;
 - output tokens (whitespace), parameters, and the peak resident memory the pass added
   (:func:`bench.latency.memory.peak_memory`);
 - CPU instructions (``perf stat -e instructions:u``) where the machine exposes a PMU, else the reason it does not.
@@ -36,8 +37,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-FLOPS_NOTE = ("torch.utils.flop_counter.FlopCounterMode (matmul, conv, attention) + 2*in*out per row of dynamically "
-              "quantized Linear layers; element-wise ops, softmax, norms and lookups are not counted")
+FLOPS_NOTE = ("torch.utils.flop_counter.FlopCounterMode (matmul, conv, attention) + 2*in*out per row of quantized "
+              "Linear layers; element-wise ops, softmax, norms and lookups are not counted")
 LAYERS_NOTE = "forward calls of the modules held in an nn.ModuleList (the layer stacks)"
 
 
@@ -73,18 +74,23 @@ def _layer_blocks(models: Sequence[Any]) -> list[Any]:
 
 
 def _quantized_linears(models: Sequence[Any]) -> list[Any]:
-    """Dynamically quantized Linear modules (FlopCounterMode sees no aten matmul in them)."""
+    """Linear layers that are not ``nn.Linear``: quantized ones (torch's dynamically quantized Linear, the harness's
+    per-token ``Int8Linear``), whose integer matmul (``quantized::linear_dynamic``, ``torch._int_mm``)
+    FlopCounterMode does not count; their 2·in·out per row is added by a hook."""
+    import torch
+
     out = []
     for model in models:
         for module in model.modules():
-            kind = type(module)
-            if kind.__name__ == "Linear" and ".quantized" in kind.__module__:
+            if ("Linear" in type(module).__name__ and not isinstance(module, torch.nn.Linear)
+                    and isinstance(getattr(module, "in_features", None), int)
+                    and isinstance(getattr(module, "out_features", None), int)):
                 out.append(module)
     return out
 
 
 @contextlib.contextmanager
-def _counting(models: Sequence[Any]) -> Iterator[dict[str, float]]:
+def counting(models: Sequence[Any]) -> Iterator[dict[str, float]]:
     """Hooks counting layer-block calls and quantized-Linear FLOPs, and the FLOP counter, while the body runs."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
@@ -176,7 +182,7 @@ def count_work(system: Any, decode_units: Callable[[int | None], Sequence[Sequen
     units = len(result)
     k, k_sentences = counted
     if models:
-        with _counting(models) as t:
+        with counting(models) as t:
             decode_units(k)
         tally.update(t)
     else:
@@ -214,4 +220,4 @@ def work_ratio(base: dict[str, Any] | None, own: dict[str, Any] | None, key: str
     return float(a) / float(b)
 
 
-__all__ = ["FLOPS_NOTE", "LAYERS_NOTE", "WorkCounts", "count_work", "instructions_unreadable", "work_ratio"]
+__all__ = ["FLOPS_NOTE", "LAYERS_NOTE", "WorkCounts", "count_work", "counting", "instructions_unreadable", "work_ratio"]

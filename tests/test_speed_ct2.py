@@ -223,3 +223,31 @@ def test_the_committed_table_s_command_is_the_documented_one_which_parses() -> N
     command = note.split("To fill it: `", 1)[1].rsplit("`", 1)[0]
     documented = {" ".join(c.text.split()) for c in doc_commands(root / "docs" / "speed.md")}
     assert command in documented
+
+
+def test_an_int8_twin_fills_the_deployed_frame_column() -> None:
+    """#60: a record that timed `<system>_int8` twins beside CTranslate2 int8 gains the column "int8 vs CT2 int8":
+    each row's twin over CT2, paired and judged like the Speed column; the paper's frame stays beside it."""
+    base = "fairseq_transformer"
+    rep = timed(lambda: measure(
+        {base: Sleepy(20000), CT2: Sleepy(8000), "fairseq_nat": Sleepy(2000), "fairseq_nat_int8": Sleepy(1000),
+         "encoder_bert": Sleepy(4000), "encoder_bert_int8": Sleepy(2000)},
+        EXAMPLES, baseline=base, n=6, rounds=2, warmup_items=1, warmup_s=0.0, min_items=1, min_duration_s=0.0,
+        length_forced=True, progress=False, bootstrap_resamples=200,
+    ))
+    spec = LatencySpec(task="squad_qg", split="test", budget="paper",
+                       systems=(base, CT2, "fairseq_nat", "fairseq_nat_int8", "encoder_bert", "encoder_bert_int8"),
+                       baseline=base, n=6, rounds=2, length_forced=True, weights="random",
+                       stand_ins={"mist_bert": "encoder_bert"})
+    rec = build_record(spec, rep, {CT2: _ct2_info()}, {"mist_bert": "same shape"}, {"git_sha": "abc"},
+                       created="2026-01-02T03:04:05+00:00")
+    header, rows, md = _table(rec)
+    at = header.index("int8 vs CT2 int8")
+    assert header[at - 1] == "vs CT2 int8"
+    nat = rows["NAT(Gu et al. 2017) ‡"][at]
+    assert nat.startswith(_independent(rec, "fairseq_nat_int8")) and "`fairseq_nat_int8`" in nat
+    assert "`encoder_bert_int8`" in rows["MIST(BERT) †"][at]  # the stand-in's twin
+    assert rows["CMLM(Ghazvininejad et al. 2019) ‡"][at] == "—"
+    ct2 = rows["Transformer decoded by CTranslate2 (harness reference, not in the paper)"]
+    assert ct2[at] == "1.00× (reference)" and len({len(r) for r in rows.values()}) == 1
+    assert "the deployed frame on both sides" in md

@@ -80,6 +80,56 @@ def versus_cell(system: str | None, source: SpeedSource | None) -> str:
     return f"{v.mean:.2f}× (ratio of speed-ups){invalid}"
 
 
+#: the column of the deployed frame on both sides: each row's system decoded at int8 (its ``_int8`` twin: the same
+#: model, per-token int8 Linear layers) over CTranslate2 at int8, from the same paired record
+INT8_HEADER = "int8 vs CT2 int8"
+INT8_SUFFIX = "_int8"
+
+
+def int8_twin(rec: dict, system: str | None) -> str | None:
+    """The ``_int8`` twin the record timed for ``system`` (or for the system its row was timed as), else None."""
+    hit = timed_as(rec, system)
+    if hit is None:
+        return None
+    twin = hit[0] + INT8_SUFFIX
+    return twin if twin in (rec.get("systems") or {}) else None
+
+
+def int8_timed(source: SpeedSource | None) -> bool:
+    """Whether the record behind a table's speed column timed any ``_int8`` twin beside CTranslate2."""
+    rec = source.record if source is not None else None
+    names = (rec.get("systems") or {}) if rec is not None else {}
+    return CT2_SYSTEM in names and any(n.endswith(INT8_SUFFIX) for n in names)
+
+
+def int8_cell(system: str | None, source: SpeedSource | None) -> str:
+    """``X.XX× [lo–hi] VERDICT``: the row's system at int8 over CTranslate2 at int8; "—" without a twin."""
+    from bench.latency.versus import speedup_over
+
+    rec = source.record if source is not None else None
+    if rec is None:
+        return NONE
+    if system == CT2_SYSTEM:
+        return "1.00× (reference)"
+    twin = int8_twin(rec, system)
+    if twin is None:
+        return NONE
+    v = speedup_over(rec, CT2_SYSTEM, twin)
+    if isinstance(v, str):
+        return _plain(v)
+    ci = f" [{v.ci95[0]:.2f}–{v.ci95[1]:.2f}]" if v.ci95 is not None else ""
+    return f"{v.mean:.2f}×{ci}" + (f" {v.verdict}" if v.verdict else "") + f" (`{_plain(twin)}`)"
+
+
+def int8_note(source: SpeedSource) -> str:
+    """What the int8 column is: both sides optimized as deployed, beside the paper's frame (fp32 vs fairseq)."""
+    return (f"{INT8_HEADER}: the row's system decoded at `compute_type=int8` (its `_int8` twin: the same model, every "
+            f"Linear layer int8 with per-token activations, batch-independent; docs/systems.md) over `{CT2_SYSTEM}` at "
+            "int8, timed in the same paired record and judged by the same rules as the Speed column: the deployed "
+            "frame on both sides, beside the paper's (fp32 against fairseq's generator). The int8 twins' quality "
+            "change is on the task's leaderboard; '—' where the record timed no twin for the row.")
+
+
 def ct2_row(source: SpeedSource, section: str | None, blanks: int) -> list[str]:
     """The harness's CTranslate2 row: its speed-up over the paper's baseline and the reference 1.00× beside it.
 

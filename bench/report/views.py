@@ -532,7 +532,11 @@ def build_table_view(
         ids = [(g.id, c.id) for g, c in table.columns()]
         versus_at = len(header) - 1 - len(ids) + ids.index(speed_col) + 1
         header.insert(versus_at, speed_ct2.ct2_column(source).header)
+    int8 = speed_ct2.int8_timed(source)
+    if int8 and versus_at is not None:
+        header.insert(versus_at + 1, speed_ct2.INT8_HEADER)
     versus: list[str] = []  # the column's cells of the paper rows
+    int8_cells: list[str] = []
 
     run_notes: list[str] = []
     recipe_rows: dict[tuple[str, str | None, str | None], list[str]] = {}
@@ -568,6 +572,7 @@ def build_table_view(
         cells = ([row.section] if has_section else []) + [label, _system_cell(row, budget)]
         first = next(iter(matches.values()), None)
         versus.append(speed_ct2.versus_cell(row.system, source))
+        int8_cells.append(speed_ct2.int8_cell(row.system, source))
         for g, c in table.columns():
             reported = row.reported.get(c.id, "")
             if source is not None and source.record is not None and (g.id, c.id) == speed_col:
@@ -586,16 +591,23 @@ def build_table_view(
             cells.append("; ".join(f"{lab}: {s}" for lab, s in statuses))
         rows_out.append(cells)
     if versus_at is not None and source is not None:
-        for cells, cell in zip(rows_out, versus, strict=True):
+        for cells, cell, low in zip(rows_out, versus, int8_cells, strict=True):
             cells.insert(versus_at, cell)
+            if int8:
+                cells.insert(versus_at + 1, low)
         base_at = next((i for i, r in enumerate(table.rows) if r.system == source.baseline), len(table.rows) - 1)
         section = table.rows[base_at].section if has_section else None
-        rows_out.insert(base_at + 1, speed_ct2.ct2_row(source, section, versus_at - 1 - (3 if has_section else 2)))
+        ct2 = speed_ct2.ct2_row(source, section, versus_at - 1 - (3 if has_section else 2))
+        if int8:
+            ct2.insert(versus_at + 1, speed_ct2.int8_cell(speed_ct2.CT2_SYSTEM, source))
+        rows_out.insert(base_at + 1, ct2)
     tail = _context_rows(table, records, by_group, has_section, run_notes)
     tail += _submitted_rows(table, records, has_section, run_notes)
     if versus_at is not None:
         for cells in tail:
             cells.insert(versus_at, "")
+            if int8:
+                cells.insert(versus_at + 1, "")
     rows_out += tail
 
     notes = [f"[{i}] run {text}" for i, text in enumerate(run_notes, 1)]
@@ -656,6 +668,8 @@ def build_table_view(
         preamble.append(speed.speed_preamble(source))
         if versus_at is not None:
             notes.append(speed_ct2.versus_note(source))
+            if speed_ct2.int8_timed(source):
+                notes.append(speed_ct2.int8_note(source))
     title = f"{paper.short} Table {table.id}: {table.title}"
     reproduced = sum(1 for row in table.rows if any(row.id in by_group[g.id] for g in table.quality_groups()))
     return TableView(

@@ -22,21 +22,22 @@ def report_renderable(report: LatencyReport) -> Any:
         if report.settings.length_forced else ""
     rounds = report.timed.log.rounds if report.timed is not None else report.settings.rounds
     units = next(iter(report.systems.values())).stats.n if report.systems else 0
+    against = f"; speed-ups over {report.baseline}" if report.baseline else ""
     table = Table(title=markup(f"Batch-1 latency on {report.device_label}{mode}: {units} items x {rounds} paired "
-                               "rounds (ms: per item the median over rounds)", one_line=True), box=box.SIMPLE,
-                  pad_edge=False)
-    for col in ("system", "mean ms", "p90 ms"):
-        table.add_column(col, justify="left" if col == "system" else "right", no_wrap=col == "system")
+                               f"rounds (mean ms of per-item medians over rounds{against}; work×: passes/FLOPs of the "
+                               "baseline over the system's)", one_line=True),
+                  box=box.SIMPLE, pad_edge=False)
+    for col in ("system", "ms"):
+        table.add_column(col, justify="left" if col == "system" else "right", no_wrap=True)
     work = {} if report.timed is None else {n: w.to_json() for n, w in report.timed.work.items()}
     if report.baseline:
-        table.add_column(plain(f"vs {report.baseline} [95% CI]"), justify="right")
+        table.add_column("speed-up [95% CI]", justify="right", no_wrap=True)
         table.add_column("verdict", justify="left", no_wrap=True)
-        table.add_column("passes×", justify="right")
-        table.add_column("FLOPs×", justify="right")
+        table.add_column("work×", justify="right", no_wrap=True)
     mismatched = []
     for name, res in report.systems.items():
         s = res.stats
-        row: list[Any] = [plain(name), f"{s.mean_ms:.2f}", f"{s.p90_ms:.2f}"]
+        row: list[Any] = [plain(name), f"{s.mean_ms:.0f}" if s.mean_ms >= 10 else f"{s.mean_ms:.2f}"]
         if report.baseline:
             sp = res.speedup
             verdict = getattr(sp, "verdict", None)
@@ -44,10 +45,10 @@ def report_renderable(report: LatencyReport) -> Any:
             base, own = work.get(report.baseline), work.get(name)
             passes, flops = work_ratio(base, own, "passes_per_unit"), work_ratio(base, own, "flops_per_sentence")
             row += [
-                f"{sp.mean:.2f}x [{sp.mean_ci95[0]:.2f}, {sp.mean_ci95[1]:.2f}]" if sp else "-",
+                f"{sp.mean:.2f}x [{sp.mean_ci95[0]:.2f},{sp.mean_ci95[1]:.2f}]" if sp else "-",
                 f"[{colour[verdict]}]{verdict}[/]" if verdict else ("baseline" if name == report.baseline else "-"),
-                "-" if passes is None or name == report.baseline else f"{passes:.2f}",
-                "-" if flops is None or name == report.baseline else f"{flops:.2f}",
+                "-" if name == report.baseline else
+                f"{'-' if passes is None else f'{passes:.1f}'}/{'-' if flops is None else f'{flops:.1f}'}",
             ]
         if res.outputs.match is False:
             mismatched.append(name)

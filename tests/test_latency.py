@@ -426,8 +426,9 @@ def test_null_system_shows_meter_overhead_is_tiny():
     assert null.p50_ms < 0.05  # clock pair + call: microseconds at most
     assert null.p50_ms / busy.p50_ms < 0.01
     assert rep.systems["null"].warmup_count >= 20
-    # 2 rounds x 40 x 2 ms < 0.5 s: the busy system forces extra rounds; the null probe is exempt, has no speed-up
-    assert busy.n == null.n == 40 and rep.timed.log.rounds > 2 and rep.systems["busy"].timed_s >= 0.5
+    # rounds are added until the busy system was timed for 0.5 s (how many depends on the machine's load: the
+    # fake-clock test of the duration floor pins that); the null probe is exempt and has no speed-up
+    assert busy.n == null.n == 40 and rep.systems["busy"].timed_s >= 0.5
     assert rep.timed.aa_system == "busy"  # the null probe is never the A/A control
     assert not any(r.startswith("null:") for r in rep.invalid_reasons + rep.ms_reasons)
     assert rep.systems["null"].speedup is None and rep.record("null")["speedup_mean"] is None

@@ -63,7 +63,8 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     monkeypatch.setenv(MIRROR_ENV, state.url)
-    monkeypatch.setattr(fd, "TIMEOUT_S", 10.0)
+    monkeypatch.setattr(fd, "DEADLINE_S", 10.0)
+    monkeypatch.setattr(fd, "STALL_S", 5.0)
     yield state
     httpd.shutdown()
     httpd.server_close()
@@ -108,16 +109,18 @@ def stand_in_sources(server: Server) -> list[Source]:
         chunk_paths.append(f"wyu-du/RPG/{'0' * 40}/data/quora/chunked/{name}")
         files[f"{RAW}/{chunk_paths[-1]}"] = data
     server.files.update(files)
-    quora = tuple(Output(f"quora/duji2019/{s}.{e}", sha(_texts(s, i)), f"{s}.{e}")
+    quora = tuple(Output(f"quora/duji2019/{s}.{e}", sha(_texts(s, i)), f"{s}.{e}", len(_texts(s, i)))
                   for s in ("val", "test") for i, e in enumerate(("src", "tgt")))
     return [
         Source("du2017", "xinyadu/nqg@" + "0" * 40, RAW, (f"xinyadu/nqg/{'0' * 40}/data/doclist-dev.txt",),
-               (Output("du2017/doclist-dev.txt", sha(doclist)),), sha256=sha(doclist)),
+               (Output("du2017/doclist-dev.txt", sha(doclist), size=len(doclist)),), sha256=sha(doclist),
+               size=len(doclist)),
         Source("quora", "wyu-du/RPG@" + "0" * 40, RAW, tuple(chunk_paths), quora, kind="chunked"),
         Source("xsum-predictions", "EdinburghNLP/XSum@" + "0" * 40, RAW,
                (f"EdinburghNLP/XSum/{'0' * 40}/xsum-model-predictions.tar.gz",),
-               (Output("xsum/gold-test-sentences.txt", sha(gold), "gold-test-sentences.txt"),
-                Output("xsum/outputs/ptgen-test-output.txt", sha(ptgen), "ptgen-test-output.txt")), kind="tar"),
+               (Output("xsum/gold-test-sentences.txt", sha(gold), "gold-test-sentences.txt", len(gold)),
+                Output("xsum/outputs/ptgen-test-output.txt", sha(ptgen), "ptgen-test-output.txt", len(ptgen))),
+               kind="tar"),
     ]
 
 
@@ -145,8 +148,9 @@ def test_fetch_lands_every_file_verified_records_its_hash_and_reruns_as_present(
 def test_a_file_that_does_not_match_its_pin_never_lands_and_says_the_url_and_fix(server: Server,
                                                                                  tmp_path: Path) -> None:
     sources = stand_in_sources(server)
-    bad = [Source(s.name, s.origin, s.host, s.paths, tuple(Output(o.rel, "f" * 64, o.member) for o in s.outputs),
-                  s.kind, "f" * 64 if s.sha256 else None) for s in sources]
+    bad = [Source(s.name, s.origin, s.host, s.paths, tuple(Output(o.rel, "f" * 64, o.member, o.size)
+                                                           for o in s.outputs),
+                  s.kind, "f" * 64 if s.sha256 else None, size=s.size) for s in sources]
     out = fd.fetch_data(tmp_path, bad)
     assert [o.status for o in out] == ["failed"] * 3
     for o in out:

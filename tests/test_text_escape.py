@@ -125,9 +125,11 @@ def test_code_spans_stay_code_and_cells_read_back() -> None:
 
 def test_plain_report_text_is_unchanged() -> None:
     """What the harness writes (snake_case names, [1] note marks, a * between spaces) is not escaped: the
-    committed reports did not change."""
-    for text in ("copy_source", "[1] run `x`", "* / not measured", "p < 0.05", "UNILM [Dong et al., 2019]: x"):
+    committed reports did not change. (A bullet that starts with ``* `` is escaped: ``- * x`` is a nested list.)"""
+    for text in ("copy_source", "[1] run `x`", "a * / not measured", "p < 0.05", "UNILM [Dong et al., 2019]: x"):
         assert md_escape.line(text) == text
+    assert md_escape.cell("* / not measured") == "* / not measured"
+    assert md_escape.line("* / not measured") == "\\* / not measured"
 
 
 # --- HTML --------------------------------------------------------------------------------------------

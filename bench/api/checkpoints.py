@@ -279,8 +279,8 @@ def download_files(repo: str, commit: str, files: Iterable[RemoteFile], dest: Pa
             continue
         url = f"{endpoint}/{prefix}{repo}/resolve/{commit}/{quote(remote.path)}"
         part = target.with_name(f"{target.name}.{(remote.sha256 or remote.blob_id)[:16]}.part")
-        if force:
-            part.unlink(missing_ok=True)
+        if force and part.is_file() and not part.is_symlink():  # a link there is refused when it is opened
+            part.unlink()
         got = download(url, part, Bounds(remote.size, deadline_s=deadline_s, stall_s=stall_s or STALL_S),
                        headers=headers, label=remote.path, fix="re-run `bench fetch`")
         if got.redirected_to and got.redirected_to not in hosts:

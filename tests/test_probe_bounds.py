@@ -43,7 +43,7 @@ def _in_time(fn: Callable[[], object], seconds: float = 5.0) -> BaseException | 
     def run() -> None:
         try:
             fn()
-        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+        except BaseException as exc:  # handed back to the test
             caught.append(exc)
 
     thread = threading.Thread(target=run, daemon=True)
@@ -87,7 +87,8 @@ def test_the_caps_are_stated_and_checked_before_decoding(tmp_path: Path) -> None
     assert textfile.read_bytes_checked(path, textfile.DATA) == b"\xef\xbb\xbfa\nb\n"  # pinned data: kept as is
     path.write_bytes(b"a\n" + b"z" * 10 + b"\n")
     assert textfile.read_bytes_checked(path, small) == b"a\n" + b"z" * 10 + b"\n"
-    assert textfile.size_label(OUTPUTS.max_bytes) == "256 MiB" and textfile.size_label(OUTPUTS.max_line or 0) == "64 KiB"
+    assert textfile.size_label(OUTPUTS.max_bytes) == "256 MiB"
+    assert textfile.size_label(OUTPUTS.max_line or 0) == "64 KiB"
 
 
 def test_a_bom_is_refused_alike_by_score_submit_and_compare(tmp_path: Path) -> None:

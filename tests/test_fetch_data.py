@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import tarfile
 import threading
@@ -52,6 +53,18 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Length", str(1 << 40))
                 self.end_headers()
                 self.wfile.write(b"x" * 1024)
+            elif mode == "chunked":  # HTTP/1.1 chunked encoding, no end
+                self.protocol_version = "HTTP/1.1"
+                self.send_response(200)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                while not state.stop.is_set():
+                    self.wfile.write(b"10000\r\n" + b"\0" * 0x10000 + b"\r\n")
+            elif mode == "loop":
+                self.send_response(302)
+                self.send_header("Location", self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
             elif mode == "slow-headers":
                 for byte in b"HTTP/1.1 200 OK\r\n":
                     if state.stop.wait(0.2):
@@ -462,3 +475,62 @@ def test_every_pinned_size_is_the_shared_files_size() -> None:
         if (SHARED / rel).is_file():
             assert (SHARED / rel).stat().st_size == size, rel
     assert all(s.max_bytes() > 0 for s in catalogue())
+
+
+def test_an_endless_chunked_body_stops_at_the_cap(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    server.hostile[f"{RAW}/{src.paths[0]}"] = "chunked"
+    [row], took = _timed(fd.fetch_data, tmp_path, [src])
+    assert row.status == "failed" and "-byte cap" in row.detail and took < 5, (row.detail, took)
+
+
+def test_a_redirect_loop_is_one_row(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    server.hostile[f"{RAW}/{src.paths[0]}"] = "loop"
+    [row] = fd.fetch_data(tmp_path, [src])
+    assert row.status == "failed" and "redirect" in row.detail.lower(), row.detail
+
+
+def test_a_hard_linked_part_file_is_refused_not_written_through(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"sentinel\n")
+    part = tmp_path / "data" / "du2017" / "doclist-dev.txt.part"
+    part.parent.mkdir(parents=True)
+    os.link(victim, part)
+    [row] = fd.fetch_data(tmp_path / "data", [src], force=False)
+    assert row.status == "failed" and "hard link" in row.detail, row.detail
+    assert victim.read_bytes() == b"sentinel\n"
+
+
+def _raw_tar(*blocks: tuple[str, bytes, bytes]) -> bytes:
+    """A gzipped tar of (type flag, name, payload) headers written by hand: what tarfile itself would not write."""
+    import gzip
+
+    out = b""
+    for flag, name, payload in blocks:
+        info = tarfile.TarInfo(name)
+        info.size, info.type = len(payload), flag.encode()
+        header = info.tobuf(format=tarfile.USTAR_FORMAT)
+        out += header + payload + b"\0" * (-len(payload) % 512)
+    return gzip.compress(out + b"\0" * 1024)
+
+
+@pytest.mark.parametrize("kind", ["pax", "gnu-longname", "sparse", "pax-chain"])
+def test_a_tar_header_bomb_is_refused_before_tarfile_reads_it(kind: str, server: Server, tmp_path: Path) -> None:
+    """tarfile reads a pax or GNU long-name header's payload whole, and follows chains of them recursively,
+    before the walk sees a member: such a header over 64 KiB, a sparse member or a long chain is one row."""
+    import tracemalloc
+
+    src = stand_in_sources(server)[2]
+    big = b"0" * (16 << 20)
+    blocks = {"pax": [("x", "pax", big)], "gnu-longname": [("L", "././@LongLink", big)],
+              "sparse": [("S", "sparse.bin", b"")],
+              "pax-chain": [("x", "pax", b"20 comment=aaaaaaaa\n")] * 50}[kind]
+    server.files[f"{RAW}/{src.paths[0]}"] = _raw_tar(*blocks, ("0", "gold-test-sentences.txt", b"x\n"))
+    tracemalloc.start()
+    [row], took = _timed(fd.fetch_data, tmp_path, [src])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert row.status == "failed" and "not unpacked" in row.detail and "\n" not in row.detail, row.detail
+    assert peak < 12 << 20 and took < 10, (peak, took)

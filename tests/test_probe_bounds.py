@@ -76,7 +76,7 @@ def test_the_caps_are_stated_and_checked_before_decoding(tmp_path: Path) -> None
     small = textfile.Limits("outputs file", 100, 10, refuse_bom=True)
     path = tmp_path / "f.txt"
     path.write_bytes(b"x" * 101)
-    with pytest.raises(textfile.TextFileError, match=r"101 bytes, over the 100 bytes cap for a outputs file"):
+    with pytest.raises(textfile.TextFileError, match=r"101 bytes, over the 100 bytes cap for an outputs file"):
         textfile.read_bytes_checked(path, small)
     path.write_bytes(b"short\n" + b"y" * 11 + b"\nok\n")
     with pytest.raises(textfile.TextFileError, match=r"line 2 is 11 bytes, over the 10 bytes cap for one line"):
@@ -87,6 +87,10 @@ def test_the_caps_are_stated_and_checked_before_decoding(tmp_path: Path) -> None
     assert textfile.read_bytes_checked(path, textfile.DATA) == b"\xef\xbb\xbfa\nb\n"  # pinned data: kept as is
     path.write_bytes(b"a\n" + b"z" * 10 + b"\n")
     assert textfile.read_bytes_checked(path, small) == b"a\n" + b"z" * 10 + b"\n"
+    few = textfile.Limits("outputs file", 100, 10, max_lines=3)  # 256 MiB of newlines: 268 million lines
+    path.write_bytes(b"\n" * 4)
+    with pytest.raises(textfile.TextFileError, match="4 lines, over the 3-line cap"):
+        textfile.read_bytes_checked(path, few)
     assert textfile.size_label(OUTPUTS.max_bytes) == "256 MiB"
     assert textfile.size_label(OUTPUTS.max_line or 0) == "64 KiB"
 

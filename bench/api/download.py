@@ -180,9 +180,10 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
 # --- the .part file ---------------------------------------------------------------------------------------------
 def open_part(part: Path, append: bool) -> int:
     """A descriptor for writing ``part``: opened with ``O_NOFOLLOW`` (a symbolic link there is refused, never
-    written through) and ``O_NONBLOCK`` (a FIFO there does not wait for a reader), and it must be a regular file."""
+    written through) and ``O_NONBLOCK`` (a FIFO there does not wait for a reader); it must be a regular file with
+    one link (a hard link to a file elsewhere is refused before it is truncated or appended to)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    flags |= os.O_APPEND if append else os.O_TRUNC
+    flags |= os.O_APPEND if append else 0  # truncated below, once it is known to be this download's own file
     try:
         fd = os.open(part, flags, 0o666)
     except OSError as exc:
@@ -191,11 +192,14 @@ def open_part(part: Path, append: bool) -> int:
                                 "nothing was written through it. Fix: remove it and re-run.") from None
         raise
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
         os.close(fd)
-        raise DownloadError(f"{part}: not a regular file where the download's partial file goes; nothing was written "
-                            "to it. Fix: remove it and re-run.")
+        what = "a hard link to another file" if stat.S_ISREG(info.st_mode) else "not a regular file"
+        raise DownloadError(f"{part}: {what} where the download's partial file goes; nothing was written to it. "
+                            "Fix: remove it and re-run.")
     os.set_blocking(fd, True)
+    if not append:
+        os.ftruncate(fd, 0)
     return fd
 
 

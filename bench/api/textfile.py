@@ -32,20 +32,22 @@ BOM = b"\xef\xbb\xbf"
 @dataclass(frozen=True)
 class Limits:
     """What a kind of text file may be: at most ``max_bytes``, no line over ``max_line`` bytes (None: no line
-    cap, a JSON document may be one line), and whether a leading UTF-8 byte-order mark is refused."""
+    cap, a JSON document may be one line), at most ``max_lines`` lines, and whether a leading UTF-8 byte-order mark
+    is refused."""
 
     what: str
     max_bytes: int
     max_line: int | None
     refuse_bom: bool = False
+    max_lines: int | None = None  # 256 MiB of newlines would be 268 million empty lines in memory
 
 
 #: a hypothesis, reference or key file (score --hyp/--ref/--key, compare, submit) and a stored outputs file: one
 #: generated text per line, so a line of 64 KiB (about 10,000 words) is already far past any output a system writes
-OUTPUTS = Limits("outputs file", 256 * MiB, 64 * KiB, refuse_bom=True)
+OUTPUTS = Limits("outputs file", 256 * MiB, 64 * KiB, refuse_bom=True, max_lines=2_000_000)
 #: a line-per-example data file (du2017, Quora, XSum gold lines, a full-XSum JSON-lines file); the largest line of
 #: the shared data is 65,332 bytes (an XSum document)
-DATA = Limits("data file", 2 * GiB, 4 * MiB)
+DATA = Limits("data file", 2 * GiB, 4 * MiB, max_lines=20_000_000)
 #: a record, a manifest, a paper table, a queue file, a JSON data file (SQuAD's train file is 30 MB on one line)
 DOCUMENT = Limits("file", 256 * MiB, None)
 
@@ -108,8 +110,8 @@ def read_bytes_checked(path: Path | str, limits: Limits = DOCUMENT) -> bytes:
             raise TextFileError(p, f"{_kind(info.st_mode)}, not a regular file",
                                 f"give the path of a regular {limits.what} (it is read whole before it is used)")
         if info.st_size > limits.max_bytes:
-            raise TextFileError(p, f"{info.st_size:,} bytes, over the {size_label(limits.max_bytes)} cap for a "
-                                   f"{limits.what}", _split_fix(limits))
+            raise TextFileError(p, f"{info.st_size:,} bytes, over the {size_label(limits.max_bytes)} cap for "
+                                   f"{_a(limits.what)}", _split_fix(limits))
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(limits.max_bytes + 1)
@@ -118,14 +120,23 @@ def read_bytes_checked(path: Path | str, limits: Limits = DOCUMENT) -> bytes:
     finally:
         os.close(fd)
     if len(data) > limits.max_bytes:  # it grew while it was read
-        raise TextFileError(p, f"over the {size_label(limits.max_bytes)} cap for a {limits.what}", _split_fix(limits))
+        raise TextFileError(p, f"over the {size_label(limits.max_bytes)} cap for {_a(limits.what)}",
+                            _split_fix(limits))
     if limits.refuse_bom and data.startswith(BOM):
         raise TextFileError(p, "starts with a UTF-8 byte-order mark (EF BB BF), which would be read as part of "
                                "its first line", "save it as UTF-8 without a BOM (e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' "
                                f"{p}`)")
+    lines = data.count(b"\n") if limits.max_lines is not None else 0
+    if limits.max_lines is not None and lines > limits.max_lines:
+        raise TextFileError(p, f"{lines:,} lines, over the {limits.max_lines:,}-line cap for {_a(limits.what)}",
+                            _split_fix(limits))
     if limits.max_line is not None:
         _check_lines(p, data, limits)
     return data
+
+
+def _a(what: str) -> str:
+    return f"an {what}" if what[:1] in "aeiou" else f"a {what}"
 
 
 def _split_fix(limits: Limits) -> str:
@@ -146,7 +157,7 @@ def _check_lines(path: Path, data: bytes, limits: Limits) -> None:
         stop = len(data) if end < 0 else end
         if stop - start > cap:
             raise TextFileError(path, f"line {lineno:,} is {stop - start:,} bytes, over the {size_label(cap)} "
-                                      f"cap for one line of a {limits.what}",
+                                      f"cap for one line of {_a(limits.what)}",
                                 "one output per line; a longer line is not an output the harness scores"
                                 if limits is OUTPUTS else "check that this is the file meant")
         if end < 0:

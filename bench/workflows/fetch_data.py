@@ -14,11 +14,12 @@ import hashlib
 import os
 import shutil
 import tarfile
+import tarfile as _tar
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from bench.api.atomic import write_bytes_atomic
 from bench.api.download import STALL_S, Bounds, Progress, download
@@ -43,6 +44,10 @@ _CHUNK = 1 << 16
 DEADLINE_S: float | None = None
 #: the most an archive member may be when no output pins its size
 MEMBER_CEILING = 64 << 20
+#: the most a tar header's own payload (a pax record set, a GNU long name) may be: real ones are under 1 KiB
+TAR_HEADER_CEILING = 64 << 10
+#: the most extended headers (pax, GNU long name) in a row before a member: real archives have one to three
+TAR_CHAIN_CEILING = 8
 
 
 @dataclass(frozen=True)
@@ -209,7 +214,7 @@ def _members(archive: Path, outputs: Sequence[Output], again: str) -> dict[str, 
             by_size.setdefault(o.size, []).append(o)
     found: dict[str, bytes] = {}
     try:
-        with tarfile.open(archive, "r|*") as tar:
+        with tarfile.open(archive, "r|*", tarinfo=_BoundedTarInfo) as tar:
             for count, info in enumerate(tar, 1):
                 if count > ARCHIVE_MEMBERS_CEILING or info.offset_data + info.size > ARCHIVE_UNPACKED_CEILING:
                     raise DataError(f"{archive}: holds more than {ARCHIVE_MEMBERS_CEILING:,} members or "
@@ -237,11 +242,38 @@ def _members(archive: Path, outputs: Sequence[Output], again: str) -> dict[str, 
                 match = next((o for o in candidates if o.sha256 == digest), None)
                 if match is not None:
                     found[match.member] = data
+    except RecursionError:  # a chain of extended headers, each naming the next
+        raise DataError(f"{archive}: a chain of extended tar headers too long to read; not unpacked. {again}") from None
     except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         archive.unlink(missing_ok=True)
         raise DataError(f"{archive}: not a readable tar archive ({exc}); removed. Fix: re-run "
                         "`bench fetch --data`.") from exc
     return found
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A tar header whose own payload is bounded: ``tarfile`` reads a pax or GNU long-name header's payload whole
+    into memory, and chains old-GNU sparse headers without end, before the caller sees any member; here such a
+    payload over :data:`TAR_HEADER_CEILING` bytes, a chain of more than :data:`TAR_CHAIN_CEILING` of them, and any
+    sparse member, is refused first."""
+
+    def _proc_member(self, tarfile: Any) -> Any:
+        extended = (_tar.GNUTYPE_LONGNAME, _tar.GNUTYPE_LONGLINK, _tar.XHDTYPE, _tar.XGLTYPE, _tar.SOLARIS_XHDTYPE)
+        if self.type in extended and self.size > TAR_HEADER_CEILING:
+            raise DataError(f"{getattr(tarfile, 'name', None) or 'the archive'}: an extended tar header of "
+                            f"{self.size:,} bytes (over {TAR_HEADER_CEILING:,}); not unpacked. Fix: check the "
+                            "source (or the mirror), then `bench fetch --data --force`.")
+        chained = getattr(tarfile, "_bench_chained", 0) + 1 if self.type in extended else 0
+        if chained > TAR_CHAIN_CEILING:  # tarfile follows such a chain by recursion, each payload held
+            raise DataError(f"{getattr(tarfile, 'name', None) or 'the archive'}: more than {TAR_CHAIN_CEILING} "
+                            "extended tar headers in a row; not unpacked. Fix: check the source (or the mirror), "
+                            "then `bench fetch --data --force`.")
+        tarfile._bench_chained = chained
+        if self.type == _tar.GNUTYPE_SPARSE:
+            raise DataError(f"{getattr(tarfile, 'name', None) or 'the archive'}: a sparse tar member "
+                            f"({self.name[:80]!r}); not unpacked. Fix: check the source (or the mirror), then "
+                            "`bench fetch --data --force`.")
+        return super()._proc_member(tarfile)  # type: ignore[misc]  # tarfile's dispatch, stable since 3.2
 
 
 def _read_member(handle: IO[bytes], size: int) -> bytes:

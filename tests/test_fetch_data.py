@@ -534,3 +534,10 @@ def test_a_tar_header_bomb_is_refused_before_tarfile_reads_it(kind: str, server:
     tracemalloc.stop()
     assert row.status == "failed" and "not unpacked" in row.detail and "\n" not in row.detail, row.detail
     assert peak < 12 << 20 and took < 10, (peak, took)
+
+
+def test_a_mirror_that_is_not_http_is_one_row(tmp_path: Path) -> None:
+    """A file:// (or ftp://) mirror is refused up front: the downloader has no handler but http(s)."""
+    src = next(s for s in catalogue() if s.paths[0].endswith("doclist-dev.txt"))
+    [row] = fd.fetch_data(tmp_path / "data", [src], mirror=f"file://{tmp_path}")
+    assert row.status == "failed" and "only http and https" in row.detail and "Fix:" in row.detail, row.detail

@@ -221,13 +221,21 @@ def download(url: str, part: Path, bounds: Bounds, *, resume: bool = True, heade
     """``url`` into ``part`` within ``bounds`` (resumed from an earlier ``part`` when ``resume``); raises
     :class:`DownloadError` naming the URL, the bound it broke and ``fix``. Checking the content (its hash) and
     renaming it into place is the caller's."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in ("http", "https"):
+        raise DownloadError(f"{url}: only http and https URLs are downloaded (not {scheme or 'a relative'}:). Fix: "
+                            "give an http(s) mirror; files already on this machine go in the data folder "
+                            "(--data-dir) or $BENCH_CHECKPOINTS directly.")
     part.parent.mkdir(parents=True, exist_ok=True)
     have = _resumable(part, bounds.max_bytes) if resume else 0
     request = urllib.request.Request(url, headers=dict(headers or {}))
     if have:
         request.add_header("Range", f"bytes={have}-")
     watch = _Watch()
-    opener = urllib.request.build_opener(_HTTP(watch), _HTTPS(watch), _Redirects())
+    opener = urllib.request.OpenerDirector()  # http(s) only: no file://, ftp:// or data: handler at all
+    for handler in (urllib.request.ProxyHandler(), _HTTP(watch), _HTTPS(watch), _Redirects(),
+                    urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()):
+        opener.add_handler(handler)
     timer = threading.Timer(bounds.deadline, watch.expire)
     timer.daemon = True
     started = time.monotonic()

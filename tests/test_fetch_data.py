@@ -60,6 +60,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.end_headers()
                 while not state.stop.is_set():
                     self.wfile.write(b"10000\r\n" + b"\0" * 0x10000 + b"\r\n")
+            elif mode == "reason":  # a reason phrase carrying a terminal escape
+                self.send_response(500, "Broken \x1b[2J\x1b]0;owned\x07")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
             elif mode == "loop":
                 self.send_response(302)
                 self.send_header("Location", self.path)
@@ -541,3 +545,11 @@ def test_a_mirror_that_is_not_http_is_one_row(tmp_path: Path) -> None:
     src = next(s for s in catalogue() if s.paths[0].endswith("doclist-dev.txt"))
     [row] = fd.fetch_data(tmp_path / "data", [src], mirror=f"file://{tmp_path}")
     assert row.status == "failed" and "only http and https" in row.detail and "Fix:" in row.detail, row.detail
+
+
+def test_a_servers_words_reach_the_row_as_text(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    server.hostile[f"{RAW}/{src.paths[0]}"] = "reason"
+    [row] = fd.fetch_data(tmp_path, [src])
+    assert row.status == "failed" and "HTTP 500 Broken" in row.detail, row.detail
+    assert "\x1b" not in row.detail and "\x07" not in row.detail and "\\x1b[2J" in row.detail

@@ -77,7 +77,9 @@ class DownloadError(DataError):
     ``.part`` file), what happened and the fix. ``kept``: whether a partial file was kept for a resumed try."""
 
     def __init__(self, message: str, kept: bool = False) -> None:
-        super().__init__(message)
+        from bench.api.text import visible
+
+        super().__init__(visible(message))  # a server's reason phrase or Location is data: one line, no escapes
         self.kept = kept
 
 

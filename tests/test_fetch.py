@@ -60,6 +60,9 @@ class FakeHub:
     url: str
     repos: dict[tuple[str, str], FakeRepo]  # (models|datasets, repo id) -> repo
     requests: list[str]
+    #: file path -> how a hostile hub serves it: "endless", "drip", "redirect" (302 to the same file on "localhost")
+    hostile: dict[str, str] = field(default_factory=dict)
+    stop: threading.Event = field(default_factory=threading.Event)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -100,6 +103,15 @@ class _Handler(BaseHTTPRequestHandler):
             data = repo.trees[commit].get(path)
             if data is None:
                 return self._error(404, "EntryNotFound", commit)
+            mode = self.hub.hostile.get(path)
+            if mode == "redirect" and self.headers.get("Host", "").startswith("127.0.0.1"):
+                self.send_response(302)
+                self.send_header("Location", self.hub.url.replace("127.0.0.1", "localhost") + self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if mode in ("endless", "drip") and body:
+                return self._hostile(mode)
             lfs = path.endswith(LFS_SUFFIXES)
             etag = _sha256(data) if lfs else _blob_id(data)
             self.send_response(200)
@@ -115,6 +127,18 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(data)
             return
         self._error(404, "RepoNotFound")
+
+    def _hostile(self, mode: str) -> None:
+        self.send_response(200)
+        self.end_headers()  # no Content-Length
+        try:
+            while not self.hub.stop.is_set():
+                self.wfile.write(b"\0" * (1 << 16) if mode == "endless" else b"x")
+                self.wfile.flush()
+                if mode == "drip":
+                    self.hub.stop.wait(0.2)
+        except OSError:
+            pass
 
     def _find(self, kind: str, repo_id: str, rev: str) -> tuple[FakeRepo | None, str | None]:
         repo = self.hub.repos.get((kind, repo_id))
@@ -224,9 +248,10 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
     try:
         yield fake
     finally:
+        fake.stop.set()
         server.shutdown()
         server.server_close()
-    assert all(r.startswith("127.0.0.1:") for r in fake.requests), fake.requests
+    assert all(r.startswith("127.0.0.1:") or "redirect" in fake.hostile.values() for r in fake.requests), fake.requests
 
 
 def _wide_cli(monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -511,3 +536,60 @@ def test_fetch_xsum_dry_run_and_offline(hub: FakeHub, tmp_path: Path, monkeypatc
     out = fetch.fetch_xsum(root)
     assert out.status == "failed" and "offline" in out.detail
     assert hub.requests == []
+
+
+# --- a hostile hub (#57): checkpoint files are bounded by the hub's own listing -------------------------------------
+def test_a_weights_file_with_an_endless_body_stops_at_its_listed_size(hub: FakeHub, tmp_path: Path) -> None:
+    import time
+
+    hub.hostile["model.safetensors"] = "endless"
+    started = time.monotonic()
+    [out] = fetch.fetch_plan(fetch.plan_checkpoints([NAME]))
+    assert out.status == "failed" and "-byte cap of this file" in out.detail, out.detail
+    assert time.monotonic() - started < 10
+    written = sum(p.stat().st_size for p in (tmp_path / "hf").rglob("*") if p.is_file())
+    assert written < 2 * len(tiny_checkpoint()["model.safetensors"]) + 100_000, written
+
+
+def test_a_dripping_hub_is_a_stall(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from bench.api import download
+
+    monkeypatch.setattr(download, "STALL_S", 1.0)
+    hub.hostile["vocab.txt"] = "drip"
+    started = time.monotonic()
+    [out] = fetch.fetch_plan(fetch.plan_checkpoints([NAME]))
+    assert out.status == "failed" and "stalled" in out.detail, out.detail
+    assert time.monotonic() - started < 6
+
+
+def test_a_redirect_to_another_host_is_named_in_the_fetch_row(hub: FakeHub) -> None:
+    hub.hostile["model.safetensors"] = "redirect"
+    [out] = fetch.fetch_plan(fetch.plan_checkpoints([NAME]))
+    assert out.status == "fetched", out.detail
+    assert f"redirected to {hub.url.replace('127.0.0.1', 'localhost').split('//')[1]}" in out.detail
+
+
+def test_a_listed_path_outside_the_folder_is_refused(hub: FakeHub, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCH_CHECKPOINTS", str(tmp_path / "ckpt"))
+    remote = bench_hub.RemoteFile("../../outside.txt", 3, _blob_id(b"abc"))
+    with pytest.raises(ValueError, match="outside its folder"):
+        bench_hub.download_files(REPO, "0" * 40, [remote], tmp_path / "ckpt" / NAME)
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def test_a_symlinked_part_in_the_checkpoint_folder_is_not_written_through(hub: FakeHub, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCH_CHECKPOINTS", str(tmp_path / "ckpt"))
+    files = tiny_checkpoint()
+    victim = tmp_path / "outside" / "victim"
+    victim.parent.mkdir()
+    victim.write_bytes(b"sentinel")
+    dest = tmp_path / "ckpt" / NAME
+    dest.mkdir(parents=True)
+    (dest / f"vocab.txt.{_blob_id(files['vocab.txt'])[:16]}.part").symlink_to(victim)
+    [out] = fetch.fetch_plan(fetch.plan_checkpoints([NAME]), force=True)
+    assert out.status == "failed" and "symbolic link" in out.detail, out.detail
+    assert victim.read_bytes() == b"sentinel"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import tarfile
 import threading
@@ -29,15 +30,71 @@ class Server:
     url: str
     files: dict[str, bytes]
     requests: list[tuple[str, str]] = field(default_factory=list)
+    #: path -> how a hostile mirror answers it: "endless" (a body with no end), "drip" (one byte every 0.2 s),
+    #: "slow-headers" (the status line one byte at a time), "big" (a Content-Length over any cap),
+    #: "redirect:URL" (302 to URL)
+    hostile: dict[str, str] = field(default_factory=dict)
+    stop: threading.Event = field(default_factory=threading.Event)
 
 
 class _Handler(BaseHTTPRequestHandler):
     server_state: Server
 
+    def _hostile(self, mode: str) -> None:
+        state = self.server_state
+        try:
+            if mode.startswith("redirect:"):
+                self.send_response(302)
+                self.send_header("Location", mode.removeprefix("redirect:"))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            elif mode == "big":
+                self.send_response(200)
+                self.send_header("Content-Length", str(1 << 40))
+                self.end_headers()
+                self.wfile.write(b"x" * 1024)
+            elif mode == "chunked":  # HTTP/1.1 chunked encoding, no end
+                self.protocol_version = "HTTP/1.1"
+                self.send_response(200)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                while not state.stop.is_set():
+                    self.wfile.write(b"10000\r\n" + b"\0" * 0x10000 + b"\r\n")
+            elif mode == "reason":  # a reason phrase carrying a terminal escape
+                self.send_response(500, "Broken \x1b[2J\x1b]0;owned\x07")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            elif mode == "loop":
+                self.send_response(302)
+                self.send_header("Location", self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            elif mode == "slow-headers":
+                for byte in b"HTTP/1.1 200 OK\r\n":
+                    if state.stop.wait(0.2):
+                        return
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+            else:
+                self.send_response(200)
+                self.end_headers()  # no Content-Length: the body ends when the server says so
+                block = b"\0" * (1 << 16) if mode == "endless" else b"x"
+                while not state.stop.is_set():
+                    self.wfile.write(block)
+                    self.wfile.flush()
+                    if mode == "drip":
+                        state.stop.wait(0.2)
+        except OSError:  # the client hung up: what a bounded download does
+            pass
+
     def do_GET(self) -> None:
         state = self.server_state
         rng = self.headers.get("Range", "")
         state.requests.append((self.path, rng))
+        mode = state.hostile.get(self.path.lstrip("/"))
+        if mode is not None:
+            self._hostile(mode)
+            return
         body = state.files.get(self.path.lstrip("/"))
         if body is None:
             self.send_error(404)
@@ -63,8 +120,10 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     monkeypatch.setenv(MIRROR_ENV, state.url)
-    monkeypatch.setattr(fd, "TIMEOUT_S", 10.0)
+    monkeypatch.setattr(fd, "DEADLINE_S", 10.0)
+    monkeypatch.setattr(fd, "STALL_S", 5.0)
     yield state
+    state.stop.set()
     httpd.shutdown()
     httpd.server_close()
     thread.join(timeout=10)
@@ -108,16 +167,18 @@ def stand_in_sources(server: Server) -> list[Source]:
         chunk_paths.append(f"wyu-du/RPG/{'0' * 40}/data/quora/chunked/{name}")
         files[f"{RAW}/{chunk_paths[-1]}"] = data
     server.files.update(files)
-    quora = tuple(Output(f"quora/duji2019/{s}.{e}", sha(_texts(s, i)), f"{s}.{e}")
+    quora = tuple(Output(f"quora/duji2019/{s}.{e}", sha(_texts(s, i)), f"{s}.{e}", len(_texts(s, i)))
                   for s in ("val", "test") for i, e in enumerate(("src", "tgt")))
     return [
         Source("du2017", "xinyadu/nqg@" + "0" * 40, RAW, (f"xinyadu/nqg/{'0' * 40}/data/doclist-dev.txt",),
-               (Output("du2017/doclist-dev.txt", sha(doclist)),), sha256=sha(doclist)),
+               (Output("du2017/doclist-dev.txt", sha(doclist), size=len(doclist)),), sha256=sha(doclist),
+               size=len(doclist)),
         Source("quora", "wyu-du/RPG@" + "0" * 40, RAW, tuple(chunk_paths), quora, kind="chunked"),
         Source("xsum-predictions", "EdinburghNLP/XSum@" + "0" * 40, RAW,
                (f"EdinburghNLP/XSum/{'0' * 40}/xsum-model-predictions.tar.gz",),
-               (Output("xsum/gold-test-sentences.txt", sha(gold), "gold-test-sentences.txt"),
-                Output("xsum/outputs/ptgen-test-output.txt", sha(ptgen), "ptgen-test-output.txt")), kind="tar"),
+               (Output("xsum/gold-test-sentences.txt", sha(gold), "gold-test-sentences.txt", len(gold)),
+                Output("xsum/outputs/ptgen-test-output.txt", sha(ptgen), "ptgen-test-output.txt", len(ptgen))),
+               kind="tar"),
     ]
 
 
@@ -145,8 +206,9 @@ def test_fetch_lands_every_file_verified_records_its_hash_and_reruns_as_present(
 def test_a_file_that_does_not_match_its_pin_never_lands_and_says_the_url_and_fix(server: Server,
                                                                                  tmp_path: Path) -> None:
     sources = stand_in_sources(server)
-    bad = [Source(s.name, s.origin, s.host, s.paths, tuple(Output(o.rel, "f" * 64, o.member) for o in s.outputs),
-                  s.kind, "f" * 64 if s.sha256 else None) for s in sources]
+    bad = [Source(s.name, s.origin, s.host, s.paths, tuple(Output(o.rel, "f" * 64, o.member, o.size)
+                                                           for o in s.outputs),
+                  s.kind, "f" * 64 if s.sha256 else None, size=s.size) for s in sources]
     out = fd.fetch_data(tmp_path, bad)
     assert [o.status for o in out] == ["failed"] * 3
     for o in out:
@@ -234,3 +296,260 @@ def test_cli_data_fetch_dry_run_prints_each_url_and_path_whole(server: Server, t
     url = f"{server.url}/rajpurkar.github.io/SQuAD-explorer/dataset/dev-v1.1.json"
     assert f"  {url}" in lines and f"  → {tmp_path.resolve() / 'd/squad/dev-v1.1.json'}" in lines
     assert not server.requests
+
+
+# --- a hostile mirror (#57): every download is bounded, nothing lands outside the data folder ---------------------
+def _doclist(server: Server) -> Source:
+    return stand_in_sources(server)[0]
+
+
+def _timed(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    import time
+
+    started = time.monotonic()
+    out = fn(*args, **kwargs)
+    return out, time.monotonic() - started
+
+
+def test_an_endless_body_stops_at_the_pinned_size(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    server.hostile[f"{RAW}/{src.paths[0]}"] = "endless"
+    [row], took = _timed(fd.fetch_data, tmp_path / "data", [src])
+    assert row.status == "failed" and f"{src.size:,}-byte cap" in row.detail and "\n" not in row.detail, row.detail
+    assert took < 5, f"an endless body ran {took:.1f} s"
+    written = sum(p.stat().st_size for p in (tmp_path / "data").rglob("*") if p.is_file())
+    assert written <= src.max_bytes(), f"{written:,} bytes written past a {src.max_bytes():,}-byte cap"
+
+
+def test_an_announced_size_over_the_cap_is_refused_before_the_body(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    server.hostile[f"{RAW}/{src.paths[0]}"] = "big"
+    [row] = fd.fetch_data(tmp_path / "data", [src])
+    assert row.status == "failed" and "announces 1,099,511,627,776 bytes" in row.detail, row.detail
+    assert not list((tmp_path / "data").rglob("*.part"))
+
+
+def test_a_drip_is_a_stall_within_the_stall_timeout(server: Server, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fd, "STALL_S", 1.0)
+    src = _doclist(server)
+    server.hostile[f"{RAW}/{src.paths[0]}"] = "drip"
+    [row], took = _timed(fd.fetch_data, tmp_path / "data", [src])
+    assert row.status == "failed" and "stalled" in row.detail and "resumes" in row.detail, row.detail
+    assert took < 4, f"a 1-byte drip held the fetch {took:.1f} s past a 1 s stall timeout"
+
+
+def test_the_deadline_bounds_a_transfer_that_never_stalls(server: Server, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Headers dripped one byte at a time never trip a socket timeout; the deadline's watchdog closes them."""
+    monkeypatch.setattr(fd, "DEADLINE_S", 1.0)
+    src = _doclist(server)
+    server.hostile[f"{RAW}/{src.paths[0]}"] = "slow-headers"
+    [row], took = _timed(fd.fetch_data, tmp_path / "data", [src])
+    assert row.status == "failed" and "1 s deadline" in row.detail, row.detail
+    assert took < 4, took
+
+
+def test_a_symlinked_part_file_is_refused_not_written_through(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    victim = tmp_path / "outside" / "victim.txt"
+    victim.parent.mkdir()
+    victim.write_bytes(b"sentinel\n")
+    data = tmp_path / "data"
+    part = data / "du2017" / "doclist-dev.txt.part"
+    part.parent.mkdir(parents=True)
+    part.symlink_to(victim)
+    [row] = fd.fetch_data(data, [src])
+    assert row.status == "failed" and str(part) in row.detail and "symbolic link" in row.detail, row.detail
+    assert victim.read_bytes() == b"sentinel\n" and part.is_symlink()
+    assert not (data / "du2017" / "doclist-dev.txt").exists()
+
+
+def test_a_poisoned_cached_download_names_itself_and_force(server: Server, tmp_path: Path) -> None:
+    src = stand_in_sources(server)[1]  # the Quora chunks: their own hash is not known, they wait in the cache
+    cache = tmp_path / fd.CACHE / "quora"
+    cache.mkdir(parents=True)
+    poisoned = chunked.encode({"article": b"poisoned ?", "abstract": b"<s> poisoned </s>"})
+    (cache / "val_000.bin").write_bytes(poisoned)
+    [row] = fd.fetch_data(tmp_path, [src])
+    assert row.status == "failed" and "--force" in row.detail and str(cache) in row.detail, row.detail
+    [again] = fd.fetch_data(tmp_path, [src], force=True)
+    assert again.status == "fetched", again.detail
+
+
+def test_invalid_utf8_in_a_quora_chunk_is_one_line(server: Server, tmp_path: Path) -> None:
+    src = stand_in_sources(server)[1]
+    bad = chunked.encode({"article": b"caf\xe9 ?", "abstract": b"<s> ok </s>"})
+    server.files[f"{RAW}/{src.paths[0]}"] = bad
+    [row] = fd.fetch_data(tmp_path, [src])
+    assert row.status == "failed" and "val_000.bin: record 1 is not UTF-8" in row.detail, row.detail
+    assert "--force" in row.detail and "\n" not in row.detail
+
+
+def _bomb(members: dict[str, int]) -> bytes:
+    """A gzipped tar whose members are ``size`` zero bytes each: tiny compressed, large unpacked."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, size in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = size
+            tar.addfile(info, io.BytesIO(b"\0" * size))
+    return buf.getvalue()
+
+
+def test_a_tar_bomb_is_refused_at_its_header_without_unpacking(server: Server, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import tracemalloc
+
+    monkeypatch.setattr(fd, "ARCHIVE_UNPACKED_CEILING", 4 << 20)
+    src = stand_in_sources(server)[2]
+    bomb = _bomb({"filler.bin": 32 << 20, "preds/gold-test-sentences.txt": 14})
+    assert len(bomb) < 100_000
+    server.files[f"{RAW}/{src.paths[0]}"] = bomb
+    tracemalloc.start()
+    [row], took = _timed(fd.fetch_data, tmp_path, [src])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert row.status == "failed" and "unpacked" in row.detail and "filler.bin" in row.detail, row.detail
+    assert peak < 8 << 20 and took < 5, (peak, took)
+
+
+def test_only_the_wanted_members_are_read_and_never_past_their_pinned_size(server: Server, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    src = stand_in_sources(server)[2]
+    read: list[str] = []
+    real = fd._read_member
+
+    def spy(handle, size):  # type: ignore[no-untyped-def]
+        read.append(handle.name if hasattr(handle, "name") else "?")
+        return real(handle, size)
+
+    monkeypatch.setattr(fd, "_read_member", spy)
+    gold, ptgen = b"the cat sat .\n", b"a cat sat .\n"
+    server.files[f"{RAW}/{src.paths[0]}"] = _archive({"preds/other-model.txt": b"x" * 5000, "preds/huge.bin":
+                                                      b"\0" * 100_000, "preds/gold-test-sentences.txt": gold,
+                                                      "preds/renamed-ptgen.txt": ptgen})
+    [row] = fd.fetch_data(tmp_path, [src])
+    assert row.status == "fetched", row.detail
+    assert len(read) == 2, read  # the two wanted members (by name, and by pinned size then hash), nothing else
+    # a member under a wanted name but larger than its pinned size is refused, not read
+    server.files[f"{RAW}/{src.paths[0]}"] = _archive({"gold-test-sentences.txt": b"y" * 1000})
+    [big] = fd.fetch_data(tmp_path / "again", [src], force=True)
+    assert big.status == "failed" and f"over the {len(gold)} bytes of gold-test-sentences.txt" in big.detail
+
+
+def test_a_redirect_to_another_host_is_named_in_the_row(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    path = f"{RAW}/{src.paths[0]}"
+    other = server.url.replace("127.0.0.1", "localhost")
+    server.files["elsewhere/doclist-dev.txt"] = server.files.pop(path)
+    server.hostile[path] = f"redirect:{other}/elsewhere/doclist-dev.txt"
+    [row] = fd.fetch_data(tmp_path, [src])
+    assert row.status == "fetched" and f"redirected to {other.split('//')[1]}" in row.detail, row.detail
+
+
+def test_a_redirect_to_a_file_url_is_refused(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_bytes(server.files[f"{RAW}/{src.paths[0]}"])  # even the right bytes: file:// is never read
+    server.hostile[f"{RAW}/{src.paths[0]}"] = f"redirect:file://{secret}"
+    [row] = fd.fetch_data(tmp_path / "data", [src])
+    assert row.status == "failed" and "file://" in row.detail and "not allowed" in row.detail, row.detail
+    assert not (tmp_path / "data" / "du2017" / "doclist-dev.txt").exists()
+
+
+def test_out_of_memory_while_fetching_is_a_row_not_a_traceback(server: Server, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    src = stand_in_sources(server)[2]
+
+    def exhausted(*args: object) -> dict[str, bytes]:
+        raise MemoryError
+
+    monkeypatch.setattr(fd, "_members", exhausted)
+    [row] = fd.fetch_data(tmp_path, [src])
+    assert row.status == "failed" and "ran out of memory" in row.detail and "Fix:" in row.detail
+
+
+def test_every_pinned_size_is_the_shared_files_size() -> None:
+    from bench.data.public_sources import SIZES, SUMS
+
+    assert set(SIZES) == set(SUMS) | {"squad/train-v1.1.json"}
+    for rel, size in SIZES.items():
+        if (SHARED / rel).is_file():
+            assert (SHARED / rel).stat().st_size == size, rel
+    assert all(s.max_bytes() > 0 for s in catalogue())
+
+
+def test_an_endless_chunked_body_stops_at_the_cap(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    server.hostile[f"{RAW}/{src.paths[0]}"] = "chunked"
+    [row], took = _timed(fd.fetch_data, tmp_path, [src])
+    assert row.status == "failed" and "-byte cap" in row.detail and took < 5, (row.detail, took)
+
+
+def test_a_redirect_loop_is_one_row(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    server.hostile[f"{RAW}/{src.paths[0]}"] = "loop"
+    [row] = fd.fetch_data(tmp_path, [src])
+    assert row.status == "failed" and "redirect" in row.detail.lower(), row.detail
+
+
+def test_a_hard_linked_part_file_is_refused_not_written_through(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"sentinel\n")
+    part = tmp_path / "data" / "du2017" / "doclist-dev.txt.part"
+    part.parent.mkdir(parents=True)
+    os.link(victim, part)
+    [row] = fd.fetch_data(tmp_path / "data", [src], force=False)
+    assert row.status == "failed" and "hard link" in row.detail, row.detail
+    assert victim.read_bytes() == b"sentinel\n"
+
+
+def _raw_tar(*blocks: tuple[str, bytes, bytes]) -> bytes:
+    """A gzipped tar of (type flag, name, payload) headers written by hand: what tarfile itself would not write."""
+    import gzip
+
+    out = b""
+    for flag, name, payload in blocks:
+        info = tarfile.TarInfo(name)
+        info.size, info.type = len(payload), flag.encode()
+        header = info.tobuf(format=tarfile.USTAR_FORMAT)
+        out += header + payload + b"\0" * (-len(payload) % 512)
+    return gzip.compress(out + b"\0" * 1024)
+
+
+@pytest.mark.parametrize("kind", ["pax", "gnu-longname", "sparse", "pax-chain"])
+def test_a_tar_header_bomb_is_refused_before_tarfile_reads_it(kind: str, server: Server, tmp_path: Path) -> None:
+    """tarfile reads a pax or GNU long-name header's payload whole, and follows chains of them recursively,
+    before the walk sees a member: such a header over 64 KiB, a sparse member or a long chain is one row."""
+    import tracemalloc
+
+    src = stand_in_sources(server)[2]
+    big = b"0" * (16 << 20)
+    blocks = {"pax": [("x", "pax", big)], "gnu-longname": [("L", "././@LongLink", big)],
+              "sparse": [("S", "sparse.bin", b"")],
+              "pax-chain": [("x", "pax", b"20 comment=aaaaaaaa\n")] * 50}[kind]
+    server.files[f"{RAW}/{src.paths[0]}"] = _raw_tar(*blocks, ("0", "gold-test-sentences.txt", b"x\n"))
+    tracemalloc.start()
+    [row], took = _timed(fd.fetch_data, tmp_path, [src])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert row.status == "failed" and "not unpacked" in row.detail and "\n" not in row.detail, row.detail
+    assert peak < 12 << 20 and took < 10, (peak, took)
+
+
+def test_a_mirror_that_is_not_http_is_one_row(tmp_path: Path) -> None:
+    """A file:// (or ftp://) mirror is refused up front: the downloader has no handler but http(s)."""
+    src = next(s for s in catalogue() if s.paths[0].endswith("doclist-dev.txt"))
+    [row] = fd.fetch_data(tmp_path / "data", [src], mirror=f"file://{tmp_path}")
+    assert row.status == "failed" and "only http and https" in row.detail and "Fix:" in row.detail, row.detail
+
+
+def test_a_servers_words_reach_the_row_as_text(server: Server, tmp_path: Path) -> None:
+    src = _doclist(server)
+    server.hostile[f"{RAW}/{src.paths[0]}"] = "reason"
+    [row] = fd.fetch_data(tmp_path, [src])
+    assert row.status == "failed" and "HTTP 500 Broken" in row.detail, row.detail
+    assert "\x1b" not in row.detail and "\x07" not in row.detail and "\\x1b[2J" in row.detail

@@ -37,7 +37,7 @@ RUN = "copy_source--quora--test--cpu--s42--af654a53"  # a run record whose outpu
 TWIN = "copy_source--quora--test--cpu--s42--bc548792"  # another copy_source quora record (compare)
 SUB = "convs2s_xsum--xsum--test-refs--external--d7438ac2"  # a submission record (meta)
 HOSTILE = ("<script>alert(1)</script><img src=x onerror=alert(2)>[x](javascript:alert(3)) | `tick` [red]red "
-           "[/bold] \u202eevil\u2066 \x1b[2J")
+           "[/bold] \u202eevil\u2066 \x1b[2J x \\`<img src=x onerror=alert(9)>` ``<b>``")  # #57: \ before a backtick
 FORGED = "a\n| forged | row |"
 INVISIBLE = set(BIDI_CONTROLS + "\u2028\u2029\x1b")
 

@@ -62,7 +62,11 @@ def not_writable(path: Path | str, exc: OSError) -> NotWritable:
     """One line for ``path`` that cannot be written because of ``exc``: what was refused, where, and
     :func:`cache_hint`'s fix."""
     where = Path(exc.filename) if exc.filename else Path(path)
-    if exc.errno in (errno.ENOTDIR, errno.EEXIST):  # a file where a folder must be
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST, errno.ELOOP):  # a file (or a broken link) where a folder must be
+        link = next((p for p in (where, *where.parents) if p.is_symlink() and not p.exists()), None)
+        if link is not None:
+            return NotWritable(f"cannot write {path}: {link} is a symbolic link that leads nowhere (or back to "
+                               f"itself); {cache_hint(where, blocked=True)}.")
         file = next((p for p in (where, *where.parents) if p.exists() and not p.is_dir()), where)
         head = f"{file} is a file" if file == Path(path) else f"cannot write {path}: {file} is a file"
         return NotWritable(f"{head}, not a folder; {cache_hint(where, blocked=True)}.")

@@ -215,6 +215,7 @@ class Download:
     path: Path
     files: tuple[RemoteFile, ...]
     endpoint: str
+    redirected_to: tuple[str, ...] = ()  # hosts other than the endpoint's that served files (a CDN, a mirror)
 
 
 def download_checkpoint(name: str, *, revision: str | None = None, force: bool = False,
@@ -226,8 +227,6 @@ def download_checkpoint(name: str, *, revision: str | None = None, force: bool =
     if repo is None:
         where = NO_HUB_COPY.get(name, "pass a directory holding config.json, the weights and vocab.txt")
         raise FileNotFoundError(f"Checkpoint '{name}' has no known hub copy: {where}.")
-    from huggingface_hub import snapshot_download
-
     pin = PINNED.get(repo)
     revision = revision or (pin.revision if pin else "main")
     commit, listing = remote_files(repo, revision)
@@ -239,14 +238,96 @@ def download_checkpoint(name: str, *, revision: str | None = None, force: bool =
         )
     dest = checkpoint_destination(name)
     cache = hf_cache_dir()
-    path = snapshot_download(
-        repo, revision=commit, allow_patterns=wanted, local_dir=dest, cache_dir=None if dest else cache,
-        endpoint=hub_endpoint(), etag_timeout=timeout, force_download=force,
-    )
+    path = dest if dest is not None else snapshot_dir(cache, repo, "model", commit)
+    redirects = download_files(repo, commit, [f for f in listing if f.path in wanted], path, force=force)
     if dest is None and revision != commit:
         _remember_ref(cache, repo, revision, commit)
     files = tuple(f for f in listing if f.path in wanted)
-    return Download(name, repo, revision, commit, Path(path), files, hub_endpoint())
+    return Download(name, repo, revision, commit, Path(path), files, hub_endpoint(), redirects)
+
+
+def snapshot_dir(cache: Path, repo: str, repo_type: str, commit: str) -> Path:
+    """Where the HF cache keeps ``repo`` at ``commit`` (its documented layout,
+    ``<cache>/models--ORG--NAME/snapshots/<commit>/``): the offline lookup (``try_to_load_from_cache``) finds files
+    there."""
+    from huggingface_hub.file_download import repo_folder_name
+
+    return cache / repo_folder_name(repo_id=repo, repo_type=repo_type) / "snapshots" / commit
+
+
+def download_files(repo: str, commit: str, files: Iterable[RemoteFile], dest: Path, *, repo_type: str = "model",
+                   force: bool = False, stall_s: float | None = None,
+                   deadline_s: float | None = None) -> tuple[str, ...]:
+    """Each of ``files`` of ``repo`` at ``commit`` into ``dest/<path>``, bounded (:mod:`bench.api.download`): no
+    file may be larger than the hub's listing says, each has a deadline and a stall timeout, and a file lands (is
+    renamed from its ``.part``, opened without following links) only once its size and hash are the listing's
+    (sha256 for LFS files, the git blob id for the others). A file already there with the listed hash is kept
+    unless ``force``. Returns the hosts other than the endpoint's that served files (a redirect to a CDN)."""
+    from urllib.parse import quote
+
+    from bench.api.download import STALL_S, Bounds, download
+
+    endpoint = hub_endpoint()
+    prefix = "" if repo_type == "model" else f"{repo_type}s/"
+    headers = _hub_headers()
+    hosts: list[str] = []
+    for remote in files:
+        if not _relative(remote.path):
+            raise ValueError(f"{repo}@{commit[:12]} lists a file {remote.path!r} outside its folder; refused")
+        target = dest / remote.path
+        if not force and target.is_file() and not target.is_symlink() and _matches(target, remote):
+            continue
+        url = f"{endpoint}/{prefix}{repo}/resolve/{commit}/{quote(remote.path)}"
+        part = target.with_name(f"{target.name}.{(remote.sha256 or remote.blob_id)[:16]}.part")
+        if force and part.is_file() and not part.is_symlink():  # a link there is refused when it is opened
+            part.unlink()
+        got = download(url, part, Bounds(remote.size, deadline_s=deadline_s, stall_s=stall_s or STALL_S),
+                       headers=headers, label=remote.path, fix="re-run `bench fetch`")
+        if got.redirected_to and got.redirected_to not in hosts:
+            hosts.append(got.redirected_to)
+        if not _matches(part, remote):
+            part.unlink(missing_ok=True)
+            served = f" (served by {got.redirected_to})" if got.redirected_to else ""
+            raise ValueError(f"{url}{served}: {got.size:,} bytes that do not hash to what {endpoint} lists for "
+                             f"{remote.path}; nothing was kept. Fix: re-run `bench fetch`; if it persists the "
+                             "mirror serves other files than it lists")
+        os.replace(part, target)
+    return tuple(hosts)
+
+
+def _matches(path: Path, remote: RemoteFile) -> bool:
+    """Whether ``path`` has the size and hash the hub lists for ``remote`` (sha256 of LFS files, else blob id)."""
+    import hashlib
+
+    size = path.stat().st_size
+    if size != remote.size:
+        return False
+    sha = hashlib.sha256()
+    blob = hashlib.sha1(f"blob {size}\0".encode())
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            sha.update(chunk)
+            blob.update(chunk)
+    return sha.hexdigest() == remote.sha256 if remote.sha256 is not None else blob.hexdigest() == remote.blob_id
+
+
+def _relative(rel: str) -> bool:
+    """A listed path that stays inside its folder: relative, no ``..``, no backslash or NUL."""
+    from pathlib import PurePosixPath
+
+    path = PurePosixPath(rel)
+    return bool(path.parts) and not path.is_absolute() and ".." not in path.parts and not {"\\", "\0"} & set(rel)
+
+
+def _hub_headers() -> dict[str, str]:
+    """The headers huggingface_hub itself sends to the hub (its user agent, and the user's token when one is
+    configured); :mod:`bench.api.download` never sends them on to another host."""
+    try:
+        from huggingface_hub.utils import build_hf_headers
+
+        return dict(build_hf_headers())
+    except Exception:  # an unreadable token file: fetch public files without it
+        return {}
 
 
 def _remember_ref(cache: Path, repo: str, revision: str, commit: str) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
+
+from bench.api.errors import UserError
 
 #: the checkout root (the directory holding ``bench/`` and ``systems/``)
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -23,3 +26,22 @@ def cache_root() -> Path:
     else ``<repo>/.cache``."""
     env = os.environ.get(CACHE_ENV)
     return Path(env).expanduser() if env else REPO_ROOT / ".cache"
+
+
+class PathLoop(UserError, ValueError):
+    """A path that cannot be resolved because a symbolic link on it leads back to itself (``a -> b -> a``)."""
+
+
+def resolved(path: Path | str, what: str = "path") -> Path:
+    """``path`` made absolute with its links resolved, as ``Path.resolve`` (non-strict); a symbolic-link loop on it
+    is :class:`PathLoop` naming ``what`` and the path (Python 3.11 raises ``RuntimeError`` there, 3.13 ``OSError``:
+    one line either way, never a traceback)."""
+    try:
+        return Path(path).expanduser().resolve()
+    except (RuntimeError, OSError) as exc:
+        if isinstance(exc, RuntimeError) and not str(exc).startswith("Symlink loop"):
+            raise
+        if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
+            raise
+        raise PathLoop(f"{what} {path}: a symbolic link on it leads back to itself (a link loop). Fix: point "
+                       f"{what} at a real folder, or remove the loop (`ls -l {path}`).") from None

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
+from bench.api.textfile import DOCUMENT, Limits, TextFileError, TextFileNotFound, read_bytes_checked
 
 __all__ = ["UnreadableFile", "parse_json", "read_json", "read_text", "read_yaml"]
 
@@ -36,16 +37,23 @@ def _undecodable(exc: UnicodeDecodeError) -> str:
 
 
 def read_text(path: Path | str, fix: str = DEFAULT_FIX, errors: str = "strict", *,
-              translate_newlines: bool = True) -> str:
+              translate_newlines: bool = True, limits: Limits = DOCUMENT) -> str:
     """The text of ``path`` as UTF-8 (universal newlines, as ``Path.read_text``; ``translate_newlines=False``:
     the bytes as they are, a lone ``\\r`` kept); bytes that are not UTF-8 raise :class:`UnreadableFile` naming
-    the file and the offset. OS errors (missing, unreadable) pass."""
+    the file and the offset. The file is checked first (:func:`bench.api.textfile.read_bytes_checked`): a FIFO, a
+    device, a directory, a file over ``limits`` raise :class:`UnreadableFile` too. A missing file raises a
+    ``FileNotFoundError`` (that is also a one-line user error); other OS errors (unreadable) pass."""
     try:
-        if not translate_newlines:
-            return Path(path).read_bytes().decode("utf-8", errors=errors)
-        return Path(path).read_text(encoding="utf-8", errors=errors)
+        data = read_bytes_checked(path, limits)
+    except TextFileNotFound:
+        raise
+    except TextFileError as exc:
+        raise UnreadableFile(path, exc.what, exc.fix) from None
+    try:
+        text = data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as exc:
         raise UnreadableFile(path, _undecodable(exc), fix) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if translate_newlines else text
 
 
 def parse_json(text: str | bytes, where: Path | str, fix: str = DEFAULT_FIX) -> Any:

@@ -122,6 +122,7 @@ def read_lines(path: Path) -> list[str]:
     not UTF-8 are one line naming the file (:func:`bench.api.reading.read_text`)."""
     from bench.api.reading import read_text
     from bench.api.text import split_lines
+    from bench.api.textfile import DATA
 
     return split_lines(read_text(path, "restore it from its source (`bench data verify` names altered files)",
-                                 translate_newlines=False))
+                                 translate_newlines=False, limits=DATA))

@@ -63,6 +63,25 @@ def visible(text: str, one_line: bool = True) -> str:
     return _INVISIBLE.sub(_code_point, text)
 
 
+#: how many characters of one stored output (or reference) a listing, a page or ``bench show`` prints
+SHOWN_CHARS = 500
+
+
+def clip(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` cut to ``limit`` characters for showing, saying how much was left out. Only what is *shown* is
+    cut: a stored output is scored, hashed and kept whole (a 100 MB line once took ``bench show`` 15 minutes)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
+def clip_repr(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``repr`` of ``text`` cut to ``limit`` characters (the quoted form a message shows an output in)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… [{len(text) - limit:,} more characters]"
+
+
 def remove_repeat(text: str) -> str:
     """MIST de-duplication: drop a token equal to the last kept one once >=2 tokens are kept.
 

@@ -21,7 +21,10 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """The ``bench`` entry point: a :class:`~bench.api.errors.UserError` anywhere becomes one line and exit 2; an
-    environment problem (:class:`~bench.api.errors.EnvironmentProblem`, a folder that cannot be written) exit 1."""
+    environment problem (:class:`~bench.api.errors.EnvironmentProblem`, a folder that cannot be written) exit 1.
+    Two classes of failure no input check can name in advance are one line too: running out of memory (exit 1;
+    the readers bound what they read, so this is the machine) and a symbolic-link loop met while resolving a path
+    (exit 2; Python 3.11 raises ``RuntimeError`` for it)."""
     from rich.markup import escape
 
     from bench.api.errors import EnvironmentProblem, UserError
@@ -40,3 +43,13 @@ def main() -> None:
             raise
         err_console.print(f"[bold red]error:[/] {escape(str(problem))}")
         sys.exit(2 if isinstance(problem, UserError) else 1)
+    except MemoryError:
+        err_console.print("[bold red]error:[/] ran out of memory. Fix: free memory (or run on a machine with more), "
+                          "and check that the files given are the ones meant (inputs are capped: docs/integrity.md).")
+        sys.exit(1)
+    except RuntimeError as exc:
+        if not str(exc).startswith("Symlink loop from"):
+            raise
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}: a symbolic link on this path leads back to "
+                          "itself. Fix: point the option at a real file or folder, or remove the loop.")
+        sys.exit(2)

@@ -93,9 +93,10 @@ def data_fetch(
     colour = {"fetched": "green", "present": "green", "would fetch": "cyan", "failed": "red"}
     for o in outcomes:  # URL and path on lines of their own, so a narrow terminal never cuts them
         ui.console.print(f"[{colour.get(o.status, 'yellow')}]{o.status}[/] {ui.lit(o.what)}")
-        ui.console.print(f"  {o.source}\n  → {o.where}", markup=False, soft_wrap=True)
+        # a mirror's words (an HTTP reason, a redirect) are data: no control character reaches the terminal
+        ui.console.print(ui.plain(f"  {o.source}\n  → {o.where}", one_line=False), soft_wrap=True)
         if o.status == "failed":
-            ui.console.print(f"  {o.detail}", markup=False, soft_wrap=True)
+            ui.console.print(ui.plain(f"  {o.detail}"), soft_wrap=True)
     bad = [o.what for o in outcomes if not o.ok]
     if bad and not dry_run:
         ui.fail(f"{len(bad)} of {len(outcomes)} source(s) failed ({', '.join(bad)}); each says why above.", code=1)

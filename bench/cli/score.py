@@ -117,7 +117,7 @@ def compare(
         else:
             if task is None:
                 for x in (a, b):
-                    if not Path(x).is_file():
+                    if not Path(x).exists():  # a FIFO or a folder is named as such once --task is given
                         find_record(x, results_dir)  # names the missing record, with near matches
                 ui.fail("comparing outputs files needs --task (run ids need no options).")
             check_limit(limit)
@@ -158,20 +158,20 @@ def compare(
 
 
 def _read_outputs(path: Path, sp: Any, limit: int | None) -> list[str]:
-    """One output per reference; a short file gets the hint that it may be a `--limit N` run's."""
+    """One output per reference; a short file gets the hint that it may be a `--limit N` run's. The file is read
+    once, through the checked reader (a FIFO, a device or an oversized file is refused before any byte is read)."""
     from bench import scoring
+    from bench.scoring.inputs import check_counts, check_hypotheses, read_lines
 
     label = f"{sp.task}/{sp.name}" + (f" (first {len(sp):,})" if sp.partial else "")
+    lines = read_lines(path).lines
     try:
-        return scoring.read_hypotheses(path, expected=len(sp), ref_label=label)
+        check_counts(len(lines), len(sp), str(path), label)
     except scoring.ScoringError as exc:
-        try:
-            with Path(path).open("rb") as fh:
-                lines: int | None = sum(1 for _ in fh)
-        except OSError:
-            lines = None
-        if limit is None and lines is not None and 0 < lines < len(sp):
+        if limit is None and 0 < len(lines) < len(sp):
             raise scoring.ScoringInputError(
-                f"{exc}\nIf it holds the outputs of a `bench run ... --limit {lines}` run, add --limit {lines}."
-            ) from exc
+                f"{exc}\nIf it holds the outputs of a `bench run ... --limit {len(lines)}` run, add --limit "
+                f"{len(lines)}.") from exc
         raise
+    check_hypotheses(lines, str(path))
+    return lines

@@ -46,9 +46,11 @@ def show(
         flag = "[red]DEGENERATE[/]: " + lit("; ".join(degeneracy(stats))) + "\n" if degeneracy(stats) else ""
         ui.console.print(f"{flag}{lit(f'outputs: {stats_summary(stats)}')}")
     if examples:
+        from bench.api.text import clip
+
         table = Table("#", "output", "reference", header_style="bold", show_lines=True)
-        for i, (ex, out) in enumerate(zip(examples, outputs, strict=False), 1):
-            table.add_row(str(i), ui.plain(out), ui.plain(ex.target))
+        for i, (ex, out) in enumerate(zip(examples, outputs, strict=False), 1):  # shown cut; scored whole
+            table.add_row(str(i), ui.plain(clip(out)), ui.plain(clip(ex.target)))
         ui.console.print(table)
     ui.print_path("record", ui.shown(path))
     ui.print_path("workdir", (rec.get("model") or {}).get("workdir"))

@@ -6,6 +6,10 @@ silently changing every number. A file's pin is its sha256 in the project's ``SH
 downloaded file itself has no known hash (the Quora chunks, the XSum predictions archive) the files made
 from it are pinned instead, so nothing unverified lands in the data directory.
 
+Every download is bounded (:mod:`bench.api.download`): a file with a pin may be no larger than its pinned size
+(:data:`SIZES`); a download whose own hash is not known (a Quora chunk, the XSum predictions archive) no larger
+than its stated ceiling (:data:`CHUNK_CEILING`, :data:`ARCHIVE_CEILING`).
+
 Every URL is ``https://HOST/PATH``; ``$BENCH_DATA_MIRROR`` (or ``--mirror URL``) maps each onto
 ``URL/HOST/PATH`` so that a mirror, or a test's local server, serves all of them from one base.
 """
@@ -31,6 +35,14 @@ SQUAD_TRAIN_SHA256 = "3527663986b8295af4f7fcdff1ba1ff3f72d07d61a20f487cb238a6ef9
 SQUAD_TRAIN = "squad/train-v1.1.json"
 
 Kind = Literal["file", "chunked", "tar"]
+MiB = 1 << 20
+#: the most one Quora chunk may be (1,000 question pairs, about 150 KB each; 100x that)
+CHUNK_CEILING = 16 * MiB
+#: the most the XSum predictions archive may be, and the most of it that is unpacked (a few MB of text)
+ARCHIVE_CEILING = 256 * MiB
+ARCHIVE_UNPACKED_CEILING = 1024 * MiB
+#: the most members an archive may hold before the walk stops (a tar of a million empty entries is a bomb too)
+ARCHIVE_MEMBERS_CEILING = 10_000
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,7 @@ class Output:
     rel: str
     sha256: str
     member: str = ""
+    size: int | None = None  # pinned size in bytes (None: not pinned; the file is then found in an archive by name)
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,13 @@ class Source:
     kind: Kind = "file"
     sha256: str | None = None
     note: str = field(default="", compare=False)
+    size: int | None = None  # pinned size of the download itself (kind file), in bytes
+
+    def max_bytes(self) -> int:
+        """The size cap of each download of this source: its pinned size, else its kind's stated ceiling."""
+        if self.size is not None:
+            return self.size
+        return CHUNK_CEILING if self.kind == "chunked" else ARCHIVE_CEILING
 
     def urls(self, mirror: str | None = None) -> list[str]:
         """The download URLs, mapped onto ``mirror`` (else ``$BENCH_DATA_MIRROR``) when one is set."""
@@ -72,15 +92,16 @@ def _github(origin: str, path: str) -> tuple[str, tuple[str, ...]]:
 
 def _file(name: str, origin: str, path: str, rel: str, sha: str, note: str = "") -> Source:
     host, paths = _github(origin, path)
-    return Source(name, origin, host, paths, (Output(rel, sha),), sha256=sha, note=note)
+    return Source(name, origin, host, paths, (Output(rel, sha, size=SIZES[rel]),), sha256=sha, note=note,
+                  size=SIZES[rel])
 
 
 def _quora() -> Source:
     repo, commit = QUORA.split("@")
     chunks = {"train": 100, "val": 3, "test": 30}  # 1,000 pairs a chunk: 100,000 / 2,797 / 30,000
     paths = tuple(f"{repo}/{commit}/data/quora/chunked/{s}_{i:03d}.bin" for s, n in chunks.items() for i in range(n))
-    outs = tuple(Output(f"quora/duji2019/{s}.{e}", SUMS[f"quora/duji2019/{s}.{e}"], f"{s}.{e}")
-                 for s in chunks for e in ("src", "tgt"))
+    outs = tuple(Output(f"quora/duji2019/{s}.{e}", SUMS[f"quora/duji2019/{s}.{e}"], f"{s}.{e}",
+                        SIZES[f"quora/duji2019/{s}.{e}"]) for s in chunks for e in ("src", "tgt"))
     return Source("quora", QUORA, RAW, paths, outs, kind="chunked",
                   note="tf.Example chunks (article = question, abstract = <s> paraphrase </s>); the chunks' "
                        "own sha256 is not known, the decoded files are pinned")
@@ -88,9 +109,11 @@ def _quora() -> Source:
 
 def _xsum_predictions() -> Source:
     repo, commit = XSUM.split("@")
-    outs = (Output("xsum/gold-test-sentences.txt", SUMS["xsum/gold-test-sentences.txt"], "gold-test-sentences.txt"),
+    outs = (Output("xsum/gold-test-sentences.txt", SUMS["xsum/gold-test-sentences.txt"], "gold-test-sentences.txt",
+                   SIZES["xsum/gold-test-sentences.txt"]),
             *(Output(f"xsum/outputs/{m}-test-output.{e}", SUMS[f"xsum/outputs/{m}-test-output.{e}"],
-                     f"{m}-test-output.{e}") for m in ("ptgen", "convs2s") for e in ("txt", "rouge")))
+                     f"{m}-test-output.{e}", SIZES[f"xsum/outputs/{m}-test-output.{e}"])
+              for m in ("ptgen", "convs2s") for e in ("txt", "rouge")))
     return Source("xsum-predictions", XSUM, RAW, (f"{repo}/{commit}/xsum-model-predictions.tar.gz",), outs,
                   kind="tar", note="the archive's sha256 is not known; its members are pinned (found by base "
                                    "name, else by their pinned hash)")
@@ -125,6 +148,36 @@ SUMS: dict[str, str] = {
 }
 
 
+#: the pinned size in bytes of each file of :data:`SUMS` (the size cap of its download)
+SIZES: dict[str, int] = {
+    "du2017/LICENSE.nqg": 1065,
+    "du2017/doclist-dev.txt": 761,
+    "du2017/doclist-test.txt": 809,
+    "du2017/doclist-train.txt": 6004,
+    "du2017/src-dev.txt": 2046431,
+    "du2017/src-test.txt": 2190004,
+    "du2017/tgt-dev.txt": 657712,
+    "du2017/tgt-test.txt": 748180,
+    "qg_outputs/LICENSE.lmqg": 1065,
+    "qg_outputs/nqg-du2017-test.txt": 623654,
+    "quora/duji2019/test.src": 1516068,
+    "quora/duji2019/test.tgt": 1557461,
+    "quora/duji2019/train.src": 5089938,
+    "quora/duji2019/train.tgt": 5223968,
+    "quora/duji2019/val.src": 142024,
+    "quora/duji2019/val.tgt": 143783,
+    "squad/dev-v1.1.json": 4854279,
+    SQUAD_TRAIN: 30288272,
+    "xsum/LICENSE.EdinburghNLP-XSum": 1071,
+    "xsum/XSum-TRAINING-DEV-TEST-SPLIT-90-5-5.json": 2720574,
+    "xsum/gold-test-sentences.txt": 1463746,
+    "xsum/outputs/convs2s-test-output.rouge": 181,
+    "xsum/outputs/convs2s-test-output.txt": 1205156,
+    "xsum/outputs/ptgen-test-output.rouge": 176,
+    "xsum/outputs/ptgen-test-output.txt": 1361387,
+}
+
+
 def catalogue() -> tuple[Source, ...]:
     """Every public source of the built-in tasks' raw files, in the order ``bench fetch --data`` gets them."""
     squad = "SQuAD-explorer/dataset"
@@ -134,10 +187,12 @@ def catalogue() -> tuple[Source, ...]:
             for p in ("dev", "test") for s in ("src", "tgt")]
     return (
         Source("squad", SQUAD_HOST, SQUAD_HOST, (f"{squad}/dev-v1.1.json",),
-               (Output("squad/dev-v1.1.json", SUMS["squad/dev-v1.1.json"]),), sha256=SUMS["squad/dev-v1.1.json"]),
+               (Output("squad/dev-v1.1.json", SUMS["squad/dev-v1.1.json"], size=SIZES["squad/dev-v1.1.json"]),),
+               sha256=SUMS["squad/dev-v1.1.json"], size=SIZES["squad/dev-v1.1.json"]),
         Source("squad", SQUAD_HOST, SQUAD_HOST, (f"{squad}/train-v1.1.json",),
-               (Output(SQUAD_TRAIN, SQUAD_TRAIN_SHA256),), sha256=SQUAD_TRAIN_SHA256,
-               note="the official file; squad_qg's pinned split sha256 checks what is built from it"),
+               (Output(SQUAD_TRAIN, SQUAD_TRAIN_SHA256, size=SIZES[SQUAD_TRAIN]),), sha256=SQUAD_TRAIN_SHA256,
+               note="the official file; squad_qg's pinned split sha256 checks what is built from it",
+               size=SIZES[SQUAD_TRAIN]),
         *nqg,
         _file("du2017", NQG, "LICENSE", "du2017/LICENSE.nqg", SUMS["du2017/LICENSE.nqg"]),
         _quora(),

@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def read_queue(path: Path) -> list[RunSpec]:
     """The run specs of a queue file, in file order."""
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():  # a FIFO, a device or a folder is named by read_text
         raise QueueFileError(f"{path}: no such queue file. Fix: write one `bench run` option line per run.")
     specs: list[RunSpec] = []
     parser = _parser()

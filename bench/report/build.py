@@ -231,9 +231,12 @@ def render_all(
     records = load_records(results_dir)
     orderings = load_orderings(results_dir)
     pvalues = PValues(pvalues_file(results_dir))
-    texts, pngs = _plan(records, budget, load_latency_records(results_dir), load_summaries(results_dir), orderings,
-                        pvalues, stamps.build_stamp(results_dir, out), results_href(results_dir, out),
-                        load_sweep_records(results_dir))
+    try:
+        texts, pngs = _plan(records, budget, load_latency_records(results_dir), load_summaries(results_dir),
+                            orderings, pvalues, stamps.build_stamp(results_dir, out), results_href(results_dir, out),
+                            load_sweep_records(results_dir))
+    except plots.Unplottable as exc:  # name the record inside the folder read
+        raise exc.at(results_dir) from None
     expected = set(texts) | set(pngs)
     existing = {p.name for p in out.iterdir() if generated(p)} if out.is_dir() else set()
     if check:

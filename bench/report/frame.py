@@ -158,14 +158,37 @@ _WRITERS = {
 }
 
 
+#: what a spreadsheet takes for the start of a formula (OWASP's CSV injection list): a text cell starting so is
+#: written with a leading ``'``, so ``=HYPERLINK(...)`` in an output or a ``--meta`` value stays text
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralised(value: Any) -> Any:
+    """``value`` made safe for a spreadsheet cell: a string starting with :data:`FORMULA_START` gets a leading
+    ``'``; numbers (a negative score) and everything else are kept as they are."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+
+def spreadsheet_safe(df: Any) -> Any:
+    """``df`` with every text cell :func:`neutralised` (a copy; numeric columns untouched)."""
+    import pandas as pd
+
+    out = df.copy()
+    for col in out.columns:
+        if pd.api.types.is_object_dtype(out[col]) or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(neutralised)
+    return out.rename(columns={c: neutralised(c) for c in out.columns if isinstance(c, str)})
+
+
 def export(df: Any, out: Path, fmt: str) -> Path:
     """Write ``df`` as csv | parquet | jsonl, atomically (:func:`bench.api.atomic.atomic_path`: no half-written
-    file, and no temporary one left behind when the write fails, e.g. ``--out`` names a directory)."""
+    file, and no temporary one left behind when the write fails, e.g. ``--out`` names a directory). CSV and
+    Parquet (both opened by spreadsheets) get :func:`spreadsheet_safe` cells; JSON lines keep the text as is."""
     from bench.api.atomic import atomic_path
 
     if fmt not in _WRITERS:
         raise ValueError(f"--format {fmt!r}: choose csv, parquet or jsonl")
     out = Path(out)
     with atomic_path(out) as tmp:
-        _WRITERS[fmt](df, tmp)
+        _WRITERS[fmt](spreadsheet_safe(df) if fmt in ("csv", "parquet") else df, tmp)
     return out

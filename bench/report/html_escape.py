@@ -3,8 +3,9 @@
 Text and attribute values are escaped (``html.escape``) after :func:`bench.api.text.visible` has shown the
 characters a browser would act on but a reader cannot see: bidi controls (a name that displays as another),
 Unicode line separators and control characters. Report text is plain text with `code` spans, the one piece of
-markdown the views write (:mod:`bench.report.md_escape` keeps the same spans); :func:`inline` renders them as
-``<code>`` *after* escaping, so a span never carries markup of its own. A span holding a run id may break only
+markdown the views write, read by the one grammar of :mod:`bench.report.spans` (as :mod:`bench.report.md_escape`
+reads it); :func:`inline` escapes each piece and renders a span as ``<code>``, so a span never carries markup of
+its own. A span holding a run id may break only
 between its ``--`` fields, never inside one.
 """
 
@@ -14,8 +15,8 @@ import html
 import re
 
 from bench.api.text import visible
+from bench.report.spans import pieces
 
-_SPAN = re.compile(r"`([^`]+)`")
 #: a whole run id: ``<system>--<task>--<split>--<budget>--[s<seed>--]<8 hex>`` (the hex: its spec hash)
 RUN_ID = re.compile(r"[\w.+-]+?--\w+--[\w-]+?--[a-z]+--(?:s\d+--)?([0-9a-f]{8})")
 
@@ -46,11 +47,12 @@ def run_id(rid: str, short: bool = False) -> str:
     return f'<code class="rid" title="{attr(rid)}">' + "--<wbr>".join(text(p) for p in rid.split("--")) + "</code>"
 
 
-def _span(m: re.Match[str]) -> str:
-    code = html.unescape(m.group(1))
-    return run_id(code) if RUN_ID.fullmatch(code) else f"<code>{m.group(1)}</code>"
+def _span(code: str) -> str:
+    return run_id(code) if RUN_ID.fullmatch(code) else f"<code>{html.escape(code, quote=False)}</code>"
 
 
 def inline(value: str) -> str:
-    """Text whose `code` spans show as ``<code>`` (a table cell, a preamble bullet, a note, a fact)."""
-    return _SPAN.sub(_span, text(value, quote=False))
+    """Text whose `code` spans show as ``<code>`` (a table cell, a preamble bullet, a note, a fact): each piece of
+    :func:`bench.report.spans.pieces` escaped on its own."""
+    return "".join(_span(piece) if is_code else html.escape(piece, quote=False)
+                   for is_code, piece in pieces(visible(str(value))))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bench.api.paths import resolved
 from bench.report import html_escape
 
 BASE_CSS = """
@@ -51,7 +52,7 @@ def results_href(results_dir: Path | str | None, reports_dir: Path | str | None)
     """
     if results_dir is None or reports_dir is None:
         return None
-    res, out = Path(results_dir).resolve(), Path(reports_dir).resolve()
+    res, out = resolved(results_dir, "--results-dir"), resolved(reports_dir, "--reports-dir")
     try:
         common = Path(os.path.commonpath([res, out]))
         rel = os.path.relpath(res, out)

@@ -51,6 +51,7 @@ from bench.report.ranking import (
     reference_above_all,
 )
 from bench.report.significance import SAMPLES, SEED, PairedBootstrap
+from bench.report.spans import code, lit
 from bench.report.stamp import BuildStamp
 from bench.report.svg_plot import SVG_CSS, Point, quality_speed_svg
 from bench.scoring.output_stats import summary as output_summary
@@ -331,16 +332,16 @@ def _details(board: Board, g: RankedGroup, r: Ranked) -> str:
                 f"<td>{fmt_num(sc['metrics'][m]) if m in sc['metrics'] else ''}</td>" for m in metrics) + "</tr>"
                 for name, sc in sorted(scores.items())) + "</table>")
     info = rec.get("system") or {}
-    family = f" ({info['family']}, backbone {info.get('backbone', '?')})" if info.get("family") else ""
-    sets = f"; settings `{run_settings(rec)}`" if run_settings(rec) else ""
-    facts = [
-        f"system `{spec['system']}`{family}; task `{spec['task']}`, split `{spec['split']}`, budget "
-        f"`{spec['budget']}`, seed {spec.get('seed', '?')}{sets}",
+    family = f" ({lit(info['family'])}, backbone {lit(info.get('backbone', '?'))})" if info.get("family") else ""
+    sets = f"; settings {code(run_settings(rec))}" if run_settings(rec) else ""
+    facts = [  # every value escaped for the report grammar as it goes in (bench.report.spans)
+        f"system {code(spec['system'])}{family}; task {code(spec['task'])}, split {code(spec['split'])}, budget "
+        f"{code(spec['budget'])}, seed {lit(spec.get('seed', '?'))}{sets}",
     ]
     stats = rec.get("output_stats")
     if stats and stats.get("n"):
-        lead = f"{DEGENERATE_MARK.upper()} ({'; '.join(r.flags)}). Outputs" if r.flags else "Outputs"
-        facts.append(f"{lead}: {output_summary(stats)}")
+        lead = f"{DEGENERATE_MARK.upper()} ({lit('; '.join(r.flags))}). Outputs" if r.flags else "Outputs"
+        facts.append(f"{lead}: {lit(output_summary(stats))}")
     if r.unranked:
         facts.append(f"not ranked: {r.unranked}")
     elif g.tested:
@@ -358,8 +359,9 @@ def _details(board: Board, g: RankedGroup, r: Ranked) -> str:
     if rows:
         facts.append("reproduces: " + "; ".join(f"{p.table}: {p.label}" for p in rows))
     if board.head and board.head.recipe in scores:
-        facts.append(f"headline signature `{scores[board.head.recipe]['signature']}`")
-    facts.append(f"record `results/{rec['run_id']}.json` (run `{rec['run_id']}`)")
+        facts.append(f"headline signature {code(scores[board.head.recipe]['signature'])}")
+    rid = rec["run_id"]
+    facts.append(f"record {code(f'results/{rid}.json')} (run {code(rid)})")
     return grid + "<ul>" + "".join(f"<li>{_code(f)}</li>" for f in facts) + "</ul>"
 
 

@@ -1,8 +1,10 @@
 """Markdown escaping: every string in a report is data, never markup.
 
-Report text is plain text with `code` spans (the harness writes run ids and signatures as code); a value
-from a record or a user (a system name, a ``--meta`` value, an override) is interpolated into it. Here each
-piece is escaped so that GitHub / CommonMark shows it as written: no raw HTML (``<script>``, ``<img
+Report text is plain text with `code` spans (the harness writes run ids and signatures as code), read by the one
+grammar of :mod:`bench.report.spans`, where a value from a record or a user (a system name, a ``--meta`` value,
+an override) is escaped when it is interpolated (``spans.lit``/``spans.code``). Here each piece the grammar reads
+is escaped so that GitHub / CommonMark shows it as written (every backslash too, so none can escape the backtick
+of a span that follows; a span's fence is longer than any backtick run inside it): no raw HTML (``<script>``, ``<img
 onerror>``), no link or image (``[x](javascript:…)``), no entity (``&#x202e;``), no emphasis or math, no
 line break (a forged table row) and no invisible character (:func:`bench.api.text.visible`). Cells escape
 ``|`` as well; a bullet or title also escapes what would make it a block of its own (``# `` ``> `` ``- ``).
@@ -16,19 +18,21 @@ from __future__ import annotations
 import re
 
 from bench.api.text import visible
+from bench.report.spans import pieces
 
-_SPAN = re.compile(r"`([^`]+)`")
 _PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 _PLAIN = re.compile(
-    r"\\(?=[" + re.escape(_PUNCT) + r"])"  # a backslash that would escape what follows
+    r"\\"  # every backslash: it can then never escape what follows (a backtick opening a span, a bracket)
     r"|<(?=[A-Za-z/!?])"  # raw HTML, an autolink, a comment
     r"|&(?=#?[A-Za-z0-9]+;)"  # an entity: &lt; &#x202e;
     r"|\](?=[(\[])"  # the end of a link or image label: [x](url), [x][ref]
     r"|(?<=\S)[*~]|[*~](?=\S)"  # emphasis, strikethrough (a * between spaces is inert: left as is)
-    r"|[$`]"  # math, a lone backtick
+    r"|[$`]"  # math, a backtick that is not a span's
     r"|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])"  # emphasis by _ (never inside a word: snake_case stays as is)
 )
-_BLOCK_START = re.compile(r"^([#>+=-]|\d+[.)]|\[(?=[^\]]*\]:))")  # a heading, quote, list, setext line, [ref]: url
+#: a heading, quote, list (``- `` ``+ `` ``* `` ``1. ``), setext line, ``[ref]: url``
+_BLOCK_START = re.compile(r"^([#>+=-]|\*(?=\s|$)|\d+[.)]|\[(?=[^\]]*\]:))")
+_TICKS = re.compile(r"`+")
 
 
 def _plain(text: str, cell: bool) -> str:
@@ -36,17 +40,23 @@ def _plain(text: str, cell: bool) -> str:
     return out.replace("|", "\\|") if cell else out
 
 
+def _code(text: str, cell: bool) -> str:
+    """A CommonMark code span holding ``text`` exactly: a fence one backtick longer than any run inside, padded
+    with a space where the content would otherwise lose one or merge with the fence."""
+    fence = "`" * (max((len(t) for t in _TICKS.findall(text)), default=0) + 1)
+    pad = text[:1] == "`" or text[-1:] == "`" or (text[:1] == " " and text[-1:] == " " and text.strip() != "")
+    body = text.replace("|", "\\|") if cell else text
+    return f"{fence} {body} {fence}" if pad else f"{fence}{body}{fence}"
+
+
 def _escape(text: str, cell: bool) -> str:
-    text = visible(text)
-    parts: list[str] = []
-    at = 0
-    for m in _SPAN.finditer(text):
-        parts.append(_plain(text[at:m.start()], cell))
-        code = m.group(1)
-        parts.append("`" + (code.replace("|", "\\|") if cell else code) + "`")
-        at = m.end()
-    parts.append(_plain(text[at:], cell))
-    return "".join(parts)
+    merged: list[tuple[bool, str]] = []
+    for is_code, piece in pieces(visible(text)):
+        if is_code and merged and merged[-1][0]:  # two spans side by side would share one fence: one span
+            merged[-1] = (True, merged[-1][1] + piece)
+        else:
+            merged.append((is_code, piece))
+    return "".join(_code(piece, cell) if is_code else _plain(piece, cell) for is_code, piece in merged)
 
 
 def cell(text: str) -> str:
@@ -61,7 +71,8 @@ def line(text: str) -> str:
 
 
 def unescape_cell(text: str) -> str:
-    """The string :func:`cell` was given (after :func:`~bench.api.text.visible`), read back from markdown."""
+    """What a reader sees of a cell :func:`cell` wrote (after :func:`~bench.api.text.visible`), code spans marked
+    with one backtick each side, read back from markdown (the tests compare it with the HTML page's cells)."""
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -69,10 +80,29 @@ def unescape_cell(text: str) -> str:
         if c == "\\" and i + 1 < len(text) and text[i + 1] in _PUNCT:
             out.append(text[i + 1])
             i += 2
-        elif c == "`" and (end := text.find("`", i + 1)) > i:
-            out.append("`" + text[i + 1:end].replace("\\|", "|") + "`")
-            i = end + 1
+        elif c == "`":
+            fence = _TICKS.match(text, i)
+            assert fence is not None
+            run = fence.group(0)
+            end = _closing(text, fence.end(), len(run))
+            if end < 0:
+                out.append(run)
+                i = fence.end()
+                continue
+            body = text[fence.end():end].replace("\\|", "|")
+            if len(body) > 1 and body[0] == " " and body[-1] == " " and body.strip():
+                body = body[1:-1]
+            out.append("`" + body + "`")
+            i = end + len(run)
         else:
             out.append(c)
             i += 1
     return "".join(out)
+
+
+def _closing(text: str, start: int, n: int) -> int:
+    """Where the backtick run of exactly ``n`` that closes a span opened before ``start`` begins (-1: none)."""
+    for m in _TICKS.finditer(text, start):
+        if len(m.group(0)) == n:
+            return m.start()
+    return -1

@@ -7,10 +7,12 @@ matplotlib is imported only when drawing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.api.errors import UserError
 from bench.papers import Table, all_tables, get_table, leading_number, load_paper, parse_table_ref
 from bench.papers.matching import DEFAULT_BUDGETS, matched_values, reported_points
 
@@ -33,8 +35,39 @@ RC = {
 }
 
 
+#: the largest magnitude a plotted number may have (scores are 0-100, speed-ups and losses far below): past it
+#: matplotlib cannot lay out an axis (a calibration score of 1e308 was a traceback in its tick locator)
+PLOTTABLE = 1e9
+
+
+class Unplottable(UserError, ValueError):
+    """A number a plot would draw that is not finite or is absurdly large; the message names the record (a path
+    under the results folder, made whole by :meth:`at`), the field and the fix."""
+
+    def __init__(self, rel: str, what: str, value: Any, results_dir: Path | str = "results") -> None:
+        self.rel, self.what, self.value = rel, what, value
+        super().__init__(f"{Path(results_dir) / rel}: {what} is {value!r}, which no plot can draw (not a finite "
+                         f"number within ±{PLOTTABLE:g}). Fix: correct that record, or delete it, and run "
+                         "`bench table` again.")
+
+    def at(self, results_dir: Path | str) -> Unplottable:
+        """The same error naming the record inside ``results_dir``."""
+        return Unplottable(self.rel, self.what, self.value, results_dir)
+
+
+class _NotPlottable(ValueError):
+    pass
+
+
 def _r(x: float) -> float:
-    return round(float(x), 6)
+    """``x`` rounded for a sidecar; not a finite number within :data:`PLOTTABLE` raises (the caller names it)."""
+    try:
+        value = float(x)
+    except (TypeError, ValueError, OverflowError):
+        raise _NotPlottable(x) from None
+    if not math.isfinite(value) or abs(value) > PLOTTABLE:
+        raise _NotPlottable(x)
+    return round(value, 6)
 
 
 def frontier(points: Sequence[dict]) -> list[str]:
@@ -95,12 +128,16 @@ def pareto_data(task: str, records: Sequence[dict]) -> dict[str, Any]:
         elif sc is None or rec_metric is None or rec_metric not in sc["metrics"]:
             omitted.append({"run_id": rec["run_id"], "reason": f"not scored with recipe {rec_recipe}"})
         else:
+            try:
+                x, y = _r(lat["speedup_mean"]), _r(sc["metrics"][rec_metric])
+            except _NotPlottable as exc:
+                raise Unplottable(f"{rec['run_id']}.json", f"its speed-up or {rec_metric}", exc.args[0]) from None
             runs.append(
                 {
                     "label": f"{rec['spec']['system']} ({rec['spec']['budget']})",
                     "run_id": rec["run_id"],
-                    "x": _r(lat["speedup_mean"]),
-                    "y": _r(sc["metrics"][rec_metric]),
+                    "x": x,
+                    "y": y,
                     "device": str(lat.get("device", "")),
                 }
             )
@@ -149,7 +186,12 @@ def iterations_data(records: Sequence[dict], budget: str | None, table: Table) -
                 series.setdefault(f"{row.label} (paper)", []).append({"x": _r(it), "y": _r(val)})
             got = got_by_row.get(row.id)
             if it is not None and got is not None:
-                series.setdefault(f"{row.label} ({got[1]})", []).append({"x": _r(it), "y": _r(got[0])})
+                try:
+                    point = {"x": _r(it), "y": _r(got[0])}
+                except _NotPlottable as exc:
+                    raise Unplottable("", f"the {col.metric} of the run matched to {table.ref} row {row.id}",
+                                      exc.args[0]) from None
+                series.setdefault(f"{row.label} ({got[1]})", []).append(point)
         panels.append(
             {
                 "group": g.id,
@@ -239,7 +281,16 @@ def draw_iterations(data: dict[str, Any], path: Path) -> None:
 
 def calibration_data(summary: dict[str, Any]) -> dict[str, Any]:
     """A summary's sweeps (bench.workflows.calibrate) as lines of dev score vs updates, one per learning rate and
-    setting (the overrides that set a sweep apart from the rest, e.g. a decoding setting)."""
+    setting (the overrides that set a sweep apart from the rest, e.g. a decoding setting). A number no plot can
+    draw is :class:`Unplottable`, naming the summary's file (``calibration/<system>--<task>--<budget>.json``)."""
+    rel = f"calibration/{summary.get('system')}--{summary.get('task')}--{summary.get('budget')}.json"
+    try:
+        return _calibration_data(summary)
+    except _NotPlottable as exc:
+        raise Unplottable(rel, "a point's score, updates or dev loss", exc.args[0]) from None
+
+
+def _calibration_data(summary: dict[str, Any]) -> dict[str, Any]:
     from bench.workflows.calibrate import point_setting
 
     series: dict[tuple[float, str], list[dict[str, Any]]] = {}
@@ -248,6 +299,7 @@ def calibration_data(summary: dict[str, Any]) -> dict[str, Any]:
     for pt in summary["points"]:
         if pt["score"] is None:
             continue
+        _r(pt["updates"]), _r(pt["lr"])
         series.setdefault((pt["lr"], point_setting(pt, summary)), []).append(
             {"x": pt["updates"], "y": _r(pt["score"]), "degenerate": bool(pt["degenerate"])}
         )
@@ -282,7 +334,7 @@ def _loss_series(summary: dict[str, Any]) -> list[dict[str, Any]]:
         common = sorted(set.intersection(*settings))
         first = pts[0]
         name = f"lr {first['lr']:g} · {first['updates']} updates" + (f" · {', '.join(common)}" if common else "")
-        series.append({"name": name, "points": [{"x": int(u), "y": _r(loss)} for u, loss in curve]})
+        series.append({"name": name, "points": [{"x": int(_r(u)), "y": _r(loss)} for u, loss in curve]})
     return sorted(series, key=lambda s: s["name"])
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from bench.api.paths import resolved
 from bench.report import html_escape
 
 #: the stamp line as written: one line of its own, so :func:`strip` removes exactly it
@@ -74,14 +75,14 @@ def _now() -> datetime:
 def build_stamp(results_dir: Path | str, reports_dir: Path | str | None = None) -> BuildStamp:
     """The stamp of a build reading ``results_dir``: its checkout's ``HEAD``, and whether anything outside
     ``reports_dir`` (the output) differs from it, untracked records included."""
-    where = Path(results_dir).resolve()
+    where = resolved(results_dir, "--results-dir")
     commit = _git(where, "rev-parse", "HEAD")
     top = _git(where, "rev-parse", "--show-toplevel") if commit else None
     if commit is None or top is None:
         return BuildStamp(_now())
     spec = ["--", "."]
     if reports_dir is not None:
-        out = Path(reports_dir).resolve()
+        out = resolved(reports_dir, "--reports-dir")
         if out.is_relative_to(Path(top)) and out != Path(top):
             spec.append(f":(exclude){out.relative_to(top).as_posix()}")
     status = _git(Path(top), "status", "--porcelain", *spec)

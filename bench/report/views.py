@@ -33,6 +33,7 @@ from bench.report.cells import (
     latency_cell,
     quality_cell,
 )
+from bench.report.spans import code, lit
 from bench.scoring.output_stats import degeneracy
 from bench.scoring.output_stats import summary as output_summary
 from bench.store.records import config_value
@@ -71,40 +72,41 @@ def _run_note(m: Match, table: Table, row: Row, group: Group) -> str:
     rec = m.record
     spec = rec["spec"]
     recipe = table.reported_recipe(row, group)
-    parts = [f"`{rec['run_id']}`: system `{spec['system']}`"]
+    parts = [f"{code(rec['run_id'])}: system {code(spec['system'])}"]  # every value escaped as it goes in
     if spec["system"] != row.system and row.system:
-        parts[0] += f" ({m.budget} substitute for `{row.system}`)"
+        parts[0] += f" ({lit(m.budget)} substitute for {code(row.system)})"
     if rec.get("refiled"):
         parts[0] += f" ({_refiled_note(rec['refiled'])})"
     data = rec.get("data") or {}
     where = (
-        f"task `{spec['task']}`, split `{spec['split']}`, budget `{m.budget}`, seed {spec.get('seed', '?')}"
+        f"task {code(spec['task'])}, split {code(spec['split'])}, budget {code(m.budget)}, seed "
+        f"{lit(spec.get('seed', '?'))}"
     )
     if data.get("n_examples") is not None:
-        where += f", {data['n_examples']} examples"
+        where += f", {lit(data['n_examples'])} examples"
     if data.get("partial"):
-        where += f", PARTIAL split ({data.get('note') or 'subset of the official split'})"
+        where += f", PARTIAL split ({lit(data.get('note') or 'subset of the official split')})"
     parts.append(where)
-    parts.append(f"quality `{rec['scores'][recipe]['signature']}`")
+    parts.append(f"quality {code(rec['scores'][recipe]['signature'])}")
     stats = rec.get("output_stats")
     if stats and stats.get("n"):
         reasons = degeneracy(stats)
         lead = "outputs"
         if reasons:
-            lead = f"{DEGENERATE_MARK.upper()} ({'; '.join(reasons)}): not evidence of learning. Outputs"
-        parts.append(f"{lead}: {output_summary(stats)}")
+            lead = f"{DEGENERATE_MARK.upper()} ({lit('; '.join(reasons))}): not evidence of learning. Outputs"
+        parts.append(f"{lead}: {lit(output_summary(stats))}")
     lat = rec.get("latency")
     if lat:
-        lat_text = f"latency `{lat['signature']}`"
+        lat_text = f"latency {code(lat['signature'])}"
         if lat.get("device"):
-            lat_text += f" on {lat['device']}"
+            lat_text += f" on {lit(lat['device'])}"
         if lat.get("baseline"):
-            lat_text += f", speedup vs `{lat['baseline']}`"
+            lat_text += f", speedup vs {code(lat['baseline'])}"
             ci = lat.get("speedup_ci95")
             if isinstance(ci, list) and len(ci) == 2 and all(isinstance(v, (int, float)) for v in ci):
                 lat_text += f" (95% CI {fmt_num(ci[0])}–{fmt_num(ci[1])})"
         if not lat.get("valid", True):
-            lat_text += f"; INVALID: {', '.join(lat.get('invalid_reasons') or ['no reason given'])}"
+            lat_text += f"; INVALID: {lit(', '.join(map(str, lat.get('invalid_reasons') or ['no reason given'])))}"
         parts.append(lat_text)
     window = _input_note(rec)
     if window:
@@ -353,12 +355,13 @@ def _submitted_rows(
             cells.append(f"{reported or '–'} / {fmt_num(value)} (submitted){degenerate_flag(rec)}{delta}")
         if not shown:
             continue
-        meta = ", ".join(f"{k}: {v}" for k, v in sorted((sub.get("meta") or {}).items()))
-        note = (f"`{rec['run_id']}`: submitted outputs `{sub.get('name', spec['system'])}` scored by the harness "
-                f"(outputs sha256 {rec['outputs']['sha256'][:12]}…); {_where(rec)}" + (f"; {meta}" if meta else ""))
+        meta = ", ".join(f"{lit(k)}: {lit(v)}" for k, v in sorted((sub.get("meta") or {}).items()))
+        note = (f"{code(rec['run_id'])}: submitted outputs {code(sub.get('name', spec['system']))} scored by the "
+                f"harness (outputs sha256 {lit(str(rec['outputs']['sha256'])[:12])}…); {_where(rec)}"
+                + (f"; {meta}" if meta else ""))
         run_notes.append(note)
         label = (f"{paper_row.label} — submitted outputs" if paper_row is not None
-                 else f"`{sub.get('name', spec['system'])}` {SUBMITTED_MARK}")
+                 else f"{code(sub.get('name', spec['system']))} {SUBMITTED_MARK}")
         section = [paper_row.section if paper_row is not None else ""] if has_section else []
         out.append(section + [label, "submitted"] + cells + [f"submitted [{len(run_notes)}]"])
     return out
@@ -366,9 +369,9 @@ def _submitted_rows(
 
 def _where(rec: dict) -> str:
     spec, data = rec["spec"], rec.get("data") or {}
-    where = f"task `{spec['task']}`, split `{spec['split']}`"
+    where = f"task {code(spec['task'])}, split {code(spec['split'])}"
     if data.get("n_examples") is not None:
-        where += f", {data['n_examples']} examples" + (" (first of the split)" if data.get("partial") else "")
+        where += f", {lit(data['n_examples'])} examples" + (" (first of the split)" if data.get("partial") else "")
     return where
 
 

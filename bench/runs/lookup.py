@@ -12,6 +12,7 @@ from typing import Any
 from bench.api.errors import UserError
 from bench.api.reading import read_text
 from bench.api.text import split_lines
+from bench.api.textfile import OUTPUTS
 from bench.runs.evaluation import first_examples
 from bench.store.outputs import OutputsPathError, record_source
 from bench.store.records import OutputsChangedError, check_outputs, outputs_file, read_record, require_dir
@@ -47,7 +48,8 @@ def outputs_text(rec: dict[str, Any]) -> str:
         check_outputs(rec, record_source(rec))
     except (OutputsChangedError, OutputsPathError) as exc:  # callers (refile) catch this module's error
         raise RunLookupError(str(exc)) from exc
-    return read_text(path)  # universal newlines: a CRLF checkout reads (and hashes) as written
+    # universal newlines: a CRLF checkout reads (and hashes) as written; the outputs caps bound what is read
+    return read_text(path, limits=OUTPUTS)
 
 
 def split_of(rec: dict[str, Any], data_dir: Path | None = None) -> Any:

@@ -18,6 +18,7 @@ from typing import Any
 from bench.api.errors import UserError
 from bench.api.reading import read_text
 from bench.api.text import split_lines
+from bench.api.textfile import OUTPUTS
 from bench.runs.evaluation import first_examples
 from bench.runs.outputs import sha256_text
 from bench.runs.reporter import Reporter
@@ -55,7 +56,7 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
     out_path = outputs_file(record, path)  # beside the record; a stored path elsewhere is refused
     if out_path is None or not out_path.is_file():
         raise RescoreError(f"{path}: its outputs {out_path} are missing; restore them (git) or re-run the spec.")
-    text = read_text(out_path, "restore it (git checkout) or re-run the spec")
+    text = read_text(out_path, "restore it (git checkout) or re-run the spec", limits=OUTPUTS)
     if sha256_text(text) != record["outputs"]["sha256"]:
         raise RescoreError(f"{out_path}: sha256 differs from the one in {path}; the outputs were edited. "
                            "Restore them (git checkout) or re-run the spec.")

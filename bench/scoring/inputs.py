@@ -38,11 +38,17 @@ class Lines:
 
 
 def read_lines(path: str | Path) -> Lines:
-    """Read a UTF-8 text file as lines; invalid UTF-8 raises with the file and line number."""
+    """Read a UTF-8 text file as lines; invalid UTF-8 raises with the file and line number. The file is checked
+    before it is read (:func:`bench.api.textfile.read_bytes_checked` with the outputs caps): a FIFO, a device or a
+    directory is named as what it is, a file or a line over its cap and a leading byte-order mark are refused,
+    alike for ``score``, ``compare`` and ``submit``."""
+    from bench.api.textfile import OUTPUTS, TextFileError, read_bytes_checked
+
     p = Path(path)
-    if not p.is_file():
-        raise ScoringInputError(f"{p}: file not found. Fix: check the path.")
-    data = p.read_bytes()
+    try:
+        data = read_bytes_checked(p, OUTPUTS)
+    except TextFileError as exc:
+        raise ScoringInputError(str(exc)) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

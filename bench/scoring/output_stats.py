@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bench.api.text import clip_repr
+
 MOST_FREQUENT_LIMIT = 0.02
 DISTINCT_FRACTION_OF_REFERENCES = 0.5
 
@@ -63,7 +65,8 @@ def degeneracy(stats: Mapping[str, Any] | None) -> list[str]:
     share = stats["most_frequent_share"]
     if share > MOST_FREQUENT_LIMIT and round(share * stats["n"]) > 1:  # one output repeated, not one of few
         reasons.append(
-            f"most frequent output is {share:.1%} of outputs (> {MOST_FREQUENT_LIMIT:.0%}): {stats['most_frequent']!r}"
+            f"most frequent output is {share:.1%} of outputs (> {MOST_FREQUENT_LIMIT:.0%}): "
+            f"{clip_repr(str(stats['most_frequent']))}"
         )
     distinct, ref = stats["distinct_ratio"], stats["reference_distinct_ratio"]
     if distinct < DISTINCT_FRACTION_OF_REFERENCES * ref:
@@ -75,7 +78,7 @@ def summary(stats: Mapping[str, Any]) -> str:
     """One line for a footnote or a warning."""
     return (
         f"{stats['distinct_ratio']:.1%} distinct (references {stats['reference_distinct_ratio']:.1%}), "
-        f"most frequent {stats['most_frequent_share']:.1%} ({stats['most_frequent']!r}), "
+        f"most frequent {stats['most_frequent_share']:.1%} ({clip_repr(str(stats['most_frequent']))}), "
         f"length ×{stats['length_ratio']:.2f} of the references, "
         f"repeated trigrams {stats['repeated_trigram_rate']:.1%}, at max length {stats['at_max_len']:.1%}"
     )

@@ -210,6 +210,9 @@ def fetch_checkpoint(need: Need, *, dry_run: bool = False, force: bool = False) 
         return out("failed", where, OFFLINE)
     try:
         dl = hub.download_checkpoint(need.name, force=force)
+    except MemoryError:
+        return out("failed", where, "ran out of memory while fetching it. Fix: free memory and re-run "
+                                    f"`bench fetch --checkpoint {need.name}`")
     except Exception as exc:  # no network, no such repo, a repo without weights: each is one row, not a crash
         return out("failed", where, _first_line(exc))
     hashes, problems = check_hashes(dl.path, dl.files)
@@ -221,7 +224,12 @@ def fetch_checkpoint(need: Need, *, dry_run: bool = False, force: bool = False) 
                              "revision": dl.revision, "commit": dl.commit, "files": hashes})
     size = sum(h["size"] for h in hashes.values())
     return out("fetched", str(dl.path), f"commit {dl.commit[:12]} ({dl.revision}), {len(hashes)} files, "
-                                        f"{_size(size)}, hashes match the hub's")
+                                        f"{_size(size)}, hashes match the hub's" + _redirects(dl.redirected_to))
+
+
+def _redirects(hosts: Sequence[str]) -> str:
+    """The part of a row that names the hosts a download was redirected to (another host than the one asked)."""
+    return f"; redirected to {', '.join(hosts)}" if hosts else ""
 
 
 def check_present(path: Path, hub: str | None) -> tuple[list[str], str]:
@@ -376,10 +384,10 @@ def fetch_xsum(data_dir: Path | str | None = None, *, dry_run: bool = False, for
                 "branch may hold only a loading script): get the corpus from github.com/EdinburghNLP/XSum and put "
                 f"*.jsonl/*.parquet files with id, document, summary (or the bbc-summary-data folder) in {dest}"))
         revision, commit, files = found
-        from huggingface_hub import snapshot_download
-
-        snapshot_download(HUB_DATASET, repo_type="dataset", revision=commit, allow_patterns=[f.path for f in files],
-                          local_dir=dest, endpoint=hub.hub_endpoint(), force_download=force)
+        hosts = hub.download_files(HUB_DATASET, commit, files, dest, repo_type="dataset", force=force)
+    except MemoryError:
+        return out("failed", str(dest), "ran out of memory while fetching it. Fix: free memory and re-run "
+                                        "`bench fetch --data`")
     except Exception as exc:  # no network, repo moved: one row, not a crash
         return out("failed", str(dest), _first_line(exc))
     hashes, problems = check_hashes(dest, files)
@@ -387,7 +395,8 @@ def fetch_xsum(data_dir: Path | str | None = None, *, dry_run: bool = False, for
         return out("failed", str(dest), "; ".join(problems))
     manifest = {"kind": "dataset", "hub_id": HUB_DATASET, "endpoint": hub.hub_endpoint(), "revision": revision,
                 "commit": commit, "files": hashes}
-    return _checked_xsum(root, dest, out, "fetched", manifest, write=True)
+    row = _checked_xsum(root, dest, out, "fetched", manifest, write=True)
+    return replace(row, detail=row.detail + _redirects(hosts)) if row.ok else row
 
 
 def _xsum_data_files() -> tuple[str, str, list[RemoteFile]] | None:

@@ -14,23 +14,40 @@ import hashlib
 import os
 import shutil
 import tarfile
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterable, Sequence
+import tarfile as _tar
+import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from bench.api.atomic import write_bytes_atomic
+from bench.api.download import STALL_S, Bounds, Progress, download
 from bench.api.errors import DataError
-from bench.data.public_sources import MIRROR_ENV, Output, Source, catalogue
+from bench.data.public_sources import (
+    ARCHIVE_MEMBERS_CEILING,
+    ARCHIVE_UNPACKED_CEILING,
+    MIRROR_ENV,
+    Output,
+    Source,
+    catalogue,
+)
 from bench.data.sources import ENV_VAR, SUMS_FILE, default_data_dir, sha256_file
 from bench.workflows.fetch import Outcome
 
-#: (label, bytes so far, total bytes or None): how a caller draws progress
-Progress = Callable[[str, int, int | None], None]
+__all__ = ["CACHE", "DEADLINE_S", "STALL_S", "Planned", "Progress", "add_sums", "fetch_data", "fetch_everything",
+           "plan", "target_dir"]
+
 CACHE = ".fetch"  # downloads whose own hash is unknown wait here (chunks, archives) between runs
 _CHUNK = 1 << 16
-TIMEOUT_S = 60.0
+#: the wall-clock deadline of one download (None: from its size cap, see bench.api.download.Bounds); tests set ~1 s
+DEADLINE_S: float | None = None
+#: the most an archive member may be when no output pins its size
+MEMBER_CEILING = 64 << 20
+#: the most a tar header's own payload (a pax record set, a GNU long name) may be: real ones are under 1 KiB
+TAR_HEADER_CEILING = 64 << 10
+#: the most extended headers (pax, GNU long name) in a row before a member: real archives have one to three
+TAR_CHAIN_CEILING = 8
 
 
 @dataclass(frozen=True)
@@ -77,12 +94,17 @@ def fetch_data(root: Path, sources: Sequence[Source] | None = None, *, mirror: s
             outcomes.append(Outcome(src.name, row.url, "present", row.where, "sha256 matches the pin"))
             continue
         try:
-            _fetch(root, src, src.urls(mirror), force=force, progress=progress)
+            notes = _fetch(root, src, src.urls(mirror), force=force, progress=progress)
         except DataError as exc:
             outcomes.append(Outcome(src.name, row.url, "failed", row.where, " ".join(str(exc).split())))
             continue
+        except MemoryError:
+            outcomes.append(Outcome(src.name, row.url, "failed", row.where, "ran out of memory while fetching it. Fix: "
+                                    "free memory and re-run `bench fetch --data` (it resumes)."))
+            continue
         add_sums(root, {o.rel: o.sha256 for o in src.outputs})
-        outcomes.append(Outcome(src.name, row.url, "fetched", row.where, "sha256 matches the pin"))
+        outcomes.append(Outcome(src.name, row.url, "fetched", row.where,
+                                "; ".join(["sha256 matches the pin", *notes])))
     return outcomes
 
 
@@ -100,109 +122,170 @@ def _has(root: Path, out: Output) -> bool:
     return path.is_file() and sha256_file(path) == out.sha256
 
 
-def _fetch(root: Path, src: Source, urls: list[str], *, force: bool, progress: Progress | None) -> None:
+def _bounds(src: Source) -> Bounds:
+    """The size cap of each download of ``src`` (its pin, else its kind's ceiling), with this module's timeouts."""
+    return Bounds(src.max_bytes(), deadline_s=DEADLINE_S, stall_s=STALL_S)
+
+
+def _fetch(root: Path, src: Source, urls: list[str], *, force: bool, progress: Progress | None) -> list[str]:
+    """Land every output of ``src``; returns notes for its row (a redirect to another host)."""
+    notes: list[str] = []
+    bounds = _bounds(src)
     if src.kind == "file":
         out = src.outputs[0]
-        _download(urls[0], root / out.rel, out.sha256, force=force, progress=progress)
-        return
+        _download(urls[0], root / out.rel, out.sha256, bounds, force=force, progress=progress, notes=notes)
+        return notes
     cache = root / CACHE / src.name
-    files = [_download(u, cache / u.rsplit("/", 1)[-1], None, force=force, progress=progress) for u in urls]
-    made = _decode_chunked(files) if src.kind == "chunked" else _members(files[0], src.outputs)
+    files = [_download(u, cache / u.rsplit("/", 1)[-1], None, bounds, force=force, progress=progress, notes=notes)
+             for u in urls]
+    again = (f"Fix: `bench fetch --data --force` discards the cached download ({cache}) and fetches it again; if "
+             "it persists the upstream files changed.")
+    made = _decode_chunked(files, again) if src.kind == "chunked" else _members(files[0], src.outputs, again)
     for out in src.outputs:
         data = made.get(out.member)
         if data is None:
-            raise DataError(f"{urls[0]} holds no {out.member} for {out.rel}. Fix: check the pinned commit in "
-                            "bench/data/public_sources.py, or put the file there by hand.")
+            raise DataError(f"{urls[0]} holds no {out.member} for {out.rel} (the cached download "
+                            f"{files[0]}). {again}")
         got = hashlib.sha256(data).hexdigest()
         if got != out.sha256:
             raise DataError(f"{out.rel} made from {urls[0]} has sha256 {got[:12]}…, the project pins "
-                            f"{out.sha256[:12]}…. Fix: `bench fetch --data --force` downloads it again; if it "
-                            "persists the upstream files changed.")
+                            f"{out.sha256[:12]}… (the cached download {cache} is poisoned or stale). {again}")
     for out in src.outputs:
         write_bytes_atomic(root / out.rel, made[out.member])
     shutil.rmtree(cache, ignore_errors=True)
     with contextlib.suppress(OSError):  # the last source's cache gone: no empty folder left
         cache.parent.rmdir()
+    return notes
 
 
-def _download(url: str, dest: Path, sha256: str | None, *, force: bool, progress: Progress | None) -> Path:
-    """``url`` to ``dest`` through ``dest.part`` (resumed when present); with ``sha256`` it must match before the
-    rename. Returns ``dest``; an existing ``dest`` without a pin is kept unless ``force``."""
-    if dest.is_file() and not force and (sha256 is None or sha256_file(dest) == sha256):
+def _download(url: str, dest: Path, sha256: str | None, bounds: Bounds, *, force: bool, progress: Progress | None,
+              notes: list[str]) -> Path:
+    """``url`` to ``dest`` through ``dest.part`` (resumed when present; opened without following links) within
+    ``bounds``; with ``sha256`` it must match before the rename. Returns ``dest``; an existing ``dest`` without a
+    pin is kept (a cached chunk) unless ``force``."""
+    if dest.is_file() and not dest.is_symlink() and not force and (sha256 is None or sha256_file(dest) == sha256):
         return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
-    if force:
-        part.unlink(missing_ok=True)
-    have = part.stat().st_size if part.is_file() else 0
-    request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:
-            resumed = bool(have) and resp.status == 206
-            total = resp.length + (have if resumed else 0) if resp.length is not None else None
-            done = have if resumed else 0
-            with open(part, "ab" if resumed else "wb") as f:
-                while chunk := resp.read(_CHUNK):
-                    f.write(chunk)
-                    done += len(chunk)
-                    if progress:
-                        progress(dest.name, done, total)
-    except urllib.error.HTTPError as exc:
-        if not (exc.code == 416 and have):  # 416 with a .part: it is already whole
-            raise DataError(f"{url}: HTTP {exc.code} {exc.reason}. Fix: check the URL (or ${MIRROR_ENV}) and "
-                            "re-run `bench fetch --data`.") from exc
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise DataError(f"{url}: {reason}. Fix: run `bench fetch --data` where there is internet (or set "
-                        f"${MIRROR_ENV} to a mirror); it resumes where it stopped.") from exc
+    if force and part.is_file() and not part.is_symlink():
+        part.unlink()
+    fix = "re-run `bench fetch --data` (or set $" + MIRROR_ENV + " to a mirror)"
+    got = download(url, part, bounds, progress=progress, label=dest.name, fix=fix)
+    if got.redirected_to and f"redirected to {got.redirected_to}" not in notes:
+        notes.append(f"redirected to {got.redirected_to}")
+    served = f" (served by {got.redirected_to})" if got.redirected_to else ""
     if sha256 is not None:
-        got = sha256_file(part)
-        if got != sha256:
+        digest = sha256_file(part)
+        if digest != sha256:
             part.unlink(missing_ok=True)
-            raise DataError(f"{url}: sha256 {got[:12]}…, the project pins {sha256[:12]}…; nothing was kept. "
-                            "Fix: re-run `bench fetch --data`; if it persists the upstream file changed.")
+            raise DataError(f"{url}: sha256 {digest[:12]}…{served}, the project pins {sha256[:12]}…; nothing was "
+                            "kept. Fix: re-run `bench fetch --data`; if it persists the upstream file changed.")
     os.replace(part, dest)
     return dest
 
 
-def _decode_chunked(files: Iterable[Path]) -> dict[str, bytes]:
-    """``SPLIT.src``/``SPLIT.tgt`` texts from chunk files named ``SPLIT_NNN.bin``, chunks in name order."""
+def _decode_chunked(files: Iterable[Path], again: str) -> dict[str, bytes]:
+    """``SPLIT.src``/``SPLIT.tgt`` texts from chunk files named ``SPLIT_NNN.bin``, chunks in name order; a record
+    that is not UTF-8 is one line naming the chunk and the record."""
     from bench.data.chunked import pair, records
 
     lines: dict[str, list[str]] = {}
     for path in sorted(files, key=lambda p: p.name):
         split = path.name.rsplit("_", 1)[0]
-        for features in records(path):
-            src, tgt = pair(features)
+        for n, features in enumerate(records(path), 1):
+            try:
+                src, tgt = pair(features)
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}: record {n} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                                f"offset {exc.start} of a feature). {again}") from None
             lines.setdefault(f"{split}.src", []).append(src)
             lines.setdefault(f"{split}.tgt", []).append(tgt)
     return {name: ("\n".join(text) + "\n").encode("utf-8") for name, text in lines.items()}
 
 
-def _members(archive: Path, outputs: Sequence[Output]) -> dict[str, bytes]:
-    """The archive members for ``outputs``: by base name, else the member whose bytes have the pinned hash."""
-    wanted = {o.member for o in outputs}
-    by_hash = {o.sha256: o.member for o in outputs}
+def _members(archive: Path, outputs: Sequence[Output], again: str) -> dict[str, bytes]:
+    """The archive members for ``outputs``, streamed: a member is read only when its base name is wanted, or its
+    size is a wanted output's pinned size (then kept only when its bytes have the pinned hash); no member is read
+    past its output's pinned size, and the walk stops at :data:`ARCHIVE_MEMBERS_CEILING` members or
+    :data:`ARCHIVE_UNPACKED_CEILING` unpacked bytes (a tar bomb is refused at its first header, never unpacked)."""
+    wanted = {o.member: o for o in outputs}
+    by_size: dict[int, list[Output]] = {}
+    for o in outputs:
+        if o.size is not None:
+            by_size.setdefault(o.size, []).append(o)
     found: dict[str, bytes] = {}
     try:
-        with tarfile.open(archive, "r:*") as tar:
-            for info in tar:
-                if not info.isfile():
+        with tarfile.open(archive, "r|*", tarinfo=_BoundedTarInfo) as tar:
+            for count, info in enumerate(tar, 1):
+                if count > ARCHIVE_MEMBERS_CEILING or info.offset_data + info.size > ARCHIVE_UNPACKED_CEILING:
+                    raise DataError(f"{archive}: holds more than {ARCHIVE_MEMBERS_CEILING:,} members or "
+                                    f"{ARCHIVE_UNPACKED_CEILING >> 20:,} MiB unpacked (member {info.name[:80]!r}: "
+                                    f"{info.size:,} bytes); not unpacked. {again}")
+                if not info.isfile() or len(found) == len(wanted):
                     continue
+                name = info.name.rsplit("/", 1)[-1]
+                by_name = wanted.get(name) if name not in found else None
+                candidates = [o for o in by_size.get(info.size, []) if o.member not in found]
+                if by_name is None and not candidates:
+                    continue  # not wanted: skipped, never read
+                cap = by_name.size if by_name is not None and by_name.size is not None else MEMBER_CEILING
+                if info.size > cap:
+                    raise DataError(f"{archive}: member {info.name[:80]!r} is {info.size:,} bytes, over the "
+                                    f"{cap:,} bytes of {name}. {again}")
                 handle = tar.extractfile(info)
                 if handle is None:
                     continue
-                data = handle.read()
-                name = info.name.rsplit("/", 1)[-1]
-                if name in wanted and name not in found:
+                data = _read_member(handle, info.size)
+                if by_name is not None:
                     found[name] = data
-                elif (member := by_hash.get(hashlib.sha256(data).hexdigest())) and member not in found:
-                    found[member] = data
-    except (tarfile.TarError, EOFError, OSError) as exc:
+                    continue
+                digest = hashlib.sha256(data).hexdigest()
+                match = next((o for o in candidates if o.sha256 == digest), None)
+                if match is not None:
+                    found[match.member] = data
+    except RecursionError:  # a chain of extended headers, each naming the next
+        raise DataError(f"{archive}: a chain of extended tar headers too long to read; not unpacked. {again}") from None
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         archive.unlink(missing_ok=True)
         raise DataError(f"{archive}: not a readable tar archive ({exc}); removed. Fix: re-run "
                         "`bench fetch --data`.") from exc
     return found
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A tar header whose own payload is bounded: ``tarfile`` reads a pax or GNU long-name header's payload whole
+    into memory, and chains old-GNU sparse headers without end, before the caller sees any member; here such a
+    payload over :data:`TAR_HEADER_CEILING` bytes, a chain of more than :data:`TAR_CHAIN_CEILING` of them, and any
+    sparse member, is refused first."""
+
+    def _proc_member(self, tarfile: Any) -> Any:
+        extended = (_tar.GNUTYPE_LONGNAME, _tar.GNUTYPE_LONGLINK, _tar.XHDTYPE, _tar.XGLTYPE, _tar.SOLARIS_XHDTYPE)
+        if self.type in extended and self.size > TAR_HEADER_CEILING:
+            raise DataError(f"{getattr(tarfile, 'name', None) or 'the archive'}: an extended tar header of "
+                            f"{self.size:,} bytes (over {TAR_HEADER_CEILING:,}); not unpacked. Fix: check the "
+                            "source (or the mirror), then `bench fetch --data --force`.")
+        chained = getattr(tarfile, "_bench_chained", 0) + 1 if self.type in extended else 0
+        if chained > TAR_CHAIN_CEILING:  # tarfile follows such a chain by recursion, each payload held
+            raise DataError(f"{getattr(tarfile, 'name', None) or 'the archive'}: more than {TAR_CHAIN_CEILING} "
+                            "extended tar headers in a row; not unpacked. Fix: check the source (or the mirror), "
+                            "then `bench fetch --data --force`.")
+        tarfile._bench_chained = chained
+        if self.type == _tar.GNUTYPE_SPARSE:
+            raise DataError(f"{getattr(tarfile, 'name', None) or 'the archive'}: a sparse tar member "
+                            f"({self.name[:80]!r}); not unpacked. Fix: check the source (or the mirror), then "
+                            "`bench fetch --data --force`.")
+        return super()._proc_member(tarfile)  # type: ignore[misc]  # tarfile's dispatch, stable since 3.2
+
+
+def _read_member(handle: IO[bytes], size: int) -> bytes:
+    """A member's bytes, read in chunks and never past ``size`` (its header's size, already within its cap)."""
+    parts, left = [], size
+    while left > 0:
+        chunk = handle.read(min(_CHUNK, left))
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
 
 
 def fetch_everything(data_dir: Path | str | None = None, *, mirror: str | None = None, dry_run: bool = False,

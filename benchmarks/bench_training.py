@@ -197,16 +197,15 @@ def main() -> int:
         best = min(r["candidates"], key=lambda c: r["candidates"][c]["step_s"])
         vs_best.append(r["candidates"][best]["step_s"] / pol["step_s"])
         probe = policy.get("probe") or {}
-        warm = sum(((probe.get("figures") or {}).get("warmup_s") or {}).values())
-        print(f"{family:10} {FAMILIES[family][0]:18} eager fp32 {base['step_s'] * 1000:6.0f} ms | policy "
+        print(f"{family:10} {FAMILIES[family][0]:18} eager fp32 (no buckets) {base['step_s'] * 1000:6.0f} ms | policy "
               f"{label(pol['train']):13} {pol['step_s'] * 1000:6.0f} ms {ratio:5.2f}× | "
               + " ".join(f"{c} {v['step_s'] * 1000:.0f} ms" for c, v in r["candidates"].items())
               + f" | best {best} | {pol['timed']} timed updates, peak RSS {pol['rss_gib']:.2f} GiB, whole fit "
               f"{base['total_s']:.0f} s vs {pol['total_s']:.0f} s")
         print(f"{'':10} policy ({policy.get('source', '?')}): {policy.get('why', '?')}")
         if probe:
-            print(f"{'':10} probe: {probe.get('summary', '?')} (warm-up incl. compilation {warm:.0f} s, "
-                  f"paid once per machine and shape class)")
+            print(f"{'':10} probe: {probe.get('summary', '?')} (warm-up includes compilation; paid once per "
+                  "machine and shape class)")
         sys.stdout.flush()
     if "ERNIE-GEN" in args.families:
         full, rows = erniegen_head_saving()

@@ -535,3 +535,34 @@ def test_bench_show_prints_the_policy_and_reads_old_records() -> None:
     assert old == ["training: bf16 + compile (asked: precision auto, compile True; before the measured speed policy, "
                    "auto read the CPU flags)"]
     assert training_lines({"lr": 1e-4}) == [] and training_lines({"train": "fairseq"}) == []
+
+
+def test_bench_show_prints_a_records_training_policy(tmp_path: Path) -> None:
+    """A record written with the policy's block reads back whole, and `bench show` prints it as text."""
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+    from bench.store.records import RunRecord
+
+    data = ROOT / ".." / "shared" / "data"
+    if not data.is_dir():
+        pytest.skip(f"data dir {data} not found")
+    run_id = "copybert_selfcopy--squad_qg--test--cpu--s42--9b7c5e3b"
+    rec = json.loads((ROOT / "results" / f"{run_id}.json").read_text())
+    rec.pop("digest", None)
+    rec["system"]["config"]["train"].update(precision="fp32", compiled=False)
+    rec["system"]["config"]["train"]["policy"] = {
+        "source": "cache", "chosen": "fp32", "why": "no candidate beat eager fp32 clearly; best was [red]x[/]",
+        "notice": "", "probe": {"shape_class": "CopyBERT|micro-batch 16", "created": "2026-11-29T05:50:48+00:00",
+                                "summary": "fp32 1384 ms; fp32+compile 1500 ms (0.92x [0.88, 0.97])"}}
+    results = tmp_path / "results"
+    (results / "outputs").mkdir(parents=True)
+    shutil.copy(ROOT / "results" / "outputs" / f"{run_id}.txt", results / "outputs")
+    RunRecord.from_json(rec).write(results)
+    out = CliRunner().invoke(app, ["show", run_id, "--results-dir", str(results), "-n", "0"], env={"COLUMNS": "250"})
+    assert out.exit_code == 0, out.output
+    assert "training: fp32 eager, cache: no candidate beat eager fp32 clearly; best was [red]x[/]" in out.output
+    assert "speed probe (CopyBERT|micro-batch 16, probed 2026-11-29T05:50:48+00:00): fp32 1384 ms" in out.output

@@ -223,8 +223,10 @@ def summary(figures: Figures, choice: Choice | None = None) -> str:
         if c in figures.rounds:
             med = sorted(figures.rounds[c])[len(figures.rounds[c]) // 2] * 1000
             parts.append(f"{c} {med:.0f} ms" + ("" if c == DEFAULT else f" ({ups[c]})"))
-        elif c in figures.skipped:
-            parts.append(f"{c} not probed ({figures.skipped[c]})")
+    reasons: dict[str, list[str]] = {}
+    for c, why in figures.skipped.items():
+        reasons.setdefault(why, []).append(c)
+    parts += [f"{', '.join(names)} not probed: {why}" for why, names in reasons.items()]
     warm = sum(figures.warmup_s.values())
     return (f"{'; '.join(parts)}; {figures.n_rounds} paired rounds, {figures.timed_s():.1f} s timed, "
             f"{warm:.1f} s warm-up")

@@ -204,7 +204,7 @@ def resolve(cfg_precision: str, cfg_compile: bool, device: str, probe: StepProbe
                       {"source": "env", "chosen": candidate(precision, comp), "why": f"${ENV}={fixed}",
                        "notice": prec.notice}, prec.notice)
     names = allowed(cfg_compile, native)
-    skipped = {} if native else {c: "bf16 is not native here (no amx_bf16 or avx512_bf16)"
+    skipped = {} if native else {c: "bf16 is not native here (no amx_bf16, no avx512_bf16)"
                                  for c in CANDIDATES if setting(c)[0] == "bf16" and (cfg_compile or "+" not in c)}
     if len(names) == 1 or probe is None:
         why = ("eager fp32 is the only candidate: " + ("compile is off and bf16 is not native here" if len(names) == 1
@@ -224,8 +224,9 @@ def resolve(cfg_precision: str, cfg_compile: bool, device: str, probe: StepProbe
             return Policy(Precision(cfg_precision, "fp32"), False,
                           {"source": "default", "chosen": DEFAULT, "why": "nothing left to train: not probed",
                            "notice": ""})
+        slow = "; compiling takes minutes on a small CPU" if any(setting(c)[1] for c in names) else ""
         say(f"training speed probe: timing {', '.join(names)} at this run's shapes (once per machine and shape "
-            "class; cached) ...")
+            f"class, then cached{slow}) ...")
         figures = probe.run(names, skipped)
         source = "probe"
         try:

@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -156,10 +157,20 @@ def _say(line: str) -> None:
     print(f"[bench] {line}", file=sys.stderr, flush=True)
 
 
+def _shown(path: str) -> str:
+    """A cache file as a record shows it: relative to the checkout when inside it (records travel between machines)."""
+    from bench.api.paths import repo_root
+
+    try:
+        return str(Path(path).resolve().relative_to(repo_root()))
+    except (ValueError, OSError):
+        return path
+
+
 def _probe_record(source: str, choice: Choice, figures: Figures, probe: StepProbe, key: dict[str, Any],
                   created: str, path: str) -> dict[str, Any]:
     return {"source": source, "chosen": choice.name, "why": choice.why,
-            "probe": {"shape_class": probe.shape, "key": key, "created": created, "file": path,
+            "probe": {"shape_class": probe.shape, "key": key, "created": created, "file": _shown(path) if path else "",
                       "figures": figures.to_json(),
                       "speedups": {c: [round(s.point, 4), round(s.low, 4), round(s.high, 4)]
                                    for c, s in choice.speedups.items()},
@@ -167,35 +178,14 @@ def _probe_record(source: str, choice: Choice, figures: Figures, probe: StepProb
 
 
 def resolve(cfg_precision: str, cfg_compile: bool, device: str, probe: StepProbe | None, *, training: bool = True,
-            say: Callable[[str], None] = _say, cache_root: Any = None) -> Policy:
+            say: Callable[[str], None] = _say, cache_root: Path | None = None) -> Policy:
     """The precision and compile a fit trains with, and the record of why.
 
     ``probe`` is None where no probe can run (several processes); ``training`` False when nothing is left to
     train (a finished run resumed), where cached figures are used but nothing is timed."""
-    from bench.api import speed_cache
-
-    req = _LEGACY.get(cfg_precision, cfg_precision)
-    native = native_bf16(device)
     fixed = env_choice()
-    if req != "auto":
-        prec = resolve_precision(cfg_precision, device)
-        name = candidate(prec.effective, cfg_compile) if prec.effective in ("fp32", "bf16") else None
-        record: dict[str, Any] = {"source": "explicit", "chosen": name or candidate(prec.effective, cfg_compile),
-                                  "why": f"set explicitly: precision={cfg_precision}, compile={cfg_compile}"}
-        notice = ""
-        if fixed is None and probe is not None and name is not None:
-            key = speed_cache.machine_key(device)
-            figures, created, _ = speed_cache.load(key, probe.shape, cache_root)
-            if figures is not None:
-                choice = decide(figures, allowed(True, native))
-                slow = slower_than_choice(figures, name, choice)
-                record = {**_probe_record("explicit", choice, figures, probe, key, created,
-                                          str(speed_cache.cache_file(key, probe.shape, cache_root))),
-                          "chosen": name, "why": record["why"], "policy_would_choose": choice.name}
-                if slow is not None:
-                    notice = (f"precision={cfg_precision} compile={str(cfg_compile).lower()} as set: the speed probe "
-                              f"measured {name} at {slow} the speed of {choice.name} on this machine; kept as asked")
-        return Policy(prec, cfg_compile, {**record, "notice": notice}, notice)
+    if _LEGACY.get(cfg_precision, cfg_precision) != "auto":
+        return _explicit(cfg_precision, cfg_compile, device, probe if fixed is None else None, cache_root)
     if fixed is not None:
         precision, comp = setting(fixed)
         comp = comp and cfg_compile
@@ -203,14 +193,50 @@ def resolve(cfg_precision: str, cfg_compile: bool, device: str, probe: StepProbe
         return Policy(Precision(cfg_precision, prec.effective, prec.notice), comp,
                       {"source": "env", "chosen": candidate(precision, comp), "why": f"${ENV}={fixed}",
                        "notice": prec.notice}, prec.notice)
+    return _measured(cfg_precision, cfg_compile, device, probe, training, say, cache_root)
+
+
+def _explicit(cfg_precision: str, cfg_compile: bool, device: str, probe: StepProbe | None,
+              cache_root: Path | None) -> Policy:
+    """A setting given explicitly trains as given; cached figures (never a new probe) say when it is slower."""
+    from bench.api import speed_cache
+
+    prec = resolve_precision(cfg_precision, device)
+    name = candidate(prec.effective, cfg_compile)
+    record: dict[str, Any] = {"source": "explicit", "chosen": name,
+                              "why": f"set explicitly: precision={cfg_precision}, compile={cfg_compile}"}
+    notice = ""
+    if probe is not None and name in CANDIDATES:
+        key = speed_cache.machine_key(device)
+        figures, created, _ = speed_cache.load(key, probe.shape, cache_root)
+        if figures is not None:
+            choice = decide(figures, allowed(True, native_bf16(device)))
+            slow = slower_than_choice(figures, name, choice)
+            record = {**_probe_record("explicit", choice, figures, probe, key, created,
+                                      str(speed_cache.cache_file(key, probe.shape, cache_root))),
+                      "chosen": name, "why": record["why"], "policy_would_choose": choice.name}
+            if slow is not None:
+                notice = (f"precision={cfg_precision} compile={str(cfg_compile).lower()} as set: the speed probe "
+                          f"measured {name} at {slow} the speed of {choice.name} on this machine; kept as asked")
+    return Policy(prec, cfg_compile, {**record, "notice": notice}, notice)
+
+
+def _default(cfg_precision: str, why: str) -> Policy:
+    return Policy(Precision(cfg_precision, "fp32"), False, {"source": "default", "chosen": DEFAULT, "why": why,
+                                                            "notice": ""})
+
+
+def _measured(cfg_precision: str, cfg_compile: bool, device: str, probe: StepProbe | None, training: bool,
+              say: Callable[[str], None], cache_root: Path | None) -> Policy:
+    """``auto``: the fastest candidate that wins clearly, by this machine's cached figures or a probe now."""
+    from bench.api import speed_cache
+
+    native = native_bf16(device)
     names = allowed(cfg_compile, native)
-    skipped = {} if native else {c: "bf16 is not native here (no amx_bf16, no avx512_bf16)"
-                                 for c in CANDIDATES if setting(c)[0] == "bf16" and (cfg_compile or "+" not in c)}
-    if len(names) == 1 or probe is None:
-        why = ("eager fp32 is the only candidate: " + ("compile is off and bf16 is not native here" if len(names) == 1
-                                                      else "several processes train (the probe runs in one)"))
-        return Policy(Precision(cfg_precision, "fp32"), False,
-                      {"source": "default", "chosen": DEFAULT, "why": why, "notice": ""})
+    if len(names) == 1:
+        return _default(cfg_precision, "eager fp32 is the only candidate: compile is off and bf16 is not native here")
+    if probe is None:
+        return _default(cfg_precision, "several processes train and the probe runs in single-process training only")
     key = speed_cache.machine_key(device)
     figures, created, problem = speed_cache.load(key, probe.shape, cache_root)
     if problem:
@@ -218,15 +244,15 @@ def resolve(cfg_precision: str, cfg_compile: bool, device: str, probe: StepProbe
     path = str(speed_cache.cache_file(key, probe.shape, cache_root))
     source = "cache"
     if figures is not None and not set(names) <= set(figures.rounds):
-        figures = None  # cached before this run allowed a candidate it did not time
+        figures = None  # cached by a run that allowed fewer candidates than this one
     if figures is None:
         if not training:
-            return Policy(Precision(cfg_precision, "fp32"), False,
-                          {"source": "default", "chosen": DEFAULT, "why": "nothing left to train: not probed",
-                           "notice": ""})
-        slow = "; compiling takes minutes on a small CPU" if any(setting(c)[1] for c in names) else ""
+            return _default(cfg_precision, "nothing left to train: not probed")
+        minutes = "; compiling takes minutes on a small CPU" if any(setting(c)[1] for c in names) else ""
         say(f"training speed probe: timing {', '.join(names)} at this run's shapes (once per machine and shape "
-            f"class, then cached{slow}) ...")
+            f"class, then cached{minutes}) ...")
+        skipped = {} if native else {c: "bf16 is not native here (no amx_bf16, no avx512_bf16)" for c in CANDIDATES
+                                     if setting(c)[0] == "bf16" and (cfg_compile or not setting(c)[1])}
         figures = probe.run(names, skipped)
         source = "probe"
         try:

@@ -1,20 +1,23 @@
 """Training step time per family: eager fp32 vs the ``cpu`` preset's measured speed policy (run by ``make bench``).
 
-For each family at its ``cpu`` preset shapes (real tokenizer, real MiniLM-L6 backbone, real
-training data), the system's own ``fit`` runs ``--steps`` updates in one process:
+For each family at its ``cpu`` preset shapes (real tokenizer, real MiniLM-L6 backbone, real training data), the
+system's own ``fit`` runs ``--steps`` updates under each of these settings, all in one process and *interleaved*
+(:mod:`interleaved_fits`: one update of each per round, in an order shuffled per round, so a busy minute on a
+shared machine slows all of them alike):
 
 - **eager fp32**: ``precision=fp32 compile=False bucket_pool=0 pad_multiple=1`` (how every recorded
   ``cpu`` model was trained before the policy existed);
 - **policy**: the preset as it is: ``precision=auto`` resolved by the training speed probe
   (systems.training.speed_probe: eager/compiled x fp32/bf16 timed paired on this machine, cached per machine and
   shape class; a candidate other than eager fp32 only where it wins clearly), length buckets, padding to 8;
-- **candidates** (``--candidates all``, the default): each other candidate the probe timed, set explicitly at the
-  preset's buckets, so the last line can say how the policy's choice did against the fastest of them.
+- **candidates** (``--candidates all``, the default): each candidate the probe may choose on this machine (bf16
+  ones only where native), set explicitly at the preset's buckets, so the last line can say how the policy's
+  choice did against the fastest of them.
 
-Step time is the median of the per-update times in the trainer's ``step_times.json`` after ``--warm`` updates
-(compilation and the first batches excluded; a median, because this runs on shared machines where one slow
-update is a neighbour's, not the setting's); peak RSS is printed too. ERNIE-GEN's head runs on scored rows only
-in every column (a model change, not a switch); its saving is printed on its own line.
+A setting's step time is its mean seconds per update after ``--warm`` updates (compilation, the probe and the
+first batches excluded; the last update, which saves the final checkpoint, too); its speed-up over eager fp32 is
+the paired ratio of means over the same rounds with a 95 % bootstrap CI. ERNIE-GEN's head runs on scored rows
+only in every setting (a model change, not a switch); its saving is printed on its own line.
 
 The last two lines: ``policy vs eager fp32: X.XX× (min over families)``, and ``policy vs best candidate: Y.YY×
 (min over families)`` (1.00×: the policy trained with the fastest candidate). The script exits 1 when a family
@@ -28,8 +31,6 @@ compiled; target ≥ 35 % on an H100/H200). ``--device cpu --small`` runs that p
 from __future__ import annotations
 
 import argparse
-import json
-import resource
 import sys
 import tempfile
 import time
@@ -61,34 +62,19 @@ def task_info(task: str, n_train: int):
     return TaskInfo(task, train, dev, t.max_source_len, t.max_target_len)
 
 
-def step_seconds(workdir: Path, warm: int) -> tuple[float, int]:
-    """Median seconds per update after step ``warm``, from the trainer's log (and how many updates)."""
-    rows = [(s, t) for s, t in json.loads((workdir / "step_times.json").read_text()) if s >= warm]
-    per = sorted((t1 - t0) / (s1 - s0) for (s0, t0), (s1, t1) in zip(rows, rows[1:], strict=False))
-    if not per:
-        raise SystemExit(f"--steps must exceed --warm by 2 or more (got {len(rows)} logged updates after warm-up)")
-    return per[len(per) // 2], len(per)
-
-
-def fit_once(family: str, steps: int, warm: int, n_train: int, extra: dict[str, object]) -> dict[str, Any]:
-    """One ``fit`` of ``family``'s cpu preset with ``extra`` overrides: step time, whole fit, RSS, what trained."""
+def fit_setting(family: str, steps: int, n_train: int, extra: dict[str, object], info: Any) -> dict[str, Any]:
+    """One ``fit`` of ``family``'s cpu preset with ``extra`` overrides; returns what its record would say it ran."""
     from systems import SYSTEMS
 
-    system_name, task = FAMILIES[family]
     overrides = {"steps": steps, "train_examples": n_train, "save_every": 0, **extra}
     if family == "CopyBERT":
         overrides.update(eval_every=0, dev_examples=4)
     if family == "UniLM":
         overrides["progress"] = False
-    system = SYSTEMS.get(system_name)("cpu", overrides)
+    system = SYSTEMS.get(FAMILIES[family][0])("cpu", overrides)
     with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        system.fit(task_info(task, n_train), Path(tmp))
-        total = time.perf_counter() - t0
-        step, timed = step_seconds(Path(tmp), warm)
-    train = system.describe().config.get("train") or {}
-    return {"step_s": step, "timed": timed, "total_s": total, "train": train,
-            "rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+        system.fit(info, Path(tmp))
+    return dict(system.describe().config.get("train") or {})
 
 
 def label(train: dict[str, Any]) -> str:
@@ -97,22 +83,24 @@ def label(train: dict[str, Any]) -> str:
 
 
 def time_family(family: str, steps: int, warm: int, n_train: int, candidates: bool) -> dict[str, Any]:
-    """Eager fp32, the policy, and (``candidates``) every other candidate the policy's probe timed."""
+    """Eager fp32, the policy and (``candidates``) each candidate the policy may choose here, interleaved."""
+    from interleaved_fits import Fit, run_interleaved, timed
+
+    from bench.api.precision import native_bf16
+    from bench.api.speed_policy import allowed, setting
     from systems import SYSTEMS
 
     preset = {k: getattr(SYSTEMS.get(FAMILIES[family][0])("cpu", {}).cfg, k) for k in BASELINE}
-    out = {"baseline": fit_once(family, steps, warm, n_train, BASELINE), "preset": preset}
-    out["policy"] = fit_once(family, steps, warm, n_train, preset)
-    policy = out["policy"]["train"].get("policy") or {}
-    chosen = label(out["policy"]["train"])
-    timed = ((policy.get("probe") or {}).get("figures") or {}).get("rounds") or {}
-    out["candidates"] = {chosen: out["policy"]}
+    info = task_info(FAMILIES[family][1], n_train)
+    settings: dict[str, dict[str, object]] = {"eager fp32": BASELINE, "policy": preset}
     if candidates:
-        for name in (c for c in timed if c != chosen):
-            precision, _, comp = name.partition("+")
-            out["candidates"][name] = fit_once(family, steps, warm, n_train,
-                                               {**preset, "precision": precision, "compile": bool(comp)})
-    return out
+        for name in allowed(compile=bool(preset["compile"]), native_bf16=native_bf16()):
+            precision, comp = setting(name)
+            settings[name] = {**preset, "precision": precision, "compile": comp}
+    fits = [Fit(name, lambda extra=extra: fit_setting(family, steps, n_train, extra, info))
+            for name, extra in settings.items()]
+    run_interleaved(fits)
+    return {"times": {f.name: timed(f, warm) for f in fits}, "train": {f.name: f.result for f in fits}}
 
 
 def erniegen_head_saving(rounds: int = 5) -> tuple[float, float]:
@@ -162,27 +150,31 @@ def machine_line() -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=30, help="updates per run (timed after --warm)")
-    ap.add_argument("--warm", type=int, default=10, help="updates excluded from timing (compilation)")
+    ap.add_argument("--steps", type=int, default=30, help="updates per setting (timed after --warm)")
+    ap.add_argument("--warm", type=int, default=10, help="updates excluded from timing (compilation, the probe)")
     ap.add_argument("--train", type=int, default=2048, help="training examples per run")
     ap.add_argument("--families", nargs="*", default=list(FAMILIES), choices=list(FAMILIES))
     ap.add_argument("--candidates", choices=("all", "none"), default="all",
-                    help="all: also train each other candidate the probe timed (for the policy-vs-best line)")
+                    help="all: also train each candidate the policy may choose (for the policy-vs-best line)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads (default: torch's; 1 = how runs are queued, one per core)")
     ap.add_argument("--device", default=None, help="cuda | cuda:N: the GPU training figure (MFU) instead")
     ap.add_argument("--small", action="store_true", help="with --device: a tiny shape (a dry run of the path)")
     args = ap.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     if args.device is not None:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         from training_mfu import run
 
         from bench.env.device import resolve_device
 
         return run(resolve_device(args.device), steps=12 if args.small else 30, warm=4 if args.small else 10,
                    small=args.small)
+    if args.steps < args.warm + 3:
+        ap.error("--steps must exceed --warm by 3 or more (the last update saves a checkpoint and is not timed)")
 
     import torch
+
+    from bench.api.speed_policy import speedup
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -190,19 +182,20 @@ def main() -> int:
     ratios, vs_best = [], []
     for family in args.families:
         r = time_family(family, args.steps, args.warm, args.train, args.candidates == "all")
-        base, pol = r["baseline"], r["policy"]
-        policy = pol["train"].get("policy") or {}
-        ratio = base["step_s"] / pol["step_s"]
-        ratios.append(ratio)
-        best = min(r["candidates"], key=lambda c: r["candidates"][c]["step_s"])
-        vs_best.append(r["candidates"][best]["step_s"] / pol["step_s"])
-        probe = policy.get("probe") or {}
-        print(f"{family:10} {FAMILIES[family][0]:18} eager fp32 (no buckets) {base['step_s'] * 1000:6.0f} ms | policy "
-              f"{label(pol['train']):13} {pol['step_s'] * 1000:6.0f} ms {ratio:5.2f}× | "
-              + " ".join(f"{c} {v['step_s'] * 1000:.0f} ms" for c, v in r["candidates"].items())
-              + f" | best {best} | {pol['timed']} timed updates, peak RSS {pol['rss_gib']:.2f} GiB, whole fit "
-              f"{base['total_s']:.0f} s vs {pol['total_s']:.0f} s")
+        times, trains = r["times"], r["train"]
+        base, pol = times["eager fp32"], times["policy"]
+        up = speedup(base, pol)
+        ratios.append(up.point)
+        ms = {name: 1000 * sum(t) / len(t) for name, t in times.items()}
+        best = min((n for n in times if n != "eager fp32"), key=lambda n: ms[n])
+        vs_best.append(ms[best] / ms["policy"])
+        policy = trains["policy"].get("policy") or {}
+        others = " ".join(f"{n} {ms[n]:.0f} ms" for n in times if n not in ("eager fp32", "policy"))
+        print(f"{family:10} {FAMILIES[family][0]:18} eager fp32 (no buckets) {ms['eager fp32']:6.0f} ms | policy "
+              f"{label(trains['policy'])} {ms['policy']:6.0f} ms, {up} | {others or '-'} | best {best} | "
+              f"{len(pol)} paired rounds")
         print(f"{'':10} policy ({policy.get('source', '?')}): {policy.get('why', '?')}")
+        probe = policy.get("probe") or {}
         if probe:
             print(f"{'':10} probe: {probe.get('summary', '?')} (warm-up includes compilation; paid once per "
                   "machine and shape class)")
@@ -215,8 +208,8 @@ def main() -> int:
         )
     worst = min(ratios)
     print(f"policy vs eager fp32: {worst:.2f}× (min over families; target ≥ {TARGET:.2f}×: no family slower)")
-    print(f"policy vs best candidate: {min(vs_best):.2f}× (min over families; 1.00×: the policy trained with the "
-          f"fastest{' of the candidates it timed' if args.candidates == 'all' else ' (--candidates none: its own)'})")
+    print(f"policy vs best candidate: {min(vs_best):.2f}× (min over families; 1.00×: the policy trained as fast as "
+          f"the fastest {'candidate' if args.candidates == 'all' else 'setting (--candidates none: only itself)'})")
     return 0 if worst >= TARGET else 1
 
 

@@ -14,10 +14,11 @@ saves the final checkpoint).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -62,13 +63,12 @@ class Fit:
 _BY_THREAD: dict[int, Fit] = {}
 
 
-def _wrap_trainer() -> None:
-    """Every Trainer built in a fit's thread calls :meth:`Fit.step_done` after each update, without a progress bar
-    (one live display per process)."""
+@contextlib.contextmanager
+def _wrapped_trainer() -> Iterator[None]:
+    """While the fits run, every Trainer built in a fit's thread calls :meth:`Fit.step_done` after each update, and
+    shows no progress bar (one live display per process); the Trainer is restored afterwards."""
     from systems.training import trainer
 
-    if getattr(trainer.Trainer.__init__, "interleaved", False):
-        return
     original = trainer.Trainer.__init__
 
     def init(self: Any, cfg: Any, workdir: Any, on_step: Any = None) -> None:
@@ -84,33 +84,36 @@ def _wrap_trainer() -> None:
 
         original(self, replace(cfg, progress=False), workdir, hook)
 
-    init.interleaved = True  # type: ignore[attr-defined]
     trainer.Trainer.__init__ = init  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        trainer.Trainer.__init__ = original  # type: ignore[method-assign]
 
 
 def run_interleaved(fits: list[Fit], seed: int = 0) -> None:
     """Run ``fits`` to the end, one update per fit per round, in an order shuffled per round (seeded)."""
-    _wrap_trainer()
-    threads = []
-    for fit in fits:
-        t = threading.Thread(target=fit.main, name=f"fit:{fit.name}", daemon=True)
-        t.start()
-        assert t.ident is not None
-        _BY_THREAD[t.ident] = fit
-        threads.append(t)
-    rng = random.Random(seed)
-    active = list(fits)
-    while active:
-        order = list(active)
-        rng.shuffle(order)
-        for fit in order:
-            fit.done.clear()
-            fit.go.set()
-            fit.done.wait()
-        active = [f for f in active if not f.finished]
-    for t in threads:
-        t.join()
-        _BY_THREAD.pop(t.ident or 0, None)
+    with _wrapped_trainer():
+        threads = []
+        for fit in fits:
+            t = threading.Thread(target=fit.main, name=f"fit:{fit.name}", daemon=True)
+            t.start()
+            assert t.ident is not None
+            _BY_THREAD[t.ident] = fit
+            threads.append(t)
+        rng = random.Random(seed)
+        active = list(fits)
+        while active:
+            order = list(active)
+            rng.shuffle(order)
+            for fit in order:
+                fit.done.clear()
+                fit.go.set()
+                fit.done.wait()
+            active = [f for f in active if not f.finished]
+        for t in threads:
+            t.join()
+            _BY_THREAD.pop(t.ident or 0, None)
     for fit in fits:
         if fit.error is not None:
             raise RuntimeError(f"fit {fit.name!r} failed: {fit.error!r}") from fit.error

@@ -566,3 +566,36 @@ def test_bench_show_prints_a_records_training_policy(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert "training: fp32 eager, cache: no candidate beat eager fp32 clearly; best was [red]x[/]" in out.output
     assert "speed probe (CopyBERT|micro-batch 16, probed 2026-11-29T05:50:48+00:00): fp32 1384 ms" in out.output
+
+
+def test_the_benchmark_interleaves_fits_one_update_each_per_round(tmp_path: Path, monkeypatch) -> None:
+    """bench_training's fits of one family share each round (paired), in a shuffled order, and a failing fit is
+    named; the trainer is as before afterwards."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from interleaved_fits import Fit, run_interleaved, timed
+
+    from systems.training import trainer
+
+    before, log = trainer.Trainer.__init__, []
+
+    def fit(name: str):
+        def run() -> dict:
+            Trainer(policy_config(steps=5, compile=False, save_every=0, log_every=5), tmp_path / name,
+                    on_step=lambda done, loss: log.append((name, done))).fit(block_model(), toy_data(), toy_collate,
+                                                                             toy_loss)
+            return {"ran": name}
+        return run
+
+    fits = [Fit(n, fit(n)) for n in ("a", "b", "c")]
+    run_interleaved(fits, seed=1)
+    rounds = [log[k:k + 3] for k in range(0, 15, 3)]
+    assert [sorted(one) for one in rounds] == [[("a", r), ("b", r), ("c", r)] for r in range(1, 6)]
+    assert len({tuple(n for n, _ in one) for one in rounds}) > 1, "shuffled per round"
+    assert all(len(f.times) == 5 and f.result == {"ran": f.name} for f in fits) and len(timed(fits[0], 2)) == 2
+    assert trainer.Trainer.__init__ is before
+
+    def broken() -> dict:
+        raise OSError("disk full")
+
+    with pytest.raises(RuntimeError, match="fit 'bad' failed: OSError"):
+        run_interleaved([Fit("good", fit("good")), Fit("bad", broken)])

@@ -19,8 +19,9 @@ from typing import Any, TypeVar
 from bench.api.errors import UserError
 from bench.api.system import MAX_SEED as MAX_SEED  # re-exported: every family's ``seed`` is ranged to it
 
-#: the ``cpu`` budgets' training speed policy, one for every family (bench.api.precision; docs/budgets.md
-#: "Training speed"; benchmarks/bench_training.py measures it): bf16 where native, compiled blocks, length buckets
+#: the ``cpu`` budgets' training speed policy, one for every family (docs/budgets.md "Training speed";
+#: benchmarks/bench_training.py measures it): ``precision=auto`` with ``compile`` allowed lets the training speed
+#: probe (systems.training.speed_probe) choose eager/compiled x fp32/bf16 by timing them on the machine; buckets
 CPU_SPEED: dict[str, Any] = {"precision": "auto", "compile": True, "bucket_pool": 32, "pad_multiple": 8}
 
 C = TypeVar("C")

@@ -9,6 +9,11 @@ from pathlib import Path
 
 import pytest
 
+# A training run at precision=auto times its candidates before its first step (systems.training.speed_probe):
+# seconds each, and compile time. Tests fix the policy instead (their subprocesses inherit it); the policy's own
+# tests unset it and drive the probe with a fake clock.
+os.environ.setdefault("BENCH_TRAIN_POLICY", "fp32")
+
 
 @pytest.fixture(autouse=True)
 def _restore_torch_threads() -> Iterator[None]:

@@ -4,8 +4,10 @@ is a ``Task`` of ``SplitSpec``s whose builder returns ``Built``.
 
 Cheap to import (no torch): the names below. The services a system may use live in submodules, imported where
 used: ``bench.api.checkpoints`` (where backbone weights come from), ``bench.api.precision`` (bf16/fp16 where the
-hardware is native), ``bench.api.atomic`` (writes that never leave half a file), ``bench.api.paths`` (the
-checkout, results and cache folders), ``bench.api.text`` (output post-processing shared with the scorer).
+hardware is native), ``bench.api.speed_policy`` and ``bench.api.speed_cache`` (the measured training speed
+policy: its decision rule and its cache), ``bench.api.atomic`` (writes that never leave half a file),
+``bench.api.paths`` (the checkout, results and cache folders), ``bench.api.text`` (output post-processing shared
+with the scorer).
 """
 
 from bench.api.errors import DataError, EnvironmentProblem, LengthForcedUnsupported, UserError

@@ -3,9 +3,11 @@
 Why a policy and not a flag: bf16 is 1.4-1.9x faster on CPUs with AMX / avx512_bf16 and on
 Ampere+ GPUs, but on a CPU without native bf16 (AVX2 only) PyTorch emulates it and a training
 step is about 13x *slower* (measured: MiniLM-L6, batch 32 x 80, 6.1 s fp32 vs 135 s bf16 on a
-2-core AMD EPYC). So budgets ask for ``auto`` and the policy resolves it on the machine at hand:
-bf16 where the hardware does it natively, fp32 elsewhere, with a one-line notice. An explicit
-``bf16`` is honoured (with a notice when emulated) so tests and ablations can force it.
+2-core AMD EPYC). :func:`resolve_precision` maps ``auto`` by the hardware: bf16 where it is native, fp32
+elsewhere, with a one-line notice; decoding (``bench latency --precision auto``) uses that. *Training* resolves
+``auto`` by measuring instead (:mod:`bench.api.speed_policy`, :mod:`systems.training.speed_probe`): native bf16 is
+not always faster either (an Intel Xeon with avx512_bf16 and no AMX trained bf16 + compile at 0.56-0.73x of eager
+fp32, issue #59). An explicit ``bf16`` is honoured (with a notice when emulated) so tests and ablations can force it.
 
 Master weights and optimizer state stay fp32 (autocast only casts matmul inputs) and losses are
 computed in fp32 by the loss functions, so a bf16 run differs from fp32 by rounding only.

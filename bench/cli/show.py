@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -41,6 +41,8 @@ def show(
                            f"harness {str((rec.get('harness') or {}).get('git_sha', '?'))[:12]}", one_line=True))
     timings = rec.get("timings") or {}
     ui.console.print(ui.plain("timings: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())))
+    for line in training_lines(info.get("config") or {}):
+        ui.console.print(ui.plain(line))
     stats = rec.get("output_stats")
     if stats and stats.get("n"):
         flag = "[red]DEGENERATE[/]: " + lit("; ".join(degeneracy(stats))) + "\n" if degeneracy(stats) else ""
@@ -54,6 +56,27 @@ def show(
         ui.console.print(table)
     ui.print_path("record", ui.shown(path))
     ui.print_path("workdir", (rec.get("model") or {}).get("workdir"))
+
+
+def training_lines(config: dict[str, Any]) -> list[str]:
+    """What a record says its training ran with and why: the measured speed policy's choice, the reason and the
+    probe's figures (records since #59), or for older records the precision and compile that ran."""
+    train = config.get("train")
+    if not isinstance(train, dict) or "precision" not in train:
+        return []
+    ran = f"{train.get('precision')}{' + compile' if train.get('compiled') else ' eager'}"
+    policy = train.get("policy")
+    if not isinstance(policy, dict) or not policy:
+        asked = f"precision {config.get('precision')}, compile {config.get('compile')}"
+        return [f"training: {ran} (asked: {asked}; before the measured speed policy, auto read the CPU flags)"]
+    lines = [f"training: {ran}, {policy.get('source', '?')}: {policy.get('why', '?')}"]
+    probe = policy.get("probe")
+    if isinstance(probe, dict) and probe.get("summary"):
+        when = f", probed {probe['created']}" if probe.get("created") else ""
+        lines.append(f"speed probe ({probe.get('shape_class', '?')}{when}): {probe['summary']}")
+    if policy.get("notice"):
+        lines.append(f"notice: {policy['notice']}")
+    return lines
 
 
 @ui.app.command("export")

@@ -136,9 +136,9 @@ CPU = sized(
         length_penalty=1.0,
         max_decode_len=32,
         decode_batch_size=64,
-        # docs/budgets.md "Training speed": bf16 where native, length buckets, and torch.compile of the whole training
-        # forward (HF modules carry no COMPILE_UNIT marker; the adapter's loss wrapper does); not yet measured for
-        # this family by benchmarks/bench_training.py: `--set compile=false` if compiling costs more than it saves
+        # docs/budgets.md "Training speed": precision and compile measured once per machine (the training speed
+        # probe may compile the whole training forward: HF modules carry no COMPILE_UNIT marker; the adapter's loss
+        # wrapper does), length buckets
         **CPU_SPEED,
     ),
     CPU_SIZE,

@@ -20,10 +20,11 @@ from typing import Any, TypeVar
 import torch
 from torch import Tensor, nn
 
-from bench.api.precision import autocast, compiled, resolve_precision
+from bench.api.precision import autocast, compiled
 from systems.training.batching import BatchOrder
 from systems.training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from systems.training.optim import build_optimizer, build_scheduler
+from systems.training.speed_probe import Policy, StepProbe, probe_batches, resolve, shape_class
 
 T = TypeVar("T")
 #: dev examples a family scores at each checkpoint for the record's training curve (the first ones)
@@ -46,8 +47,10 @@ class TrainConfig:
     weight_decay: float = 0.01
     eps: float | None = None
     max_grad_norm: float = 1.0
-    precision: str = "fp32"  # auto | fp32 | bf16 | fp16 (GPU); see bench.api.precision
-    compile: bool = False  # torch.compile the model's blocks and heads while training
+    #: auto | fp32 | bf16 | fp16 (GPU). auto: measured once per machine and shape class (systems.training.speed_probe)
+    precision: str = "fp32"
+    #: torch.compile the model's blocks and heads while training; under precision=auto: the probe may compile
+    compile: bool = False
     bucket_pool: int = 0  # > 1: length-bucketed batches, sorted within pools of this many batches
     save_every: int = 0  # 0: only the final checkpoint
     keep_checkpoints: int = 2
@@ -75,6 +78,8 @@ class TrainResult:
     compiled: bool = False
     threads: int = 1
     bucketed: bool = False
+    #: how precision and compile were chosen (systems.training.speed_probe): source, chosen, why, the probe's figures
+    policy: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,13 +136,6 @@ class Trainer:
         acc = Accelerator(cpu=not on_cuda, device_placement=False)
         device = acc.device if on_cuda and acc.num_processes > 1 else torch.device(cfg.device)
         model.to(device)
-        # Precision is applied here, not by accelerate: its state is a per-process singleton, so one
-        # process (a benchmark, a test) could not train fp32 and then bf16. bf16 needs only autocast;
-        # fp16 (CUDA) adds a grad scaler.
-        prec = resolve_precision(cfg.precision, str(device))
-        if prec.notice:
-            print(f"[bench] {prec.notice}", file=sys.stderr)
-        scaler = torch.amp.GradScaler("cuda") if prec.effective == "fp16" else None
         set_seed(cfg.seed)
         world, rank = acc.num_processes, acc.process_index
         micro, rem = divmod(cfg.batch_size, world * cfg.grad_accum)
@@ -162,6 +160,15 @@ class Trainer:
                 said = (f"resuming at step {start} of {cfg.steps} from checkpoint {last}" if start < cfg.steps
                         else f"trained already: checkpoint {last} is step {start} of {cfg.steps}; nothing to train")
                 print(f"[fit] {said}", file=sys.stderr)
+        # Precision is applied here, not by accelerate: its state is a per-process singleton, so one
+        # process (a benchmark, a test) could not train fp32 and then bf16. bf16 needs only autocast;
+        # fp16 (CUDA) adds a grad scaler. precision=auto is timed here, on this model and these batches.
+        policy = self._policy(acc.unwrap_model(model), dataset, collate, loss_fn, lengths, order, micro, rank,
+                              world, device, training=start < cfg.steps)
+        prec, compile_on = policy.precision, policy.compile
+        if policy.notice and acc.is_main_process:
+            print(f"[bench] {policy.notice}", file=sys.stderr)
+        scaler = torch.amp.GradScaler("cuda") if prec.effective == "fp16" else None
         log = self.workdir / "train_log.jsonl"
         result = TrainResult(
             steps=start,
@@ -170,15 +177,16 @@ class Trainer:
             examples_per_s=0.0,
             resumed_from=start,
             precision=prec.effective,
-            compiled=cfg.compile,
+            compiled=compile_on,
             threads=torch.get_num_threads(),
             bucketed=order.bucketed,
+            policy=policy.record,
         )
         bar = _progress(cfg.progress and acc.is_main_process, cfg.steps, start)
         t0 = time.perf_counter()
         elapsed_at: list[tuple[int, float]] = []  # (step, seconds since start): benchmarks read step times
         model.train()
-        with bar, compiled(acc.unwrap_model(model), cfg.compile and start < cfg.steps):
+        with bar, compiled(acc.unwrap_model(model), compile_on and start < cfg.steps):
             for step in range(start, cfg.steps):
                 total = 0.0
                 for a in range(cfg.grad_accum):
@@ -248,6 +256,29 @@ class Trainer:
         model.eval()
         self.accelerator = acc
         return result
+
+    def _policy(self, model: nn.Module, dataset: Sequence[Any], collate: Collate, loss_fn: LossFn,
+                lengths: Sequence[int] | None, order: BatchOrder, micro: int, rank: int, world: int,
+                device: torch.device, training: bool) -> Policy:
+        """The run's precision and compile (:func:`systems.training.speed_probe.resolve`): in a single-process run,
+        a probe on this model and two of the run's own seeded batches of typical length."""
+        cfg = self.cfg
+        probe = None
+        if world == 1:
+
+            def make_batches() -> list[Any]:
+                picks = probe_batches(order, micro, rank, lengths, look=min(32, max(1, order.usable // order.span)))
+                return [_to_device(collate([dataset[i] for i in idx], random.Random(cfg.seed * 1_000_003 + k)), device)
+                        for k, idx in enumerate(picks)]
+
+            def make_optimizer() -> torch.optim.Optimizer:  # learning rate 0: the probe never moves a weight
+                return build_optimizer(cfg.optimizer, model, 0.0, cfg.weight_decay, cfg.eps,
+                                       max_grad_norm=cfg.max_grad_norm)
+
+            clip = cfg.max_grad_norm if cfg.optimizer != "bertadam" else 0.0
+            probe = StepProbe(model, make_batches, loss_fn, str(device), make_optimizer, clip,
+                              shape_class(model, micro, lengths, order.bucketed))
+        return resolve(cfg.precision, cfg.compile, str(device), probe, training=training)
 
 
 def evaluate(

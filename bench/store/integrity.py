@@ -341,8 +341,7 @@ def digest_problem(rec: Mapping[str, Any]) -> Problem | None:
             return None
         return Problem(DIGEST_FIELD, f"is missing, and the record is none of those committed before digests (pinned "
                                      f"by content in {MANIFEST.parent.parent.name}/{MANIFEST.parent.name}/"
-                                     f"{MANIFEST.name}): it was edited, or its digest deleted, after the harness "
-                                     "wrote it")
+                                     f"{MANIFEST.name})")
     stored = rec[DIGEST_FIELD]
     if not isinstance(stored, str) or not stored.startswith(DIGEST_PREFIX):
         return Problem(DIGEST_FIELD, f"must be '{DIGEST_PREFIX}<hex>', got {stored!r}")

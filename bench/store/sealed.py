@@ -7,9 +7,9 @@ there is one path, and a kind is a :class:`SealedStore` value that plugs into it
 
 1. the file is read by the one JSON reader (:func:`bench.store.files.read_json`), inside its results folder
    (a link out of the folder is refused);
-2. the kind's validator checks the schema, the types and the ranges (it names the field);
-3. every name a path is built from (:attr:`SealedStore.names`) is checked against the one identifier rule
+2. every name a path is built from (:attr:`SealedStore.names`) is checked against the one identifier rule
    (:mod:`bench.api.names`) before any path is built from it;
+3. the kind's validator checks the schema, the types and the ranges (it names the field);
 4. the seal: the digest fits the content, or the record has none and its content is pinned as legacy
    (:func:`bench.store.integrity.digest_problem`, :mod:`bench.store.legacy`).
 
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.api.errors import UserError
 from bench.api.names import identifier_problem
 from bench.store.files import StoreError, json_files, read_json, write_json
 from bench.store.integrity import Problem, digest_problem, sealed, unsealed
@@ -65,14 +66,20 @@ class SealedStore:
 
     # ------------------------------------------------------------------ reading
     def check(self, data: Any, path: Path | str) -> Any:
-        """Steps 2 and 3: the kind's validator, then every name field against the identifier rule; returns what
-        the validator returns."""
-        rec = self.validate(data, path)
+        """Steps 2 and 3: every name field against the identifier rule (first: a name that climbs out is named as
+        such, whatever else is wrong), then the kind's validator; returns what the validator returns. A validator
+        tripped by a field of the wrong JSON type is one line naming the file, never a traceback."""
         for field, value in name_values(data, self.names):
             problem = identifier_problem(value)
             if problem is not None:
                 raise self.fail(path, f"'{field}' {problem}")
-        return rec
+        try:
+            return self.validate(data, path)
+        except UserError:
+            raise
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError) as exc:
+            raise self.fail(path, f"a field has the wrong JSON type or shape ({type(exc).__name__}: "
+                                  f"{str(exc)[:200]})") from None
 
     def raw(self, path: Path | str) -> Any:
         """The parsed JSON of ``path`` (step 1), nothing checked yet."""
@@ -117,12 +124,12 @@ class SealedStore:
         """Check (as every reader does), then write sealed and atomically at ``path`` (a reader never sees half
         a file): the harness never writes a record its own readers refuse."""
         body = unsealed(dict(record))
-        self.check(body, f"<new {self.name.lower()} record>")
+        self.check(body, "<new record>")
         return write_json(path, sealed(body))
 
     def write(self, results_dir: Path | str, record: Mapping[str, Any]) -> Path:
         """:meth:`save` at the record's own place (its id names the file)."""
-        self.check(unsealed(dict(record)), f"<new {self.name.lower()} record>")
+        self.check(unsealed(dict(record)), "<new record>")
         return self.save(self.file(results_dir, str(record[self.id_field])), record)
 
 

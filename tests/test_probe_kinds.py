@@ -486,6 +486,18 @@ def test_a_point_s_record_is_found_only_by_an_identifier_inside_the_folder(tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("score", [135.0, -50.0, 1e308])
+def test_a_calibration_score_out_of_range_is_never_plotted(work: Work, score: float) -> None:
+    """A summary's point scored 135, -50 or 1e308 (freshly sealed): `bench table` refuses it, naming the field."""
+    summary = _summary()
+    summary["points"][0]["score"] = score
+    (work.results / "calibration").mkdir()
+    (work.results / "calibration" / "s--quora--cpu.json").write_text(json.dumps(sealed(summary)))
+    before = _state(work)
+    _check(work, work.table(), "'points[0].score'", before)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["show", "table", "table --check"])
 def test_an_edited_sealed_record_without_its_digest_is_refused(work: Work, command: str) -> None:
     """The seal cannot be undone by deleting it: an edited sealed run record, its digest deleted."""

@@ -91,7 +91,8 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
     jobs = min(jobs or default_jobs(), max(1, len(scored)))
     todo = sorted(scored, key=lambda r: (-_cost(r), r["run_id"]))  # the slowest first: no long tail at the end
     total = len(scored)
-    report.counts["run records"] = len(records)
+    report.counts["run records"] = sum(r.get("kind", "run") != "external" for r in records)
+    report.counts["submissions"] = sum(r.get("kind", "run") == "external" for r in records)
     report.counts["calibration point records"] = len(kept)
     report.counts["scores"] = sum(len(r.get("scores") or {}) for r in scored)
     report.counts["orderings"] = len(orderings)

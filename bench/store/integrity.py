@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple, TypeGuard
 
 #: a run record's metrics and their CI bounds are x100 (bench.scoring.types.Scores): every one is in this range
@@ -349,12 +349,3 @@ def digest_problem(rec: Mapping[str, Any]) -> Problem | None:
         return Problem(DIGEST_FIELD, "does not match the record's content: a field was changed after the "
                                      "harness wrote it")
     return None
-
-
-def checked_unsealed(rec: dict[str, Any], edited: Callable[[Problem], Exception]) -> dict[str, Any]:
-    """``rec`` (already schema-checked) without its digest, after the digest check; ``edited`` turns the
-    problem into the reader's own error (latency and sweep records name their own re-run command)."""
-    problem = digest_problem(rec)
-    if problem is not None:
-        raise edited(problem)
-    return unsealed(rec)

@@ -119,10 +119,7 @@ def read_record(path: Path | str) -> dict[str, Any]:
     digest, when it has one, must fit its content, and is not in the dict returned (:func:`check_digest`); a
     complete one's ``outputs.n`` must be the number of lines of its outputs file when that file is as scored. It
     knows its file (:class:`bench.store.outputs.StoredRecord`): its outputs are found beside it."""
-    rec = RUNS.read(path)
-    if rec["status"] == "complete":
-        _check_outputs_count(rec, path)
-    return rec
+    return RUNS.read(path)  # a complete one's outputs count is checked against its outputs file (RunStore)
 
 
 class RecordError(StoreError):
@@ -402,6 +399,10 @@ class RunStore(SealedStore):
 
     def edited(self, path: Path | str, problem: Problem, rec: Any = None) -> StoreError:
         return _integrity_error(dict(rec or {}), path, problem)
+
+    def consistent(self, rec: Any, path: Path | str) -> None:
+        if rec.get("status") == "complete":
+            _check_outputs_count(rec, path)
 
 
 def _run_folder(results_dir: Path | str) -> Path:

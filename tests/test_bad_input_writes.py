@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.api.atomic import atomic_path, write_bytes_atomic, write_json_atomic, write_text_atomic
+from bench.store.integrity import sealed
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("BENCH_DATA", REPO / ".." / "shared" / "data"))
@@ -124,7 +125,7 @@ def edited(tmp_path: Path) -> Path:
     out = results / "outputs" / f"{RUN}.txt"
     out.write_bytes((REPO / rec["outputs"]["path"]).read_bytes())
     rec["outputs"]["path"] = str(out)
-    (results / f"{RUN}.json").write_text(json.dumps(rec, indent=2), encoding="utf-8")
+    (results / f"{RUN}.json").write_text(json.dumps(sealed(rec), indent=2), encoding="utf-8")  # as a writer seals it
     from bench.store.records import load_records
 
     assert [r["run_id"] for r in load_records(results)] == [RUN]  # intact: accepted

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.store.calibration import best_point
+from bench.store.integrity import sealed
+
 DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 
 
@@ -119,7 +122,7 @@ def test_sweeps_with_other_settings_share_the_summary(tmp_path: Path) -> None:
     old = {**base, "schema": 1, "kind": "calibration", "system": "s", "task": "t", "budget": "cpu",
            "overrides": {"window": 64}, "points": [_point(1e-4, 2400, 11.0, False)]}
     path = tmp_path / "s.json"
-    path.write_text(json.dumps(old))
+    path.write_text(json.dumps(sealed({**old, "pick": best_point(old["points"])})))  # as `bench calibrate` wrote it
     blocked = {**_point(1e-4, 2400, 12.0, False), "run_id": "r-blocked", "overrides": {"window": 64, "ngram": 3}}
     merged = _merge(path, {**base, "overrides": {"window": 64, "ngram": 3}, "points": [blocked]})
     assert merged["overrides"] == {"window": 64}
@@ -172,10 +175,10 @@ def test_the_plot_data_carries_each_trained_models_dev_loss_once(tmp_path: Path)
                   "spec": {"system": "s", "task": "t", "split": "dev", "budget": "cpu"},
                   "data": {"split_sha256": "0" * 64}, "outputs": {"path": f"outputs/{run_id}.txt", "sha256": "0" * 64},
                   "training_curve": {"dev_loss": curve}}
-        (root / f"{run_id}.json").write_text(json.dumps(record))
+        (root / f"{run_id}.json").write_text(json.dumps(sealed(record)))
     summary = {"schema": 1, "kind": "calibration", "system": "s", "task": "t", "budget": "cpu", "split": "dev",
                "dev_examples": 500, "recipe": "nqg", "metric": "bleu4", "overrides": {}, "points": points}
-    (root / "s--t--cpu.json").write_text(json.dumps(summary))
+    (root / "s--t--cpu.json").write_text(json.dumps(sealed({**summary, "pick": best_point(points)})))
     (loaded,) = load_summaries(tmp_path)
     expected = [curves["short"], curves["long"], curves["long"], None]
     assert [p.get("dev_loss_curve") for p in loaded["points"]] == expected

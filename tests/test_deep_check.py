@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.store.integrity import sealed, unsealed
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
 DATA = Path(os.environ.get("BENCH_DATA", ROOT / ".." / "shared" / "data"))
@@ -46,12 +48,14 @@ def test_an_edited_score_fails_naming_record_metric_and_both_values(tmp_path: Pa
     edited = round(true + 0.5, 2)  # inside its CI: an edit no range or CI check at load time sees
     assert scores["ci"]["bleu4"][0] < edited < scores["ci"]["bleu4"][1]
     scores["metrics"]["bleu4"] = edited
-    path.write_text(json.dumps(rec))
+    path.write_text(json.dumps(sealed(rec)))  # a forger's fresh digest: only the deep check can tell
     found = deep_check(tmp_path, jobs=1)
-    # only the edited number differs: every other score, CI and statistic of the record was derived again equal
-    assert [(d.where, d.field) for d in found.differences] == [(SMALL[0], "mist-quora bleu4")]
+    # only the edited number differs: every other score, CI and statistic of the record was derived again equal;
+    # the difference names the file read, not a path rebuilt from the run id
+    assert [(d.where, d.field) for d in found.differences] == [(str(path), "mist-quora bleu4")]
     line = str(found.differences[0])
-    assert SMALL[0] in line and f"stored {edited!r}" in line and f"recomputed {true!r}" in line
+    assert str(path) in line and f"stored {edited!r}" in line and f"recomputed {true!r}" in line
+    assert found.counts["run records"] == 1 and found.counts["calibration summaries"] == 0
 
 
 @needs_data
@@ -67,11 +71,11 @@ def test_an_edited_p_value_and_the_cluster_it_forms_fail(tmp_path: Path) -> None
     board = build_board("quora", records, pvalues=store)  # what `bench table` stores
     store.save()
     assert rederive_pvalues(tmp_path, records, []) == []
-    stored = json.loads(pvalues_file(tmp_path).read_text())
+    stored = unsealed(json.loads(pvalues_file(tmp_path).read_text()))
     key, true = min(stored.items(), key=lambda kv: kv[1])  # a separating pair: p < 0.05
     assert true < 0.05, board
     stored[key] = 0.9  # the pair "not significant": its two runs would share a cluster
-    pvalues_file(tmp_path).write_text(json.dumps(stored))
+    pvalues_file(tmp_path).write_text(json.dumps(sealed(stored)))  # with a fresh digest: only --deep can tell
     found = rederive_pvalues(tmp_path, records, [])
     fields = [d.field for d in found]
     assert "p (paired bootstrap)" in fields and "rank cluster" in fields
@@ -222,3 +226,57 @@ def test_a_measured_latency_record_and_a_run_s_own_latency_derive_again_from_the
     assert rederive_run_latency(run).differences == []
     run["latency"]["speedup_mean"] *= 2
     assert [d.field for d in rederive_run_latency(run).differences] == ["speedup_mean"]
+
+
+#: a small committed calibration sweep whose two points keep their outputs (500 Quora dev examples each)
+SWEEP = "encoder_minilm_l6--quora--cpu"
+
+
+def _calibration(results: Path) -> Path:
+    """A copy of :data:`SWEEP`'s summary, its points' records and their outputs; returns the summary's copy."""
+    src, dst = RESULTS / "calibration", results / "calibration"
+    (dst / "outputs").mkdir(parents=True)
+    summary = json.loads((src / f"{SWEEP}.json").read_text())
+    for point in summary["points"]:
+        shutil.copy(src / f"{point['run_id']}.json", dst)
+        shutil.copy(src / "outputs" / f"{point['run_id']}.txt", dst / "outputs")
+    shutil.copy(src / f"{SWEEP}.json", dst)
+    return dst / f"{SWEEP}.json"
+
+
+def test_a_calibration_summary_is_derived_again_from_its_points_records(tmp_path: Path) -> None:
+    from bench.report.deep import rederive_calibration
+    from bench.store.calibration import load_points, load_summaries
+
+    path = _calibration(tmp_path)
+    assert rederive_calibration(load_summaries(tmp_path), load_points(tmp_path)) == []
+    summary = unsealed(json.loads(path.read_text()))
+    summary["points"][1]["score"] += 0.25  # still below the pick: every check at load lets it through
+    summary["points"][0]["fit_s"] = 1.0
+    path.write_text(json.dumps(sealed(summary)))  # a forger's fresh digest
+    found = rederive_calibration(load_summaries(tmp_path), load_points(tmp_path))
+    rid0, rid1 = (p["run_id"] for p in summary["points"])
+    assert [(d.where, d.field) for d in found] == [(f"{path} points[0] ({rid0})", "fit_s"),
+                                                   (f"{path} points[1] ({rid1})", "score")]
+    (tmp_path / "calibration" / f"{rid1}.json").unlink()  # a point without its record stands on nothing
+    found = rederive_calibration(load_summaries(tmp_path), load_points(tmp_path))
+    assert any(d.field == "points[1]" and "no such run record" in str(d) for d in found)
+
+
+@pytest.mark.slow
+@needs_data
+def test_deep_scores_calibration_points_and_counts_each_kind(tmp_path: Path) -> None:
+    from bench.report.deep import deep_check
+
+    path = _calibration(tmp_path)
+    point = tmp_path / "calibration" / f"{json.loads(path.read_text())['points'][0]['run_id']}.json"
+    rec = json.loads(point.read_text())
+    rec["output_stats"]["distinct_ratio"] = round(rec["output_stats"]["distinct_ratio"] - 0.01, 3)
+    point.write_text(json.dumps(sealed(rec)))  # an edited statistic, freshly sealed
+    found = deep_check(tmp_path, jobs=1)
+    assert found.counts["run records"] == 0 and found.counts["calibration point records"] == 2
+    assert found.counts["calibration summaries"] == 1
+    # the record's statistic recomputed from its outputs, and the summary's copy of it, both named by file
+    assert sorted((d.where, d.field) for d in found.differences) == sorted([
+        (str(point), "output_stats.distinct_ratio"),
+        (f"{path} points[0] ({rec['run_id']})", "distinct_ratio")])

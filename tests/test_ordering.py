@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.store.integrity import sealed
 from bench.workflows.ordering import kendall_tau_b, ordering_line, reference_line
 
 REPO = Path(__file__).resolve().parents[1]
@@ -149,7 +150,7 @@ def test_a_harness_row_meets_the_reference_but_is_not_ranked(tmp_path: Path) -> 
     ablation["spec"]["overrides"] = {"noise_prob": 0.0}
     ablation["system"]["config"]["noise_prob"] = 0.0
     ablation["model"] = {**ablation["model"], "training_key": "noise0", "workdir": ".cache/runs/noise0"}
-    (results / f"{ablation['run_id']}.json").write_text(json.dumps(ablation))
+    (results / f"{ablation['run_id']}.json").write_text(json.dumps(sealed(ablation)))  # as the harness writes it
     [out] = compute("erniegen", "4", "cpu", results, say=lambda _m: None, write=False, samples=200)
     assert [(r["row"], r["reported"] is None) for r in out["rows"]] == [
         ("erniegen_base", False), ("unilm", False), ("erniegen_base_noise0", True)]

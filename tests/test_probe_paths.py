@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from bench.data.cache import cache_root
+from bench.store.integrity import sealed
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -69,9 +70,10 @@ def _copy_record(run_id: str, results: Path, with_outputs: bool = True) -> Path:
 
 
 def _edit(record: Path, **outputs: object) -> None:
+    """The record's ``outputs`` edited, and sealed again (a forger's fresh digest, #57): only its paths are probed."""
     rec = json.loads(record.read_text(encoding="utf-8"))
     rec["outputs"].update(outputs)
-    record.write_text(json.dumps(rec, indent=2), encoding="utf-8")
+    record.write_text(json.dumps(sealed(rec), indent=2), encoding="utf-8")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -18,6 +18,7 @@ from bench.runs import (
     sha256_text,
     stale_reason,
 )
+from bench.store.integrity import sealed
 from bench.workflows.refile import RefileError, refile
 
 OUTPUTS = "what is the first question ?\nwho wrote the second ?\n"
@@ -44,7 +45,7 @@ def _write_record(spec: RunSpec, results: Path, config_changes: dict | None = No
            "model": {"training_key": key, "training_run_id": trained.run_id, "workdir": "w"},
            "scores": {"unilm": {"signature": "s", "metrics": {"bleu4": 9.5}}}, "timings": {"fit_s": 12.0}}
     path = record_path(spec, results)
-    path.write_text(json.dumps(rec))
+    path.write_text(json.dumps(sealed(rec)))  # as the harness writes it
     return path
 
 
@@ -100,11 +101,11 @@ def test_refile_refuses_a_spec_that_would_train_another_model_or_overwrite_a_rec
     preset = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000)
     path = _write_record(preset, tmp_path, {"steps": 400})
     rec = json.loads(path.read_text())
-    path.write_text(json.dumps({**rec, "model": {**rec["model"], "training_key": "0123456789ab"}}))
+    path.write_text(json.dumps(sealed({**rec, "model": {**rec["model"], "training_key": "0123456789ab"}})))
     with pytest.raises(RefileError, match="would train another model"):
         refile(path.stem, {"steps": 400}, [], tmp_path)
 
-    path.write_text(json.dumps(rec))
+    path.write_text(json.dumps(sealed(rec)))
     pinned = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000, overrides={"steps": 400})
     record_path(pinned, tmp_path).write_text("{}")
     with pytest.raises(RefileError, match="exists already"):

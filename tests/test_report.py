@@ -19,6 +19,7 @@ from bench.report import (
 )
 from bench.report.cells import fmt_delta
 from bench.report.markdown import parse_tables
+from bench.store.integrity import sealed
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "records"
 MIST_RUN = "mist_minilm_l6--squad_qg--test--cpu--s42--fixture01"
@@ -47,7 +48,7 @@ def test_load_records_skips_failed_and_sorts(records):
 
 
 def _write(tmp_path: Path, rec: dict, name: str = "r.json") -> Path:
-    (tmp_path / name).write_text(json.dumps(rec), encoding="utf-8")
+    (tmp_path / name).write_text(json.dumps(sealed(rec)), encoding="utf-8")  # as the harness's writer seals it
     return tmp_path
 
 
@@ -398,7 +399,7 @@ def test_check_fails_when_records_change(rendered, tmp_path):
     path = results / f"{MIST_RUN}.json"
     rec = json.loads(path.read_text(encoding="utf-8"))
     rec["scores"]["mist"]["metrics"]["bleu4"] = 10.5
-    path.write_text(json.dumps(rec), encoding="utf-8")
+    path.write_text(json.dumps(sealed(rec)), encoding="utf-8")  # re-sealed: the check sees the reports differ
     msg = "\n".join(render_all(results, rendered, check=True))
     assert "mist-table1.md: differs" in msg and "pareto-squad_qg.json: differs" in msg
     assert "protocol-sensitivity.md: differs" in msg and "index.html: differs" in msg

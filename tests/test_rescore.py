@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.store.integrity import sealed
+
 DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 
 
@@ -25,9 +27,9 @@ def record_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _older(rec: dict, **changes: object) -> dict:
-    """``rec`` as a record written before a recipe (or statistic) existed: changed, and without a digest (an edit
-    of a sealed record is refused, docs/integrity.md)."""
-    return {k: v for k, v in {**rec, **changes}.items() if k != "digest"}
+    """``rec`` as the harness wrote it before a recipe (or statistic) existed: changed, and sealed as its writer
+    seals (a record without a digest is read only when pinned as legacy, docs/integrity.md)."""
+    return sealed({k: v for k, v in {**rec, **changes}.items() if k != "digest"})
 
 
 def test_rescore_restores_a_missing_recipe_exactly(record_path: Path) -> None:
@@ -66,7 +68,7 @@ def test_rescore_adds_output_statistics_equal_to_a_fresh_run_s(record_path: Path
     full = json.loads(record_path.read_text())
     stats = full["output_stats"]  # written by execute: copy_source on Quora copies the question
     assert stats["n"] == 40 and stats["distinct_ratio"] > 0.9 and full["training_curve"] is None
-    record_path.write_text(json.dumps({k: v for k, v in _older(full).items() if k != "output_stats"}))
+    record_path.write_text(json.dumps(_older({k: v for k, v in full.items() if k != "output_stats"})))
     assert rescore(record_path, say=lambda _m: None)[-1] == "output_stats"  # (after any recipe an earlier test removed)
     assert json.loads(record_path.read_text())["output_stats"] == stats
     record_path.write_text(json.dumps(full))

@@ -16,6 +16,7 @@ import pytest
 from bench.report import render_all
 from bench.report import speed_page as sp
 from bench.report.markdown import parse_tables
+from bench.store.integrity import sealed, unsealed
 from bench.store.sweeps import SweepRecordError, load_sweep_records, read_sweep_record, write_sweep_record
 
 FIXTURE = next((Path(__file__).parent / "fixtures" / "sweep").glob("*.json"))
@@ -24,14 +25,14 @@ HOSTILE = "<script>alert(1)</script>|x"
 
 @pytest.fixture
 def record() -> dict:
-    return json.loads(FIXTURE.read_text())
+    return unsealed(json.loads(FIXTURE.read_text()))  # the record as readers hand it on (the fixture is sealed)
 
 
 def _results(tmp_path: Path, *recs: dict) -> Path:
     results = tmp_path / "results"
     (results / "sweep").mkdir(parents=True)
     for rec in recs:
-        (results / "sweep" / f"{rec['sweep_id']}.json").write_text(json.dumps(rec))
+        (results / "sweep" / f"{rec['sweep_id']}.json").write_text(json.dumps(sealed(rec)))  # as the writer seals it
     return results
 
 

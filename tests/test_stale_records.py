@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.runs import RunSpec, completed_record, record_path, stale_reason
+from bench.store.integrity import sealed
 from systems import build
 
 
@@ -26,9 +27,9 @@ def test_a_changed_setting_makes_a_record_stale_and_names_it(tmp_path: Path) -> 
     reason = stale_reason(old, spec)
     assert reason is not None and "lr: 0.00015 -> 0.0001" in reason and f"steps: 400 -> {now['steps']}" in reason
     assert "retired_field" not in reason  # a setting today's config does not have is not compared
-    record_path(spec, tmp_path).write_text(json.dumps(old))
+    record_path(spec, tmp_path).write_text(json.dumps(sealed(old)))
     assert completed_record(spec, tmp_path) is None  # not done: bench run / reproduce / queue run it again
-    record_path(spec, tmp_path).write_text(json.dumps(same))
+    record_path(spec, tmp_path).write_text(json.dumps(sealed(same)))
     assert completed_record(spec, tmp_path) is not None
 
 

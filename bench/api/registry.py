@@ -16,11 +16,11 @@ import contextlib
 import contextvars
 import difflib
 import importlib
-import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from bench.api.errors import UserError
+from bench.api.names import IDENTIFIER
 
 T = TypeVar("T")
 
@@ -41,7 +41,7 @@ def registering_from(origin: str) -> Iterator[None]:
 #: a name names files (``<system>--<task>--...json``): letters, digits and ``_ . + -``, no ``--`` (the run id's
 #: separator), short enough that a run id stays far below the file system's 255-byte limit
 NAME_MAX = 64
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+_NAME = IDENTIFIER  # the one identifier rule (bench.api.names), plus no '--' and a shorter cap
 
 
 def name_problem(name: object) -> str | None:

@@ -139,8 +139,9 @@ def render_scores(results: Sequence[Any]) -> None:
     console.print(plain(ITEMS_NOTE, style="dim"))
 
 
-def print_scores(record: dict) -> None:
-    """A run record's scores (or that it is unscored), budget and outputs path."""
+def print_scores(record: dict, outputs: object = None) -> None:
+    """A run record's scores (or that it is unscored), budget and outputs path: ``outputs``, the file a command
+    read and checked (`bench show`), else the label the record stores."""
     from types import SimpleNamespace
 
     results = [SimpleNamespace(recipe=name, signature=sc["signature"], metrics=sc["metrics"], ci=sc.get("ci", {}),
@@ -154,7 +155,7 @@ def print_scores(record: dict) -> None:
     data = record["data"]
     subset = f" [yellow](partial: {lit(data['note'])})[/]" if data.get("partial") else ""
     console.print(f"budget: [bold]{lit(record['spec']['budget'], one_line=True)}[/]{subset}")
-    print_path("outputs", record["outputs"]["path"])
+    print_path("outputs", outputs if outputs is not None else record["outputs"]["path"])
 
 
 def print_path(label: str, path: object) -> None:

@@ -24,6 +24,7 @@ def show(
     from bench.runs.lookup import RunLookupError, find_record, outputs_of, split_of
     from bench.scoring.output_stats import degeneracy
     from bench.scoring.output_stats import summary as stats_summary
+    from bench.store.records import outputs_file
 
     ui.check_counts(("-n", n, 0))
     try:
@@ -34,7 +35,9 @@ def show(
         ui.fail(str(exc))
     spec, info, data = rec["spec"], rec.get("system") or {}, rec.get("data") or {}
     lit = ui.lit  # every value below comes from the record: text, never markup
-    ui.print_scores(rec)  # rule, scores with CIs, signatures, budget line, outputs path
+    # rule, scores with CIs, signatures, budget line, and the outputs file read and checked (never the stored label)
+    checked = outputs_file(rec, path)
+    ui.print_scores(rec, ui.shown(checked) if checked is not None else None)
     ui.console.print(f"system [bold]{lit(spec['system'], one_line=True)}[/] "
                      + lit(f"({info.get('family')}, backbone {info.get('backbone')}); seed {spec.get('seed')}; "
                            f"overrides {spec.get('overrides') or {}}; {data.get('n_examples')} examples; "

@@ -17,6 +17,7 @@ from typing import Any
 
 from bench.api.atomic import atomic_path, write_text_atomic
 from bench.api.errors import UserError
+from bench.api.names import UnsafeNameError, child
 from bench.api.paths import RESULTS_DIR
 from bench.api.reading import read_text
 from bench.papers import all_tables, get_table, load_paper, normalize_paper
@@ -28,6 +29,7 @@ from bench.report.html_page import results_href
 from bench.report.run_views import build_protocol_view, build_runs_view
 from bench.report.views import TableView, build_table_view, table_key
 from bench.store.calibration import load_summaries
+from bench.store.kinds import unkept
 from bench.store.latency import load_latency_records
 from bench.store.orderings import load_orderings
 from bench.store.pvalues import PValues, pvalues_file
@@ -238,11 +240,13 @@ def render_all(
     except plots.Unplottable as exc:  # name the record inside the folder read
         raise exc.at(results_dir) from None
     expected = set(texts) | set(pngs)
+    target = {name: report_file(out, name) for name in sorted(expected)}  # every one inside out, before any is touched
     existing = {p.name for p in out.iterdir() if generated(p)} if out.is_dir() else set()
     if check:
-        problems: list[str] = []
+        problems: list[str] = [f"- {p}: no kind of record is kept here, so no command reads it; move it where its "
+                               "kind lives (bench/store/paths.py) or delete it" for p in unkept(results_dir)]
         for name in sorted(texts):
-            path = out / name
+            path = target[name]
             if not path.is_file():
                 problems.append(f"- {path}: missing")
                 continue
@@ -260,8 +264,8 @@ def render_all(
                 )
                 problems.append(f"- {path}: differs\n" + "\n".join(diff[:24]))
         for name in sorted(pngs):
-            if not (out / name).is_file():
-                problems.append(f"- {out / name}: missing")
+            if not target[name].is_file():
+                problems.append(f"- {target[name]}: missing")
         for name in sorted(existing - expected):
             problems.append(f"- {out / name}: stale (no longer produced)")
         from bench.workflows.ordering import stale_orderings
@@ -279,17 +283,27 @@ def render_all(
         (out / name).unlink()
     written = []
     for name, text in sorted(texts.items()):
-        path = out / name
+        path = target[name]
         if not path.is_file() or not stamps.same(read_text(path, errors="replace"), text):
             write_text_atomic(path, text)
         written.append(path)
     for name, (draw, data) in sorted(pngs.items()):
-        path = out / name
+        path = target[name]
         with atomic_path(path) as tmp:  # keeps the .png suffix matplotlib reads the format from
             draw(data, tmp)
         written.append(path)
     pvalues.save()
     return sorted(written)
+
+
+def report_file(out: Path, name: str) -> Path:
+    """Where report ``name`` is written: a file directly in ``out`` (links resolved), or
+    :class:`UnsafeTargetError`. A report's name is built of names records supply (a task, a system), which the
+    store checks when it reads them; this is the last check before a byte is written or read."""
+    try:
+        return child(out, name, "report file")
+    except UnsafeNameError as exc:
+        raise UnsafeTargetError(f"--reports-dir {out}: {exc}") from None
 
 
 def table_command(

@@ -10,7 +10,12 @@ itself. This module recomputes, and compares with what is stored:
 - every stored ordering (``bench order``), by :func:`bench.workflows.ordering.compute` without writing;
 - every latency aggregate and speed-up, from the stored per-item timings (:mod:`bench.latency.rederive`);
 - every sweep cell's rates and speed-up, and every crossover, from its per-batch timings
-  (:mod:`bench.latency.rederive_sweep`).
+  (:mod:`bench.latency.rederive_sweep`);
+- every calibration point's scores (a run record under ``results/calibration/``) as a run record's, where its
+  outputs are kept, and every calibration summary from its points' records (:func:`rederive_calibration`).
+
+Each difference names the file it read (the record's own path, never one rebuilt from its id), and the report
+says how many records of each kind it derived again.
 
 Nothing is cached: a cache can be edited into agreement. Records are scored in a process pool (one
 METEOR JVM per worker), the slowest first, then the orderings, while this process checks the p-values
@@ -22,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +68,7 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
                progress: Progress = _quiet) -> DeepReport:
     """Recompute every score, p-value, rank cluster, ordering, latency aggregate and speed-up under
     ``results_dir``."""
+    from bench.store.calibration import load_points, load_summaries
     from bench.store.latency import load_latency_records
     from bench.store.orderings import load_orderings
     from bench.store.records import load_records, require_dir
@@ -71,16 +77,27 @@ def deep_check(results_dir: Path | str, data_dir: Path | None = None, jobs: int 
     records = load_records(require_dir(results_dir))
     latency = load_latency_records(results_dir)
     orderings = load_orderings(results_dir)
-    splits = sorted({(r["spec"]["task"], r["spec"]["split"]) for r in records})
+    summaries, points = load_summaries(results_dir), load_points(results_dir)
+    kept = [p for p in points if _outputs_kept(p)]  # a point's outputs are not in every copy of results/
+    if len(kept) < len(points):
+        report.notes.append(f"{len(points) - len(kept)} calibration point record(s) without their outputs file "
+                            f"(e.g. {_source(next(p for p in points if p not in kept))}): their scores are not "
+                            "derived again (their seal, or their pin as legacy, is checked at load)")
+    splits = sorted({(r["spec"]["task"], r["spec"]["split"]) for r in [*records, *kept]})
     report.differences += _verify_splits(splits, data_dir, progress)
     if report.differences:  # every number below would be computed on falsified data
         return report
-    jobs = min(jobs or default_jobs(), max(1, len(records)))
-    todo = sorted(records, key=lambda r: (-_cost(r), r["run_id"]))  # the slowest first: no long tail at the end
-    total = len(records)
-    report.counts["records"] = total
-    report.counts["scores"] = sum(len(r.get("scores") or {}) for r in records)
+    scored = [*records, *kept]
+    jobs = min(jobs or default_jobs(), max(1, len(scored)))
+    todo = sorted(scored, key=lambda r: (-_cost(r), r["run_id"]))  # the slowest first: no long tail at the end
+    total = len(scored)
+    report.counts["run records"] = sum(r.get("kind", "run") != "external" for r in records)
+    report.counts["submissions"] = sum(r.get("kind", "run") == "external" for r in records)
+    report.counts["calibration point records"] = len(kept)
+    report.counts["scores"] = sum(len(r.get("scores") or {}) for r in scored)
     report.counts["orderings"] = len(orderings)
+    report.differences += rederive_calibration(summaries, points)
+    report.counts["calibration summaries"] = len(summaries)
     if jobs <= 1:
         counter = [0]
         pending = iter(todo)
@@ -120,7 +137,7 @@ def _sweeps(results_dir: Path | str, progress: Progress, report: DeepReport) -> 
     sweeps = load_sweep_records(results_dir)
     out: list[Difference] = []
     for i, rec in enumerate(sweeps, 1):
-        found = rederive_sweep(rec)
+        found = rederive_sweep(rec, _source(rec))
         out += found.differences
         report.notes += found.notes
         progress("latency", i, len(sweeps), str(rec.get("sweep_id")))
@@ -190,7 +207,7 @@ def _score_records(take: Callable[[], dict | None], data_dir: Path | None,
                     splits[key] = verified_split(*key, data_dir=data_dir)
                 out += rederive_scores(rec, splits[key], session)
             except UserError as exc:  # a tool or data error: the record cannot be derived again
-                out.append(Difference(rec["run_id"], "scores", "stored", f"not recomputable: {exc}"))
+                out.append(Difference(_source(rec), "scores", "stored", f"not recomputable: {exc}"))
             done(rec["run_id"])
     return out
 
@@ -282,7 +299,7 @@ def rederive_ordering(results_dir: str, stored: dict, data_dir: Path | None = No
     computed again by :func:`bench.workflows.ordering.compute` from the runs' outputs, without writing."""
     from bench.workflows.ordering import compute
 
-    where = f"results/ordering ({_ordering_name(stored)})"
+    where = f"{_source(stored)} ({_ordering_name(stored)})"
     try:
         fresh = compute(str(stored["paper"]), str(stored["table"]), str(stored["budget"]), results_dir,
                         data_dir, int(stored.get("samples") or 1000), int(stored.get("seed") or 12345),
@@ -304,15 +321,71 @@ def _latency(latency: Sequence[dict], records: Sequence[dict], progress: Progres
     out: list[Difference] = []
     timed = [r for r in records if r.get("latency")]
     for i, rec in enumerate(latency, 1):
-        found = rederive_latency(rec)
+        found = rederive_latency(rec, _source(rec))
         out += found.differences
         report.notes += found.notes
         progress("latency", i, len(latency) + len(timed), str(rec.get("latency_id")))
     for i, rec in enumerate(timed, len(latency) + 1):
         found = rederive_run_latency(rec)
-        out += found.differences
+        rid, src = f"{rec.get('run_id')} latency", f"{_source(rec)} latency"  # the file read, not its id
+        out += [replace(d, where=src + d.where[len(rid):]) if d.where.startswith(rid) else d
+                for d in found.differences]
         report.notes += found.notes
         progress("latency", i, len(latency) + len(timed), str(rec.get("run_id")))
     report.counts["latency records"] = len(latency)
     report.counts["run latencies"] = len(timed)
+    return out
+
+
+def _source(rec: Any) -> str:
+    """The file a record was read from (:class:`bench.store.outputs.StoredRecord`), else its id."""
+    source = getattr(rec, "source", None)
+    return str(source) if source is not None else str(rec.get("run_id") or rec.get("latency_id") or "?")
+
+
+def _outputs_kept(rec: dict) -> bool:
+    from bench.store.records import outputs_file
+
+    path = outputs_file(rec)
+    return path is not None and path.is_file()
+
+
+#: what a summary's point holds that is not a claim: the dev loss curve attached at load from its record
+_ATTACHED = frozenset({"dev_loss_curve"})
+
+
+def rederive_calibration(summaries: Sequence[dict], points: Sequence[dict]) -> list[Difference]:
+    """Every calibration summary (``bench calibrate``) derived again from its points' run records: each point's
+    settings from its record's spec, its score, health figures and cost as :func:`summary_point` takes them,
+    the settings every point shares, and the pick (:func:`bench.store.calibration.best_point`)."""
+    from bench.store.calibration import best_point
+    from bench.store.records import config_value
+    from bench.workflows.calibrate import shared_overrides, steps_key, summary_point
+
+    by_id = {p["run_id"]: p for p in points}
+    out: list[Difference] = []
+    for summary in summaries:
+        where = _source(summary)
+        fresh_points = []
+        for i, point in enumerate(summary["points"]):
+            rec = by_id.get(point["run_id"])
+            if rec is None:
+                out.append(Difference(where, f"points[{i}]", point["run_id"], "no such run record in its folder"))
+                continue
+            spec = rec["spec"]
+            same = {"system": summary["system"], "task": summary["task"], "split": summary["split"],
+                    "budget": summary["budget"], "seed": summary.get("seed"), "limit": summary.get("dev_examples")}
+            for key, want in same.items():
+                if spec.get(key) != want:
+                    out.append(Difference(where, f"points[{i}] ({point['run_id']}) spec.{key}", want, spec.get(key)))
+            own = {k: v for k, v in (spec.get("overrides") or {}).items() if k not in ("lr", steps_key(spec["system"]))}
+            lr, updates = config_value(rec, "lr"), config_value(rec, "steps", "max_update")  # as the run resolved them
+            fresh = summary_point(rec, lr, updates, own, summary["recipe"], summary["metric"])
+            stored = {k: v for k, v in point.items() if k not in _ATTACHED}
+            stored.setdefault("overrides", summary.get("overrides") or {})  # written before points kept theirs
+            out += compare_tree(f"{where} points[{i}] ({point['run_id']})", stored, fresh)
+            fresh_points.append(fresh)
+        if len(fresh_points) == len(summary["points"]):
+            out += compare_tree(where, summary.get("overrides") or {}, shared_overrides(fresh_points), "overrides")
+            out += compare_tree(where, summary.get("pick"), best_point(fresh_points), "pick")
     return out

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
+from bench.api.names import identifier_problem
 from bench.api.reading import read_text
 from bench.api.text import split_lines
 from bench.api.textfile import OUTPUTS
 from bench.runs.evaluation import first_examples
 from bench.store.outputs import OutputsPathError, record_source
+from bench.store.paths import run_record_file
 from bench.store.records import OutputsChangedError, check_outputs, outputs_file, read_record, require_dir
 
 
@@ -24,7 +26,14 @@ class RunLookupError(UserError, ValueError):
 
 def find_record(run_id: str, results_dir: Path) -> tuple[Path, dict[str, Any]]:
     """A run id under ``results_dir``, or a record's own path (``results/<id>.json``, as a shell completes it)."""
-    path = Path(run_id) if run_id.endswith(".json") else Path(require_dir(results_dir)) / f"{run_id}.json"
+    if run_id.endswith(".json"):
+        path = Path(run_id)
+    else:  # an id is an identifier, never a path (bench.api.names): `../x` reads nothing outside the folder
+        problem = identifier_problem(run_id)
+        if problem is not None:
+            raise RunLookupError(f"run id {problem}; give a recorded run id (`ls {results_dir}`) or a record's "
+                                 "path ending in .json.")
+        path = run_record_file(require_dir(results_dir), run_id)
     if not path.is_file():
         near = sorted(p.stem for p in path.parent.glob(f"{path.stem.split('--')[0]}*.json"))[:5]
         hint = f" Similar: {', '.join(near)}." if near else f" `ls {path.parent}` lists the recorded runs."

@@ -62,7 +62,7 @@ def rederive_scores(rec: dict[str, Any], split: Split, session: Any = None) -> l
     from bench.scoring import score_split
     from bench.scoring.output_stats import output_stats
 
-    rid = str(rec.get("run_id"))
+    rid = str(getattr(rec, "source", None) or rec.get("run_id"))  # the file read (--deep names it), else the id
     data = rec.get("data") or {}
     try:
         outputs = outputs_of(rec)  # the one line rule (split_lines), as the scorer reads them

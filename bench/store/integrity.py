@@ -7,7 +7,8 @@ Two kinds, both read at load by the store's readers (:mod:`bench.store.records`,
   holds its point, ``n_examples`` is the number of outputs, a latency record's speed-ups are the ratios of
   the medians and means it stores (:func:`bench.latency.stats.paired_bootstrap_speedup`);
 - **the digest**: the sha256 of the record's canonical JSON, written by the harness's one writer of each
-  kind, so a hand edit that keeps every number plausible (27.69 -> 28.0) is still caught.
+  kind, so a hand edit that keeps every number plausible (27.69 -> 28.0) is still caught. A record without
+  one is read only when that sha256 is pinned in ``bench/store/legacy.json`` (:mod:`bench.store.legacy`).
 
 Neither is a proof: a record can be rewritten with a fresh digest. The deep check (re-deriving every
 number from outputs, split and recipe) is; it can call these functions first. Each check returns
@@ -20,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple, TypeGuard
 
 #: a run record's metrics and their CI bounds are x100 (bench.scoring.types.Scores): every one is in this range
@@ -335,9 +336,17 @@ def unsealed(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def digest_problem(rec: Mapping[str, Any]) -> Problem | None:
-    """None when ``rec`` carries no digest (a legacy record: docs/integrity.md) or the one it carries fits."""
+    """None when the digest ``rec`` carries fits its content, or when it carries none and its content is one of
+    the records committed before digests (pinned by content in ``bench/store/legacy.json``:
+    :mod:`bench.store.legacy`); a missing digest alone never makes a record legacy (docs/integrity.md)."""
     if DIGEST_FIELD not in rec:
-        return None
+        from bench.store.legacy import MANIFEST, is_pinned
+
+        if is_pinned(digest(rec)):
+            return None
+        return Problem(DIGEST_FIELD, f"is missing, and the record is none of those committed before digests (pinned "
+                                     f"by content in {MANIFEST.parent.parent.name}/{MANIFEST.parent.name}/"
+                                     f"{MANIFEST.name})")
     stored = rec[DIGEST_FIELD]
     if not isinstance(stored, str) or not stored.startswith(DIGEST_PREFIX):
         return Problem(DIGEST_FIELD, f"must be '{DIGEST_PREFIX}<hex>', got {stored!r}")
@@ -345,12 +354,3 @@ def digest_problem(rec: Mapping[str, Any]) -> Problem | None:
         return Problem(DIGEST_FIELD, "does not match the record's content: a field was changed after the "
                                      "harness wrote it")
     return None
-
-
-def checked_unsealed(rec: dict[str, Any], edited: Callable[[Problem], Exception]) -> dict[str, Any]:
-    """``rec`` (already schema-checked) without its digest, after the digest check; ``edited`` turns the
-    problem into the reader's own error (latency and sweep records name their own re-run command)."""
-    problem = digest_problem(rec)
-    if problem is not None:
-        raise edited(problem)
-    return unsealed(rec)

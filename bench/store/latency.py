@@ -94,7 +94,8 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
 
 
 STORE = SealedStore(LatencyRecordError, "Latency", "bench latency --record", "measure again", "latency_id",
-                    latency_dir, latency_record_file, lambda rec, path: validate_latency_record(rec, path))
+                    latency_dir, latency_record_file, lambda rec, path: validate_latency_record(rec, path),
+                    names=("latency_id", "spec.task", "spec.split", "spec.budget"), kind=KIND)
 
 
 def read_latency_record(path: Path | str) -> dict[str, Any]:

@@ -12,11 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.store.files import StoreError, is_number, json_files, read_json, write_json
+from bench.api.names import identifier
+from bench.store.files import StoreError, is_number
 from bench.store.integrity import ordering_problems
 from bench.store.paths import ordering_dir, ordering_file
+from bench.store.sealed import SealedStore
 
 KIND = "ordering"
+#: the fields of an ordering file names are built from: its own file, the runs it names
+ORDERING_NAMES = ("paper", "table", "group", "budget", "task", "rows[].run_id", "reference.run_id", "reference.system")
+AGAIN = "delete it and run `bench order PAPER:TABLE --budget BUDGET` again"
 
 
 class OrderingError(StoreError):
@@ -83,26 +88,41 @@ def validate_ordering(data: Any, path: Path | str = "<ordering>") -> dict[str, A
                                   "'delta' and 'p_bootstrap'")
     problems = ordering_problems(data)
     if problems:
-        raise OrderingError(f"{path}: {problems[0]}; the ordering is not as `bench order` wrote it (edited or "
-                            "damaged). Restore it (`git checkout`), or delete it and run `bench order` again.")
+        raise STORE.edited(path, problems[0], data)
     return data
 
 
+class OrderingStore(SealedStore):
+    """Orderings through the one sealed path, with their own wording."""
+
+    def fail(self, path: Path | str, msg: str) -> StoreError:
+        return _fail(path, msg)
+
+
+def _file(results_dir: Path | str, name: str) -> Path:
+    return ordering_dir(results_dir) / f"{identifier(name, 'ordering')}.json"
+
+
+#: orderings (``results/ordering/*.json``), the store's kind ``ordering``
+STORE = OrderingStore(OrderingError, "Ordering", "bench order", AGAIN, "paper", ordering_dir, _file,
+                      validate_ordering, names=ORDERING_NAMES, kind=KIND)
+
+
 def read_ordering(path: Path | str) -> dict[str, Any]:
-    """One ordering file, checked."""
-    return validate_ordering(read_json(path, _fail), path)
+    """One ordering file, checked, its seal fitting (or pinned as legacy), knowing its file (``.source``)."""
+    return STORE.read(path)
 
 
 def load_orderings(results_dir: Path | str) -> list[dict[str, Any]]:
     """Every ordering under ``results/ordering/``, checked, in file-name order."""
-    return [read_ordering(path) for path in json_files(ordering_dir(results_dir))]
+    return [STORE.read(path) for path in STORE.files(results_dir)]
 
 
 def write_ordering(results_dir: Path | str, data: dict[str, Any], group: str) -> Path:
-    """Check, then write atomically to :func:`bench.store.paths.ordering_file` (``group`` names the column
-    block: the group's id, plus the task where the block has its own)."""
-    validate_ordering(data, "<new ordering>")
-    return write_json(ordering_file(results_dir, data["paper"], data["table"], group, data["budget"]), data)
+    """Check, then write sealed and atomically to :func:`bench.store.paths.ordering_file` (``group`` names the
+    column block: the group's id, plus the task where the block has its own)."""
+    STORE.check(data, "<new ordering>")
+    return STORE.save(ordering_file(results_dir, data["paper"], data["table"], group, data["budget"]), data)
 
 
 def remove_ordering(results_dir: Path | str, paper: str, table: str, group: str, budget: str) -> Path | None:

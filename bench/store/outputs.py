@@ -15,16 +15,16 @@ copied into results/): its stored path is followed only to a file inside the dat
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from bench.api.names import IDENTIFIER
 from bench.api.paths import REPO_ROOT, RESULTS_DIR
 from bench.store.files import StoreError
 from bench.store.paths import OUTPUTS_DIR, outputs_text_file, run_record_file
 
-#: a run id is a file name: letters, digits and ``_ . + -``, starting with a letter or digit (no ``/``, no ``..``)
-SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+#: a run id is a file name: the one identifier rule (:mod:`bench.api.names`; no ``/``, no ``..``)
+SAFE_ID = IDENTIFIER
 
 
 class OutputsPathError(StoreError):
@@ -69,7 +69,7 @@ def outputs_location(rec: dict[str, Any], record: Path | str | None = None) -> P
     where = record_source(rec, record)
     shown = record if record is not None else where
     run_id = rec.get("run_id")
-    if not isinstance(run_id, str) or not SAFE_ID.match(run_id):
+    if not isinstance(run_id, str) or not SAFE_ID.fullmatch(run_id):
         raise OutputsPathError(f"{shown}: 'run_id' {run_id!r} is not a file name (letters, digits, _ . + -); fix or "
                           "delete this record.")
     if not isinstance(stored, str) or "\\" in stored or "\0" in stored:

@@ -9,11 +9,16 @@
     results/latency/<latency_id>.json                       latency records (kind ``latency``)
     results/ordering/<paper>-table<N>--<group>--<budget>.json  orderings (kind ``ordering``)
     results/significance/pvalues.json                       the leaderboards' stored p-values
+
+Every name a file name is built from here is checked against the one identifier rule first
+(:func:`bench.api.names.identifier`): a name is never a path, so no file of a kind lands outside its folder.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from bench.api.names import identifier
 
 OUTPUTS_DIR = "outputs"
 CALIBRATION_DIR = "calibration"
@@ -26,12 +31,12 @@ PVALUES_FILE = "pvalues.json"
 
 def run_record_file(results_dir: Path | str, run_id: str) -> Path:
     """A run record (or a submission's external record) of ``run_id``."""
-    return Path(results_dir) / f"{run_id}.json"
+    return Path(results_dir) / f"{identifier(run_id, 'run id')}.json"
 
 
 def outputs_text_file(results_dir: Path | str, run_id: str) -> Path:
     """The outputs of ``run_id`` as scored, one per line (kept beside the records)."""
-    return Path(results_dir) / OUTPUTS_DIR / f"{run_id}.txt"
+    return Path(results_dir) / OUTPUTS_DIR / f"{identifier(run_id, 'run id')}.txt"
 
 
 def calibration_dir(results_dir: Path | str) -> Path:
@@ -41,7 +46,7 @@ def calibration_dir(results_dir: Path | str) -> Path:
 
 def calibration_summary_file(results_dir: Path | str, system: str, task: str, budget: str) -> Path:
     """The summary of the sweeps of ``system`` on ``task`` at ``budget``."""
-    return calibration_dir(results_dir) / f"{system}--{task}--{budget}.json"
+    return calibration_dir(results_dir) / f"{_names(system=system, task=task, budget=budget)}.json"
 
 
 def latency_dir(results_dir: Path | str) -> Path:
@@ -50,7 +55,7 @@ def latency_dir(results_dir: Path | str) -> Path:
 
 def latency_record_file(results_dir: Path | str, latency_id: str) -> Path:
     """One ``bench latency --record`` measurement."""
-    return latency_dir(results_dir) / f"{latency_id}.json"
+    return latency_dir(results_dir) / f"{identifier(latency_id, 'latency id')}.json"
 
 
 def sweep_dir(results_dir: Path | str) -> Path:
@@ -59,7 +64,7 @@ def sweep_dir(results_dir: Path | str) -> Path:
 
 def sweep_record_file(results_dir: Path | str, sweep_id: str) -> Path:
     """One ``bench latency --batch-sizes --record`` sweep."""
-    return sweep_dir(results_dir) / f"{sweep_id}.json"
+    return sweep_dir(results_dir) / f"{identifier(sweep_id, 'sweep id')}.json"
 
 
 def ordering_dir(results_dir: Path | str) -> Path:
@@ -68,9 +73,19 @@ def ordering_dir(results_dir: Path | str) -> Path:
 
 def ordering_file(results_dir: Path | str, paper: str, table: str, group: str, budget: str) -> Path:
     """The ordering of one column block of a paper table at ``budget``."""
-    return ordering_dir(results_dir) / f"{paper}-table{table}--{group}--{budget}.json"
+    block = _names(table=table, group=group, budget=budget)
+    return ordering_dir(results_dir) / f"{identifier(paper, 'paper')}-table{block}.json"
+
+
+def significance_dir(results_dir: Path | str) -> Path:
+    return Path(results_dir) / SIGNIFICANCE_DIR
 
 
 def pvalues_file(results_dir: Path | str) -> Path:
     """Where the p-values of the records in ``results_dir`` are kept (committed beside them)."""
-    return Path(results_dir) / SIGNIFICANCE_DIR / PVALUES_FILE
+    return significance_dir(results_dir) / PVALUES_FILE
+
+
+def _names(**names: str) -> str:
+    """The identifiers ``names`` joined by ``--``, each checked (its keyword names it in the error)."""
+    return "--".join(identifier(value, key) for key, value in names.items())

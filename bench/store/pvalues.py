@@ -12,8 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.store.files import StoreError, is_number, read_json, write_json
-from bench.store.paths import pvalues_file
+from bench.store.files import StoreError, is_number
+from bench.store.integrity import DIGEST_FIELD
+from bench.store.paths import SIGNIFICANCE_DIR, pvalues_file, significance_dir
+from bench.store.sealed import SealedStore
 
 __all__ = ["PValues", "PValuesError", "load_pvalues", "pvalues_file", "validate_pvalues"]
 
@@ -30,18 +32,37 @@ def _fail(path: Path | str, msg: str) -> PValuesError:
 
 
 def validate_pvalues(data: Any, path: Path | str = "<p-values>") -> dict[str, float]:
-    """``data`` as key -> p (floats), or :class:`PValuesError`."""
+    """``data`` as key -> p (floats; its seal, the ``digest`` entry, left out), or :class:`PValuesError`."""
     if not isinstance(data, dict):
         raise _fail(path, "top level must be a JSON object of key -> p-value")
     for key, value in data.items():
+        if key == DIGEST_FIELD:
+            continue
         if not is_number(value) or not 0.0 <= value <= 1.0:
             raise _fail(path, f"the entry {key[:60]!r}... must be a p-value in [0, 1], got {value!r}")
-    return {k: float(v) for k, v in data.items()}
+    return {k: float(v) for k, v in data.items() if k != DIGEST_FIELD}
+
+
+class PValuesStore(SealedStore):
+    """The p-values file through the one sealed path, with its own wording."""
+
+    def fail(self, path: Path | str, msg: str) -> StoreError:
+        return _fail(path, msg)
+
+
+def _file(results_dir: Path | str, name: str) -> Path:
+    return pvalues_file(results_dir)
+
+
+#: the leaderboards' p-values (``results/significance/pvalues.json``), the store's kind ``significance``
+STORE = PValuesStore(PValuesError, "Significance", "bench table", "delete it and run `bench table` where the data "
+                     "and the runs' outputs are (it computes them again)", SIGNIFICANCE_DIR, significance_dir, _file,
+                     validate_pvalues, kind="significance")
 
 
 def load_pvalues(path: Path | str) -> dict[str, float]:
-    """The p-values stored at ``path``, checked ({} when there is no file)."""
-    return validate_pvalues(read_json(path, _fail), path) if Path(path).is_file() else {}
+    """The p-values stored at ``path``, checked and their seal fitting ({} when there is no file)."""
+    return dict(STORE.read(path)) if Path(path).is_file() else {}
 
 
 class PValues:
@@ -80,6 +101,6 @@ class PValues:
             self.path.unlink(missing_ok=True)
             return
         try:
-            write_json(self.path, wanted)
+            STORE.save(self.path, wanted)
         except OSError:
             return

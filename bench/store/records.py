@@ -14,15 +14,18 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
-from bench.store.files import StoreError, is_number, json_files, read_json, write_json
+from bench.api.names import identifier_problem
+from bench.store.files import StoreError, is_number, write_json
 from bench.store.integrity import DIGEST_FIELD, Problem, digest_problem, record_problems, sealed, unsealed
-from bench.store.outputs import StoredRecord, outputs_location
+from bench.store.outputs import outputs_location
 from bench.store.paths import run_record_file
+from bench.store.sealed import SealedStore, name_values
 
 SCHEMA_VERSION = 1
 #: what a record's ``kind`` may be: a harness run, or outputs submitted with ``bench submit``
@@ -95,6 +98,8 @@ class RunRecord:
         a record its own readers refuse."""
         rec = self.to_json()
         problems = record_problems(rec) if self.status == "complete" else []
+        problems += [Problem(field, str(why)) for field, value in name_values(rec, RUN_NAMES)
+                     if (why := identifier_problem(value)) is not None]
         if problems:
             raise RecordError(f"{path}: not written: {problems[0]}, which every reader of records refuses. The "
                               "harness computed an inconsistent record: report it with this line.")
@@ -114,14 +119,7 @@ def read_record(path: Path | str) -> dict[str, Any]:
     digest, when it has one, must fit its content, and is not in the dict returned (:func:`check_digest`); a
     complete one's ``outputs.n`` must be the number of lines of its outputs file when that file is as scored. It
     knows its file (:class:`bench.store.outputs.StoredRecord`): its outputs are found beside it."""
-    rec = StoredRecord(check_digest(validate_record(_read_json(path), path), path), path)
-    if rec["status"] == "complete":
-        _check_outputs_count(rec, path)
-    return rec
-
-
-def _read_json(path: Path | str) -> Any:
-    return read_json(path, _fail)
+    return RUNS.read(path)  # a complete one's outputs count is checked against its outputs file (RunStore)
 
 
 class RecordError(StoreError):
@@ -210,8 +208,8 @@ def _check_integrity(rec: dict[str, Any], path: Path | str) -> None:
 
 
 def check_digest(rec: dict[str, Any], path: Path | str) -> dict[str, Any]:
-    """``rec`` without its digest, unless the digest does not fit its content (:class:`RecordIntegrityError`). A
-    record without one (written before digests) passes: docs/integrity.md says what covers it."""
+    """``rec`` without its digest, unless the digest does not fit its content, or it has none and is not pinned
+    as legacy (:mod:`bench.store.legacy`): :class:`RecordIntegrityError`. docs/integrity.md."""
     problem = digest_problem(rec)
     if problem is not None:
         raise _integrity_error(rec, path, problem)
@@ -267,11 +265,11 @@ def load_records(results_dir: Path | str) -> list[dict]:
     """
     out: dict[str, dict] = {}
     seen: dict[str, Path] = {}
-    for path in json_files(results_dir):
-        data = _read_json(path)
+    for path in RUNS.files(results_dir):
+        data = RUNS.raw(path)
         if isinstance(data, dict) and data.get("kind") == "calibration":
             continue  # results/calibration/ keeps each sweep's summary beside its points' run records
-        rec = StoredRecord(check_digest(validate_record(data, path), path), path)
+        rec = RUNS.accept(data, path)
         if rec["status"] != "complete":
             continue
         rid = rec["run_id"]
@@ -375,7 +373,7 @@ def _check_outputs_count(rec: dict[str, Any], record: Path | str) -> None:
             "outputs.n", f"is {n!r} but its outputs file {path} (sha256 as recorded) holds {outputs_lines(path)}"))
 
 
-def _redo(rec: dict[str, Any]) -> str:
+def _redo(rec: Mapping[str, Any]) -> str:
     """The command that makes the record again from fresh outputs."""
     spec = rec.get("spec") or {}
     if rec.get("kind", "run") != "run":
@@ -386,3 +384,31 @@ def _redo(rec: dict[str, Any]) -> str:
     words = (f"bench run --system {spec.get('system')} --task {spec.get('task')} --split {spec.get('split')} "
              f"--budget {spec.get('budget')} --seed {spec.get('seed', 42)}{limit} {sets}").rstrip()
     return f"re-run it with `{words} --force`"
+
+
+#: the fields of a run record a file name is built from (its file, its outputs, report pages, a split to load)
+RUN_NAMES = ("run_id", "spec.system", "spec.task", "spec.split", "spec.budget")
+
+
+class RunStore(SealedStore):
+    """Run records (and submissions, calibration points: the same schema) through the one sealed path, with
+    their own wording: the fix is the command line that makes the record again (:func:`_redo`)."""
+
+    def fail(self, path: Path | str, msg: str) -> StoreError:
+        return _fail(path, msg)
+
+    def edited(self, path: Path | str, problem: Problem, rec: Any = None) -> StoreError:
+        return _integrity_error(dict(rec or {}), path, problem)
+
+    def consistent(self, rec: Any, path: Path | str) -> None:
+        if rec.get("status") == "complete":
+            _check_outputs_count(rec, path)
+
+
+def _run_folder(results_dir: Path | str) -> Path:
+    return Path(results_dir)
+
+
+#: run records (``results/<run_id>.json``; kind ``run`` or ``external``), the store's kind ``run``
+RUNS = RunStore(RecordError, "Run", "bench run", _redo, "run_id", _run_folder, run_record_file, validate_record,
+                names=RUN_NAMES, kind="run")

@@ -1,59 +1,174 @@
-"""One sealed-record store: how latency and sweep records are written, read back and refused.
+"""One sealed-record store: how every kind of record under results/ is written, read back and refused (#57).
 
-Why one: both are measurements the pages print as facts, written sealed (a digest over the record) by one
-command, and read through one path that checks the schema, then the seal, and names the file, the field and
-the command that makes the record again. Each kind brings its validator, its folder and its wording.
+Why one: each kind of record (run, submission, calibration summary and point, latency, sweep, ordering, the
+leaderboards' p-values) is a claim the pages print as facts. Each used to bring its own reader, and each reader
+its own hole (a name pasted into a path, a deleted digest read as "legacy", a range nobody checked). Here
+there is one path, and a kind is a :class:`SealedStore` value that plugs into it:
+
+1. the file is read by the one JSON reader (:func:`bench.store.files.read_json`), inside its results folder
+   (a link out of the folder is refused);
+2. every name a path is built from (:attr:`SealedStore.names`) is checked against the one identifier rule
+   (:mod:`bench.api.names`) before any path is built from it;
+3. the kind's validator checks the schema, the types and the ranges (it names the field);
+4. the seal: the digest fits the content, or the record has none and its content is pinned as legacy
+   (:func:`bench.store.integrity.digest_problem`, :mod:`bench.store.legacy`).
+
+Writers run steps 2 and 3, then seal and write atomically. The registry of kinds is
+:mod:`bench.store.kinds`; no module of the store reads a results JSON another way (a test holds that).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.api.errors import UserError
+from bench.api.names import identifier_problem
 from bench.store.files import StoreError, json_files, read_json, write_json
-from bench.store.integrity import Problem, checked_unsealed, sealed
+from bench.store.integrity import Problem, digest_problem, sealed, unsealed
+from bench.store.outputs import StoredRecord
 
 
 @dataclass(frozen=True)
 class SealedStore:
-    """A kind of sealed record in its own folder of the results (``results/<kind>/<id>.json``)."""
+    """A kind of sealed record: its error, its wording, where it lives, its validator and its name fields."""
 
     error: type[StoreError]
     name: str  # "Latency", "Sweep"
     command: str  # the command that writes such a record, named in every error
-    again: str  # what to do when a record was edited: "measure again", "sweep again"
+    again: str | Callable[[Mapping[str, Any]], str]  # what to do when a record was edited ("measure again")
     id_field: str
     folder: Callable[[Path | str], Path]
     file: Callable[[Path | str, str], Path]
-    validate: Callable[[Any, Path | str], dict[str, Any]]
+    validate: Callable[[Any, Path | str], Any]
+    #: the fields a file name may be built from, each an identifier: ``a.b``, ``a[].b`` (each item of a list),
+    #: ``a{}`` (each key of an object); absent or null ones are the validator's to require
+    names: tuple[str, ...] = ()
+    #: the registry's name of the kind (:mod:`bench.store.kinds`)
+    kind: str = ""
 
     def fail(self, path: Path | str, msg: str) -> StoreError:
         return self.error(f"{path}: {msg}. {self.name} records are written by `{self.command}`; "
                           "fix or delete this file.")
 
-    def edited(self, path: Path | str, problem: Problem) -> StoreError:
+    def redo(self, rec: Mapping[str, Any] | None = None) -> str:
+        """What to do instead of restoring an edited record (the command that makes it again)."""
+        return self.again if isinstance(self.again, str) else self.again(rec or {})
+
+    def edited(self, path: Path | str, problem: Problem, rec: Mapping[str, Any] | None = None) -> StoreError:
         return self.error(
             f"{path}: {problem}; the record is not as `{self.command}` wrote it (edited or damaged), so no number "
-            f"of it is shown. Restore it (`git checkout -- {path}` if it is committed) or {self.again}."
+            f"of it is shown. Restore it (`git checkout -- {path}` if it is committed) or {self.redo(rec)}."
         )
 
-    def read(self, path: Path | str) -> dict[str, Any]:
-        """One record file, schema-checked and its digest (if any) fitting; returned without its digest (the
-        file's seal, made again by the writer)."""
-        rec = self.validate(read_json(path, self.fail), path)
-        return checked_unsealed(rec, lambda problem: self.edited(path, problem))
+    # ------------------------------------------------------------------ reading
+    def check(self, data: Any, path: Path | str) -> Any:
+        """Steps 2 and 3: every name field against the identifier rule (first: a name that climbs out is named as
+        such, whatever else is wrong), then the kind's validator; returns what the validator returns. A validator
+        tripped by a field of the wrong JSON type is one line naming the file, never a traceback."""
+        for field, value in name_values(data, self.names):
+            problem = identifier_problem(value)
+            if problem is not None:
+                raise self.fail(path, f"'{field}' {problem}")
+        try:
+            return self.validate(data, path)
+        except UserError:
+            raise
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError) as exc:
+            raise self.fail(path, f"a field has the wrong JSON type or shape ({type(exc).__name__}: "
+                                  f"{str(exc)[:200]})") from None
+
+    def raw(self, path: Path | str) -> Any:
+        """The parsed JSON of ``path`` (step 1), nothing checked yet."""
+        return read_json(path, self.fail)
+
+    def consistent(self, rec: Any, path: Path | str) -> None:
+        """A kind's checks of its record against files beside it (a run record's outputs), after its validator
+        and before its seal: an edited number is named by its field first. None by default."""
+
+    def accept(self, data: Any, path: Path | str) -> StoredRecord:
+        """Steps 2 to 4 on a parsed file: the record without its digest, knowing its file."""
+        rec = self.check(data, path)
+        self.consistent(rec, path)
+        problem = digest_problem(data) if isinstance(data, Mapping) else None
+        if problem is not None:
+            raise self.edited(path, problem, data if isinstance(data, Mapping) else None)
+        return StoredRecord(unsealed(rec), path)
+
+    def read(self, path: Path | str) -> StoredRecord:
+        """One record file, checked, its seal fitting (or its content pinned as legacy); returned without its
+        digest (the file's seal, made again by the writer) and knowing its file (``.source``)."""
+        return self.accept(self.raw(path), path)
+
+    def files(self, results_dir: Path | str) -> list[Path]:
+        """The kind's JSON files in ``results_dir`` (none there: []), each checked to stay inside its folder."""
+        folder = self.folder(results_dir)
+        return [self.inside(folder, path) for path in json_files(folder)]
+
+    def inside(self, folder: Path | str, path: Path) -> Path:
+        """``path`` if it (links resolved) stays inside ``folder``, else the kind's error naming the link."""
+        if not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)):
+            raise self.fail(path, f"is a link out of its folder {folder} (to {os.path.realpath(path)}); a record is "
+                                  "read only inside its results folder. Replace the link by the file")
+        return path
+
+    def path_of(self, results_dir: Path | str, name: str) -> Path:
+        """Where the record named ``name`` lives under ``results_dir`` (``name`` an identifier), inside its folder."""
+        return self.inside(self.folder(results_dir), self.file(results_dir, name))
 
     def load(self, results_dir: Path | str) -> list[dict[str, Any]]:
         """Every record in the kind's folder of ``results_dir``, checked, oldest first (by created, then id)."""
-        out = [self.read(path) for path in json_files(self.folder(results_dir))]
+        out = [self.read(path) for path in self.files(results_dir)]
         return sorted(out, key=lambda r: (r["created"], r[self.id_field]))
 
+    # ------------------------------------------------------------------ writing
+    def save(self, path: Path | str, record: Mapping[str, Any]) -> Path:
+        """Check (as every reader does), then write sealed and atomically at ``path`` (a reader never sees half
+        a file): the harness never writes a record its own readers refuse."""
+        body = unsealed(dict(record))
+        self.check(body, "<new record>")
+        return write_json(path, sealed(body))
+
     def write(self, results_dir: Path | str, record: Mapping[str, Any]) -> Path:
-        """Check, then write sealed and atomically (a reader never sees half a file)."""
-        self.validate(dict(record), "<new record>")
-        return write_json(self.file(results_dir, str(record[self.id_field])), sealed(record))
+        """:meth:`save` at the record's own place (its id names the file)."""
+        self.check(unsealed(dict(record)), "<new record>")
+        return self.save(self.file(results_dir, str(record[self.id_field])), record)
 
 
-__all__ = ["SealedStore"]
+def name_values(data: Any, fields: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
+    """(shown field, value) of every name ``fields`` point at in ``data`` (see :attr:`SealedStore.names`)."""
+    for spec in fields:
+        yield from _walk(data, spec.split("."), "")
+
+
+def _walk(node: Any, parts: list[str], at: str) -> Iterator[tuple[str, Any]]:
+    if not parts:
+        if node is not None:
+            yield at, node
+        return
+    head, rest = parts[0], parts[1:]
+    if head.endswith("{}"):
+        obj = node.get(head[:-2]) if isinstance(node, Mapping) else None
+        if isinstance(obj, Mapping):
+            for key, value in obj.items():
+                where = f"{at}{head[:-2]}.{key}" if isinstance(key, str) and identifier_problem(key) is None \
+                    else f"{at}{head[:-2]} (a key)"
+                if rest:
+                    yield from _walk(value, rest, where + ".")
+                else:
+                    yield where, key
+        return
+    if head.endswith("[]"):
+        items = node.get(head[:-2]) if isinstance(node, Mapping) else None
+        if isinstance(items, list):
+            for i, item in enumerate(items):
+                yield from _walk(item, rest, f"{at}{head[:-2]}[{i}]" + ("." if rest else ""))
+        return
+    if isinstance(node, Mapping) and head in node:
+        yield from _walk(node[head], rest, f"{at}{head}" + ("." if rest else ""))
+
+
+__all__ = ["SealedStore", "name_values"]

@@ -9,11 +9,12 @@ one is written, how it is told from a run, and the typed loaders for submissions
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bench.store.paths import outputs_text_file, run_record_file
-from bench.store.records import RecordError, RunRecord, load_records, read_record
+from bench.store.records import RUNS, RecordError, RunRecord, load_records, read_record, validate_record
 
 KIND = "external"
 BUDGET = "external"  # never one of the run budgets: no table matches it to a reproduction
@@ -21,6 +22,20 @@ BUDGET = "external"  # never one of the run budgets: no table matches it to a re
 
 def is_submission(rec: Mapping[str, Any]) -> bool:
     return rec.get("kind") == KIND
+
+
+def validate_submission(rec: Any, path: Path | str = "<submission>") -> dict[str, Any]:
+    """A run record's checks (:func:`bench.store.records.validate_record`), and its kind is ``external``."""
+    validate_record(rec, path)
+    if not is_submission(rec):
+        raise RecordError(f"{path}: a run record (kind {rec.get('kind', 'run')!r}), not a submission (kind "
+                          f"'{KIND}'); give the record `bench submit` wrote.")
+    return rec
+
+
+#: submissions (``results/<run_id>.json`` of kind ``external``), the store's kind ``submission``: the run
+#: records' sealed path, with the submission's own check
+STORE = replace(RUNS, name="Submission", command="bench submit", validate=validate_submission, kind="submission")
 
 
 def submission_file(results_dir: Path | str, run_id: str) -> Path:
@@ -36,9 +51,7 @@ def submitted_outputs_file(results_dir: Path | str, run_id: str) -> Path:
 def read_submission(path: Path | str) -> dict[str, Any]:
     """One external record, checked; a run record there is an error naming the file."""
     rec = read_record(path)
-    if not is_submission(rec):
-        raise RecordError(f"{path}: a run record (kind {rec.get('kind', 'run')!r}), not a submission (kind "
-                          f"'{KIND}'); give the record `bench submit` wrote.")
+    validate_submission(rec, path)
     return rec
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from bench.api.errors import UserError
 from bench.api.paths import RESULTS_DIR
-from bench.store.paths import CALIBRATION_DIR, LATENCY_DIR, ORDERING_DIR, OUTPUTS_DIR, pvalues_file
+from bench.store.paths import CALIBRATION_DIR, LATENCY_DIR, ORDERING_DIR, OUTPUTS_DIR, SWEEP_DIR, pvalues_file
 
 #: how many top-level JSON files of a folder are opened to tell whether it holds records (bounded: a home folder)
 _PEEK_FILES = 64
@@ -25,7 +25,7 @@ _PEEK_BYTES = 16 << 20  # a record is far smaller; a larger JSON is not opened
 
 
 #: the ``kind`` of every JSON the store writes under results/
-STORE_KINDS = ("run", "external", "latency", "calibration", "ordering")
+STORE_KINDS = ("run", "external", "latency", "sweep", "calibration", "ordering")
 
 
 class UnsafeTargetError(UserError, ValueError):
@@ -42,7 +42,7 @@ def is_results_folder(folder: Path | str) -> bool:
     root = Path(folder)
     if not root.is_dir():
         return False
-    if any((root / sub).is_dir() for sub in (OUTPUTS_DIR, CALIBRATION_DIR, LATENCY_DIR, ORDERING_DIR)):
+    if any((root / sub).is_dir() for sub in (OUTPUTS_DIR, CALIBRATION_DIR, LATENCY_DIR, SWEEP_DIR, ORDERING_DIR)):
         return True
     if pvalues_file(root).is_file():
         return True

@@ -30,7 +30,7 @@ from typing import Any
 from bench.api.paths import RESULTS_DIR
 from bench.runs import Reporter, RunSpec, build_system
 from bench.runs.pipeline import execute
-from bench.store.calibration import KIND, SCHEMA, read_summary, write_summary
+from bench.store.calibration import KIND, SCHEMA, best_point, read_summary, write_summary
 from bench.store.paths import calibration_dir, calibration_summary_file
 
 
@@ -184,9 +184,6 @@ def find_summary(
 
 
 def _pick(points: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The best dev score among non-degenerate points (fewer updates on a tie)."""
-    healthy = [p for p in points if not p["degenerate"] and p["score"] is not None]
-    if not healthy:
-        return None
-    best = max(healthy, key=lambda p: (p["score"], -p["updates"]))
-    return {"lr": best["lr"], "updates": best["updates"], "run_id": best["run_id"], "score": best["score"]}
+    """The best dev score among non-degenerate points (fewer updates on a tie): the store's rule
+    (:func:`bench.store.calibration.best_point`), which every reader of a summary checks."""
+    return best_point(points)

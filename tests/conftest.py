@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# where runs land without --results-dir (bench.api.paths.workspace_dir): a folder of this test session, never the
+# checkout's .cache/results (and never results/); each xdist worker imports this file and gets its own
+os.environ["BENCH_RESULTS"] = tempfile.mkdtemp(prefix="bench-workspace-")
 
 
 @pytest.fixture(autouse=True)

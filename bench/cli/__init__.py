@@ -40,3 +40,11 @@ def main() -> None:
             raise
         err_console.print(f"[bold red]error:[/] {escape(str(problem))}")
         sys.exit(2 if isinstance(problem, UserError) else 1)
+
+
+import typing  # noqa: E402
+
+if not typing.TYPE_CHECKING:  # at run time `bench.cli.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from bench.cli import common as ui
-from bench.cli.common import RESULTS_DIR, ResultsDir
+from bench.cli.common import ResultsDir
 
 
 class Kind(str, Enum):
@@ -26,7 +26,7 @@ def ls(
     task: Annotated[str | None, typer.Option(help="runs: only this task.")] = None,
     system: Annotated[str | None, typer.Option(help="runs: only this system.")] = None,
     budget: Annotated[str | None, typer.Option(help="runs: only this budget.")] = None,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
 ) -> None:
     """List registered tasks, systems (with the budgets each runs at here, and its cpu stand-in) or recipes, or
     the recorded runs (one line each: run id, system, task, split, budget, examples, headline score)."""
@@ -93,25 +93,31 @@ def ls(
     ui.console.print(table)
 
 
-def _render_runs(task: str | None, system: str | None, budget: str | None, results_dir: Path) -> None:
-    """The recorded runs, one line each (bench.report.term_views.run_rows); system, task, split and budget are
-    left out at narrow widths, since the run id names them."""
+def _render_runs(task: str | None, system: str | None, budget: str | None, results_dir: Path | None) -> None:
+    """The recorded runs, one line each (bench.report.term_views.run_rows), the committed results first, then the
+    workspace's; system, task, split and budget are left out at narrow widths, since the run id names them."""
     from bench.env.term_layout import Rows, print_fitted
     from bench.report.term_views import RUN_HEADERS, run_rows
-    from bench.store.records import load_records, require_dir
+    from bench.runs.folders import folders, label, sections
 
+    where = folders(results_dir)
     try:
-        records = load_records(require_dir(results_dir))
+        parts = sections(where)
     except ValueError as exc:
         ui.fail(str(exc))
-    rows = Rows(RUN_HEADERS, atomic=range(len(RUN_HEADERS)), right=(5,), optional=(1, 2, 3, 4), inline=True,
-                suffixed=(5,),
-                caption="headline: the task leaderboard's metric and recipe (`bench leaderboard TASK`); run id: "
-                "system--task--split--budget--seed--hash (`bench show RUN_ID`).")
-    for row in run_rows(records, task, system, budget):
-        rows.add(*row)
-    if not rows.rows:
+    shown = 0
+    for i, (folder, records) in enumerate(parts):
+        rows = Rows(RUN_HEADERS, atomic=range(len(RUN_HEADERS)), right=(5,), optional=(1, 2, 3, 4), inline=True,
+                    suffixed=(5,), labelled=(6,), title="" if where.explicit else label(folder),
+                    caption="" if i < len(parts) - 1 else "settings: the run's --set overrides (preset: none); "
+                    "headline: the task leaderboard's metric and recipe (`bench leaderboard TASK`); run id: "
+                    "system--task--split--budget--seed--hash (`bench show RUN_ID`, or its last 8 characters).")
+        for row in run_rows(records, task, system, budget):
+            rows.add(*row)
+        if rows.rows:
+            shown += 1
+            print_fitted(rows, ui.console)
+    if not shown:
         given = " ".join(f"--{k} {v}" for k, v in (("task", task), ("system", system), ("budget", budget)) if v)
-        ui.fail(f"No record in {ui.shown(results_dir)} matches {given or '--task/--system/--budget'}; "
+        ui.fail(f"No record in {where.describe()} matches {given or '--task/--system/--budget'}; "
                 "`bench ls runs` lists all.")
-    print_fitted(rows, ui.console)

@@ -12,3 +12,10 @@ layers that make these files (latency, runs, workflows, report, cli) and imports
 from bench.store.files import StoreError
 
 __all__ = ["StoreError"]
+
+import typing
+
+if not typing.TYPE_CHECKING:  # at run time `bench.store.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from bench.cli import common as ui
 from bench.cli.common import ResultsDir
@@ -56,26 +55,29 @@ def ls(
         print_fitted(splits, ui.console)
         return
     elif kind is Kind.systems:
-        from rich import box
-
-        from bench.runs.resolve import budgets_here
+        from bench.runs.resolve import budgets_here, needs_here
         from systems import SYSTEMS
 
-        table = Table(show_header=True, header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-        table.add_column("system", no_wrap=True)
-        table.add_column("family", no_wrap=True)
-        table.add_column("runs here at", no_wrap=True)
-        table.add_column("cpu stand-in", no_wrap=True)
+        table = Rows(["system", "family", "runs here at", "cpu stand-in"], atomic=range(4), optional=(1,),
+                     caption="runs here at: budgets whose weights and modules are on this machine (paper also "
+                     "wants a GPU); needs X: run X first. cpu stand-in: what `bench run --budget cpu --stand-in` "
+                     "runs instead.")
         added = []  # (name, origin) of the systems a plugin added: said under the table, in full, not squeezed
+        needs: dict[tuple[str, str], list[str]] = {}  # (install command, modules) -> the systems that wait for it
         for name in SYSTEMS.names():
             meta = SYSTEMS.meta(name)
             budgets, stand_in = budgets_here(name)
-            table.add_row(*map(ui.plain, (name, meta.get("family", ""), " ".join(budgets) or "-", stand_in or "")))
+            missing, install = needs_here(name)
+            if missing:
+                needs.setdefault((install or "install", " and ".join(missing)), []).append(name)
+            table.add(name, meta.get("family", ""), f"needs {install}" if missing else " ".join(budgets) or "-",
+                      stand_in or "")
             if meta["origin"] != "built-in":
                 added.append((name, meta["origin"]))
-        table.caption = ("runs here at: budgets whose weights are on this machine (paper also wants a GPU). "
-                         "cpu stand-in: what `bench run --budget cpu --stand-in` runs instead.")
-        ui.console.print(table)
+        print_fitted(table, ui.console)
+        for (how, what), names in needs.items():
+            ui.console.print(ui.plain(f"Not runnable here until `{how}` ({what} not installed): {', '.join(names)}",
+                                      one_line=False))
         if added:
             ui.console.print("Added by plugins (every other system is built-in):")
             for name, origin in added:
@@ -89,8 +91,6 @@ def ls(
             meta = RECIPES.meta(name)
             recipes.add(name, meta.get("family", ""), meta["origin"])
         print_fitted(recipes, ui.console)
-        return
-    ui.console.print(table)
 
 
 def _render_runs(task: str | None, system: str | None, budget: str | None, results_dir: Path | None) -> None:

@@ -104,12 +104,13 @@ def compare(
     from bench import scoring
     from bench.data import TASKS, load_split
     from bench.runs import check_limit, first_examples
+    from bench.runs.folders import folders, names_runs
     from bench.runs.lookup import RunLookupError, compare_runs
     from bench.scoring.agreement import identical_line, identical_outputs
     from bench.scoring.compare_cache import cached_compare
 
     try:
-        if task is None or not all(Path(x).is_file() and not x.endswith(".json") for x in (a, b)):
+        if task is None or names_runs([a, b], folders(results_dir)):
             if task is None and all(Path(x).is_file() and not x.endswith(".json") for x in (a, b)):
                 ui.fail("comparing outputs files needs --task (run ids need no options).")
             compared = compare_runs(a, b, recipe, results_dir=results_dir, data_dir=data_dir, use_cache=not no_cache,

@@ -163,7 +163,9 @@ def find(run_id: str, where: Folders) -> tuple[Path, dict[str, Any]]:
     if run_id.endswith(".json"):
         path = Path(run_id)
         if not path.is_file():
-            raise RunNotFound(f"no record {path}.")
+            near = sorted(p.stem for p in path.parent.glob(f"{path.stem.split('--')[0]}*.json"))[:5]
+            hint = f" Similar: {', '.join(near)}." if near else " `bench ls runs` lists the recorded runs."
+            raise RunNotFound(f"no record {path}.{hint}")
         return path, read_record(path)
     dirs = where.existing()
     for folder in dirs:
@@ -179,6 +181,16 @@ def find(run_id: str, where: Folders) -> tuple[Path, dict[str, Any]]:
                                                            else "")
         raise RunNotFound(f"'{run_id}' is the start or end of {len(matches)} run ids: {names}; give more of it.")
     raise RunNotFound(_not_found(run_id, dirs, where))
+
+
+def names_runs(run_ids: Sequence[str], where: Folders) -> bool:
+    """Whether every one of ``run_ids`` names exactly one recorded run (an id, a unique short id, a record path)."""
+    try:
+        for run_id in run_ids:
+            find(run_id, where)
+    except (RunNotFound, OSError, ValueError):
+        return False
+    return True
 
 
 def short_matches(fragment: str, dirs: Sequence[Path]) -> list[Path]:

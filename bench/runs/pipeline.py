@@ -109,11 +109,13 @@ def execute(
     :class:`bench.runs.lock.LockBusy` naming the holder), then finds its record complete.
     ``fresh`` (``--fresh``, for a corrupt checkpoint): re-run (as ``force``) from a discarded training workdir.
     """
+    from bench.api.system import require_modules
     from bench.env.device import resolve_device
     from bench.runs.lock import held, run_lock_path
 
     # what bad input can break is checked before the lock: a mistyped system, setting or device writes nothing
     system = build(spec)
+    require_modules(spec.system, system)  # fairseq not installed: one line naming `make fairseq`
     resolve_device(device)
     with held(run_lock_path(results_dir, spec.run_id), f"bench run {spec.run_id}", wait=wait, say=say):
         if not (force or fresh):

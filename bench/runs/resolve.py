@@ -83,6 +83,18 @@ def budgets_here(name: str) -> tuple[list[str], str | None]:
     return here, stand_in
 
 
+def needs_here(name: str) -> tuple[list[str], str]:
+    """The modules registered system ``name`` needs that this Python lacks (fairseq, ctranslate2) and the command
+    that installs them; ([], "") when it has all it imports. Building loads nothing, so this is cheap."""
+    from systems import build
+
+    try:
+        system = build(name, "smoke", {})
+    except (ValueError, UserError):
+        return [], ""
+    return system.missing_modules(), system.install_command
+
+
 def resolve_here(spec: RunSpec, data_dir: Path | str | None = None, *,
                  use_stand_in: bool = False) -> tuple[RunSpec, list[tuple[str, str, str]]]:
     """The spec as it can run here (its cpu stand-in where asked for, else a one-line refusal naming it; the split

@@ -67,10 +67,10 @@ def ls(
         for name in SYSTEMS.names():
             meta = SYSTEMS.meta(name)
             budgets, stand_in = budgets_here(name)
-            missing, install = needs_here(name)
+            missing, install, family = needs_here(name)
             if missing:
                 needs.setdefault((install or "install", " and ".join(missing)), []).append(name)
-            table.add(name, meta.get("family", ""), f"needs {install}" if missing else " ".join(budgets) or "-",
+            table.add(name, meta.get("family") or family, f"needs {install}" if missing else " ".join(budgets) or "-",
                       stand_in or "")
             if meta["origin"] != "built-in":
                 added.append((name, meta["origin"]))

@@ -163,7 +163,8 @@ def find(run_id: str, where: Folders) -> tuple[Path, dict[str, Any]]:
     if run_id.endswith(".json"):
         path = Path(run_id)
         if not path.is_file():
-            near = sorted(p.stem for p in path.parent.glob(f"{path.stem.split('--')[0]}*.json"))[:5]
+            stem = path.stem.split("--")[0]
+            near = sorted(p.stem for p in path.parent.glob(f"{stem}*.json"))[:5] if stem else []
             hint = f" Similar: {', '.join(near)}." if near else " `bench ls runs` lists the recorded runs."
             raise RunNotFound(f"no record {path}.{hint}")
         return path, read_record(path)
@@ -208,7 +209,9 @@ def short_matches(fragment: str, dirs: Sequence[Path]) -> list[Path]:
 
 
 def _not_found(run_id: str, dirs: Sequence[Path], where: Folders) -> str:
-    near = sorted({p.stem for d in dirs for p in d.glob(f"{run_id.split('--')[0]}*.json")})[:5]
+    stem = run_id.split("--")[0]
+    near = sorted({p.stem for d in dirs for p in d.glob(f"{stem}*.json")})[:5] if stem and "/" not in stem and \
+        not stem.startswith(".") else []
     places = " and ".join(label(d) for d in where.read)
     hint = f" Similar: {', '.join(near)}." if near else " `bench ls runs` lists the recorded runs."
     return f"no record '{run_id}' in {places}.{hint}"

@@ -35,7 +35,7 @@ def _fetched_root(tmp_path: Path) -> Path:
     return root
 
 
-def _serve_full_corpus(hub: FakeHub, root: Path) -> None:
+def _serve_full_corpus(fake: FakeHub, root: Path) -> None:
     """EdinburghNLP/xsum as the hub holds it: a script-only main branch and the parquet export, one file per split,
     records (document, summary, id) over every official id (documents made up: two short sentences each)."""
     ids = json.loads((root / xsum.SPLIT_JSON).read_text())
@@ -49,7 +49,7 @@ def _serve_full_corpus(hub: FakeHub, root: Path) -> None:
                 for n, i in enumerate(ids[split])]
         export[f"default/{split}/0000.parquet"] = _parquet(rows)
     repo.add("refs/convert/parquet", export)
-    hub.repos["datasets", xsum.HUB_DATASET] = repo
+    fake.repos["datasets", xsum.HUB_DATASET] = repo
 
 
 @pytest.mark.slow

@@ -22,6 +22,8 @@ class Kind(str, Enum):
 @ui.app.command("ls")
 def ls(
     kind: Annotated[Kind, typer.Argument(help="What to list.")],
+    run_ids: Annotated[list[str] | None, typer.Argument(help="runs: only these runs (ids, or the short ids the pages "
+                                                        "show).", show_default=False)] = None,
     task: Annotated[str | None, typer.Option(help="runs: only this task.")] = None,
     system: Annotated[str | None, typer.Option(help="runs: only this system.")] = None,
     budget: Annotated[str | None, typer.Option(help="runs: only this budget.")] = None,
@@ -31,10 +33,10 @@ def ls(
     the recorded runs (one line each: run id, system, task, split, budget, examples, headline score)."""
     from bench.env.term_layout import Rows, print_fitted
 
-    if kind is not Kind.runs and (task or system or budget):
-        ui.fail("--task, --system and --budget filter `bench ls runs`; the registries are listed whole.")
+    if kind is not Kind.runs and (task or system or budget or run_ids):
+        ui.fail("run ids, --task, --system and --budget filter `bench ls runs`; the registries are listed whole.")
     if kind is Kind.runs:
-        _render_runs(task, system, budget, results_dir)
+        _render_runs(task, system, budget, results_dir, run_ids or [])
         return
 
     if kind is Kind.tasks:
@@ -93,18 +95,22 @@ def ls(
         print_fitted(recipes, ui.console)
 
 
-def _render_runs(task: str | None, system: str | None, budget: str | None, results_dir: Path | None) -> None:
+def _render_runs(task: str | None, system: str | None, budget: str | None, results_dir: Path | None,
+                 run_ids: list[str]) -> None:
     """The recorded runs, one line each (bench.report.term_views.run_rows), the committed results first, then the
     workspace's; system, task, split and budget are left out at narrow widths, since the run id names them."""
     from bench.env.term_layout import Rows, print_fitted
     from bench.report.term_views import RUN_HEADERS, run_rows
-    from bench.runs.folders import folders, label, sections
+    from bench.runs.folders import find, folders, label, sections
 
     where = folders(results_dir)
     try:
         parts = sections(where)
+        wanted = {find(rid, where)[1]["run_id"] for rid in run_ids}  # a short id names one run, or fails in one line
     except ValueError as exc:
         ui.fail(str(exc))
+    if wanted:
+        parts = [(folder, [r for r in recs if r["run_id"] in wanted]) for folder, recs in parts]
     shown = 0
     for i, (folder, records) in enumerate(parts):
         rows = Rows(RUN_HEADERS, atomic=range(len(RUN_HEADERS)), right=(5,), optional=(1, 2, 3, 4), inline=True,

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from bench.cli import common as ui
 from bench.cli.common import DataDir, DeviceOpt, EvidenceDir, ResultsDir
@@ -168,14 +167,18 @@ def fetch_cmd(
 @ui.app.command("validate")
 def validate(data_dir: DataDir = None) -> None:
     """Check data checksums, Java/Perl/METEOR/ROUGE tools and backbone files before an expensive run."""
+    from rich.text import Text
+
+    from bench.env.term_layout import words
     from bench.workflows.validate import run_checks
 
     ok = True
-    table = Table("check", "status", "detail", header_style="bold")
-    for check in run_checks(data_dir):
+    for check in run_checks(data_dir):  # one block per check: a path in its detail is printed whole, never cut
         ok &= check.ok or check.optional
-        status = "[green]ok[/]" if check.ok else ("[yellow]missing (optional)[/]" if check.optional else "[red]FAIL[/]")
-        table.add_row(ui.plain(check.name), status, ui.plain(check.detail, one_line=False))
-    ui.console.print(table)
+        status = ("ok", "green") if check.ok else (("missing (optional)", "yellow") if check.optional else
+                                                   ("FAIL", "bold red"))
+        ui.console.print(Text.assemble((f"{status[0]:<4}", status[1]), " ", (check.name, "bold")), soft_wrap=True)
+        for line in words(check.detail, ui.console.width - 5):
+            ui.console.print(ui.plain(f"     {line}"), soft_wrap=True)
     if not ok:
         raise typer.Exit(1)

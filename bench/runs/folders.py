@@ -178,9 +178,10 @@ def find(run_id: str, where: Folders) -> tuple[Path, dict[str, Any]]:
         path = matches[0]
         return path, read_record(path)
     if matches:
-        names = ", ".join(p.stem for p in matches[:8]) + (f" (and {len(matches) - 8} more)" if len(matches) > 8
-                                                           else "")
-        raise RunNotFound(f"'{run_id}' is the start or end of {len(matches)} run ids: {names}; give more of it.")
+        shorts = ", ".join(p.stem.rsplit("--", 1)[-1] for p in matches[:8]) + (
+            f" and {len(matches) - 8} more" if len(matches) > 8 else "")
+        raise RunNotFound(f"'{run_id}' names {len(matches)} runs (short ids {shorts}); give more of it (`bench ls "
+                          "runs` lists them).")
     raise RunNotFound(_not_found(run_id, dirs, where))
 
 

@@ -184,7 +184,7 @@ def test_run_prints_its_record_path_and_workdir_whole_and_says_where_it_went(mon
     out = _run(monkeypatch, width, "run", "--system", "copy_source", "--task", "quora", "--limit", "20")
     (record,) = (tmp_path / "workspace").glob("copy_source--quora--*.json")
     assert _whole(f"workspace/{record.name}", out), out
-    assert _whole(f"workspace/outputs/{record.stem}.txt", out)
+    assert _whole(json.loads(record.read_text())["outputs"]["path"], out), out
     assert "Not committed" in out and _whole(record.stem, out) and "bench promote" in out
 
 

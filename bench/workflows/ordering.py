@@ -157,7 +157,7 @@ def compute(
             }
             if write:
                 tau = f"τ-b {out['tau_b']:+.2f} {out['tau_ci95']}" if out["tau_b"] is not None else "no ordering"
-                kept = _unchanged(results_dir, out, block)  # only the time would change: the file stays as it is
+                kept = unchanged_ordering(results_dir, out, block)  # only the time would change: left as it is
                 path = kept or write_ordering(results_dir, out, block)
                 say(f"[order] {path}: {tau}" + (f", {len(rows)} row(s) vs {versus['system']}" if versus else "")
                     + (" (unchanged)" if kept else ""))
@@ -165,7 +165,7 @@ def compute(
     return written
 
 
-def _unchanged(results_dir: Path | str, out: dict[str, Any], block: str) -> Path | None:
+def unchanged_ordering(results_dir: Path | str, out: dict[str, Any], block: str) -> Path | None:
     """The stored ordering of ``block`` when it says what ``out`` says but for its ``created`` time (so a
     command run again on the same records leaves the committed file byte-identical), else None."""
     from bench.store.orderings import read_ordering

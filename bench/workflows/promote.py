@@ -29,7 +29,12 @@ class PromoteError(UserError, ValueError):
 def promote(run_id: str, source: Path | None = None, dest: Path = RESULTS_DIR) -> Path:
     """Copy the run ``run_id`` (an id, a short id, or its record's path) from ``source`` (default: the workspace)
     into ``dest`` (default: results/); returns the new record's path."""
+    given = source is not None
     source = Path(source) if source is not None else workspace_dir()
+    if not source.is_dir():
+        raise PromoteError(f"--from {source}: no such folder; give the folder that holds the run." if given else
+                           f"Your workspace {source} does not exist yet: `bench run` puts runs there, and `bench "
+                           "promote RUN_ID` copies one into results/.")
     if source.resolve() == Path(dest).resolve():
         raise PromoteError(f"{label(source)} is where promoted runs go already; nothing to do.")
     try:

@@ -73,7 +73,8 @@ def read_sums(root: Path) -> dict[str, str]:
         raise DataError(
             f"{sums_path} not found: the data directory {root} holds no data (or does not list its files' "
             f"hashes).\n{fetch_fix(root)}, with its {SUMS_FILE}; or point --data-dir/${ENV_VAR} at a folder that "
-            f"has them (a {SUMS_FILE} hashed from the files at hand would vouch for whatever they hold)."
+            f"has them, or restore {SUMS_FILE} from the data's source and check with `cd {root} && sha256sum -c "
+            f"{SUMS_FILE}` (a list hashed from the files at hand would vouch for whatever they hold)."
         )
     out: dict[str, str] = {}
     for lineno, line in enumerate(read_text(sums_path, "restore it from the shared data").splitlines(), 1):

@@ -29,7 +29,7 @@ from bench.api.errors import DataError
 from bench.api.reading import parse_json, read_json, read_text
 from bench.api.tasks import Built, Task, read_lines
 from bench.api.types import Example
-from bench.data.sources import DATA_FIX, verify_raw
+from bench.data.sources import DATA_FIX, fetch_command, verify_raw
 
 SPLIT_JSON = "xsum/XSum-TRAINING-DEV-TEST-SPLIT-90-5-5.json"
 GOLD = "xsum/gold-test-sentences.txt"
@@ -126,8 +126,8 @@ def unavailable(root: Path, split: str) -> str | None:
         return (f"XSum split '{split}' is built from {root / RECOVERED} (5,113 documents recovered from public "
                 "subsets, in the shared data; no single public source, so `bench fetch --data` does not get it), "
                 "which is not here. Fix: " + (f"use --split {instead}: the full corpus is here" if have_full else
-                f"`bench fetch --data` gets the full corpus into {full_destination(root)} (then --split {instead})"
-                ", or point --data-dir at the shared data") + ".")
+                f"`{fetch_command(root)}` gets the full corpus into {full_destination(root)} (then --split "
+                f"{instead}), or point --data-dir at the shared data") + ".")
     return None
 
 
@@ -137,7 +137,7 @@ def full_missing_message(root: Path, split: str) -> str:
         return training_missing_message(root)
     return (
         f"XSum split 'test' needs the full XSum corpus, which is not on this machine (looked at ${FULL_ENV} and "
-        f"{root / 'xsum' / 'full'}). Fix: `bench fetch --data` gets it into {full_destination(root)} where there "
+        f"{root / 'xsum' / 'full'}). Fix: `{fetch_command(root)}` gets it into {full_destination(root)} where there "
         "is internet; or leave --split out (a run then scores test-available, PARTIAL: 4,034 of 11,334 recovered "
         "test documents), or score outputs made elsewhere with --split test-refs."
     )
@@ -148,7 +148,7 @@ def training_missing_message(root: Path) -> str:
     return (
         f"XSum's 204,045 training documents are not on this machine (looked at ${FULL_ENV} and "
         f"{root / 'xsum' / 'full'}; the shared data holds only 5,113 recovered test/validation documents). "
-        f"Fix: `bench fetch --data` gets the full corpus ({HUB_DATASET}) into {full_destination(root)} where there "
+        f"Fix: `{fetch_command(root)}` gets the full corpus ({HUB_DATASET}) into {full_destination(root)} where there "
         "is internet, or drop --budget: the default budget, smoke, trains on the recovered validation documents (a "
         "plumbing check)."
     )

@@ -31,7 +31,8 @@ fairseq: setup
 	$(PY) -c "import fairseq, torch; assert torch.__version__.startswith('2.13'), torch.__version__; print('fairseq', fairseq.__version__, 'torch', torch.__version__)"
 	$(PY) -c "import torch, ctranslate2; print('ctranslate2', ctranslate2.__version__, 'beside torch', torch.__version__)"
 
-# The demo writes to .cache/demo so that results/ keeps only the committed evidence of real runs.
+# The demo writes to .cache/demo so that results/ keeps only the committed evidence of real runs (a plain
+# `bench run` writes to the workspace, .cache/results; docs/commands.md, "Where runs go").
 DEMO := .cache/demo
 demo: setup
 	@$(PY) -c "from bench.data.sources import data_dir; data_dir()" 2>/dev/null || { \
@@ -44,9 +45,11 @@ demo: setup
 	$(BENCH) run --system unilm --task squad_qg --budget smoke --results-dir $(DEMO)/results
 	$(BENCH) run --system mist_minilm_l6 --task squad_qg --budget smoke --results-dir $(DEMO)/results
 	$(BENCH) table --budget smoke --results-dir $(DEMO)/results --reports-dir $(DEMO)/reports
+	$(BENCH) leaderboard squad_qg --results-dir $(DEMO)/results
 	$(BENCH) export --format csv --results-dir $(DEMO)/results --out $(DEMO)/results.csv --force
-	@echo "demo reports: $(DEMO)/reports (committed tables from real runs: reports/)"
-	@echo "demo runs as a table: $(DEMO)/results.csv, or bench.report.frame.load(\"$(DEMO)/results\") in a notebook"
+	@echo "demo runs: $(DEMO)/results (not committed); their reports: $(DEMO)/reports/index.html"
+	@echo "committed tables from real runs: reports/ (bench table --paper mist --table 3 prints one)"
+	@echo "demo runs as a table: $(DEMO)/results.csv, or bench.load_results(\"$(DEMO)/results\") in a notebook"
 
 # The full suite includes the fairseq baselines: fairseq is installed (cached wheel) rather than skipped.
 test: setup fairseq

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,9 @@ import pytest
 # seconds each, and compile time. Tests fix the policy instead (their subprocesses inherit it); the policy's own
 # tests unset it and drive the probe with a fake clock.
 os.environ.setdefault("BENCH_TRAIN_POLICY", "fp32")
+# where runs land without --results-dir (bench.api.paths.workspace_dir): a folder of this test session, never the
+# checkout's .cache/results (and never results/); each xdist worker imports this file and gets its own
+os.environ["BENCH_RESULTS"] = tempfile.mkdtemp(prefix="bench-workspace-")
 
 
 @pytest.fixture(autouse=True)

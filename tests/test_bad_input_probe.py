@@ -176,6 +176,10 @@ PROBES: list[Probe] = [
     # rescore
     Probe(("rescore", "nope", "--results-dir", "{work}/results"), "nope"),
     Probe(("rescore", "--results-dir", "{work}/missing"), "missing", ENV_PROBLEM),
+    # promote (a committed run is not in the workspace; the workspace of these cases is empty)
+    Probe(("promote", "nope", "--from", "{work}/results"), "nope"),
+    Probe(("promote", RID, "--from", "{work}/results"), RID),
+    Probe(("promote", RID, "--from", "{work}/missing"), "missing", ENV_PROBLEM),
     # refile
     Probe(("refile", "nope", "--results-dir", "{work}/results"), "nope"),
     Probe(("refile", RID, "--set", "noequals", "--results-dir", "{work}/results"), "noequals"),

@@ -70,8 +70,16 @@ def test_cli_modules_define_commands_renderers_and_option_types_only() -> None:
     assert wrong == [], "not a command, a renderer or an option type (move it to the library): " + "; ".join(wrong)
 
 
+#: commands whose --results-dir defaults to the committed results/: they build committed files from the evidence
+#: (EvidenceDir), or record evidence only when asked to (`bench latency --record`, the lead's timing evidence)
+EVIDENCE_READERS = {"table_cmd", "order_cmd"}
+RECORDS_ON_REQUEST = {"latency"}
+
+
 def test_every_command_takes_the_one_results_dir_option() -> None:
-    """One default results folder: every --results-dir is common.ResultsDir, defaulting to RESULTS_DIR."""
+    """One rule for results folders (docs/commands.md, "Where runs go"): every --results-dir is common.ResultsDir
+    defaulting to None (write to the workspace, read it and results/), or common.EvidenceDir for the commands that
+    build committed files from results/."""
     import inspect
     from typing import get_type_hints
 
@@ -85,7 +93,12 @@ def test_every_command_takes_the_one_results_dir_option() -> None:
         if param is None:
             continue
         seen += 1
-        assert param.default == RESULTS_DIR, f"{module}.{name}: --results-dir defaults to {param.default}"
         hint = get_type_hints(fn, include_extras=True)["results_dir"]
-        assert hint == common.ResultsDir, f"{module}.{name}: --results-dir is declared again, not common.ResultsDir"
+        if name in EVIDENCE_READERS:
+            assert hint == common.EvidenceDir and param.default is None, f"{module}.{name}"
+        elif name in RECORDS_ON_REQUEST:
+            assert param.default == RESULTS_DIR, f"{module}.{name}: --results-dir defaults to {param.default}"
+        else:
+            assert param.default is None, f"{module}.{name}: --results-dir defaults to {param.default}, not the rule"
+            assert hint == common.ResultsDir, f"{module}.{name}: --results-dir is declared again, not common.ResultsDir"
     assert seen >= 14

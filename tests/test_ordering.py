@@ -240,3 +240,20 @@ def test_an_ordering_stops_standing_for_a_run_re_run_under_its_id() -> None:
     assert "has no outputs hash in it" in problem, problem
     gone = [r for r in load_records(REPO / "results") if r["run_id"] != rerun]
     assert f"{rerun} no longer exists" in stale_orderings([shown], gone)[0]
+
+
+def test_an_ordering_whose_only_change_is_its_time_is_left_byte_identical(tmp_path: Path) -> None:
+    """#58: `bench order mist:3` on unchanged records rewrote the committed file for its new `created` time."""
+    import shutil
+
+    from bench.store.paths import ordering_file
+    from bench.workflows.ordering import unchanged_ordering
+
+    src = ordering_file(REPO / "results", "mist", "3", "quora", "cpu")
+    dest = ordering_file(tmp_path, "mist", "3", "quora", "cpu")
+    dest.parent.mkdir(parents=True)
+    shutil.copyfile(src, dest)
+    out = {**json.loads(src.read_text()), "created": "2099-01-01T00:00:00+00:00"}
+    out["tau_ci95"] = tuple(out["tau_ci95"])  # as computed (a tuple), not as read back (a list)
+    assert unchanged_ordering(tmp_path, out, "quora") == dest
+    assert unchanged_ordering(tmp_path, {**out, "tau_b": 0.5}, "quora") is None

@@ -146,3 +146,36 @@ def test_the_readmes_plugin_commands_work_as_written(tmp_path: Path) -> None:
         if args[-2:] == ["ls", "systems"]:
             assert "lead_words" in out.stdout and "bench-example-plugin" in out.stdout
     assert len(list(tmp_path.glob("results*/lead_words--toy_pairs--test--smoke--*.json"))) == 2
+
+
+def doc_blocks(path: Path, lang: str) -> list[str]:
+    """The ``lang`` code blocks of a markdown page, in order (indented blocks included, their indent removed)."""
+    import re
+    import textwrap
+
+    fence = re.compile(rf"^( *)```{lang}\n(.*?)^\1```", re.M | re.S)
+    return [textwrap.dedent(m.group(2)) for m in fence.finditer(path.read_text(encoding="utf-8"))]
+
+
+def test_the_plugin_written_in_the_docs_runs_as_the_docs_say(tmp_path: Path) -> None:
+    """docs/plugins.md's one-file system, copied from the page as a user would, runs with the page's own commands:
+    the imports it names are all it needs, the seed override the harness passes is taken, and the family it sets
+    is listed and recorded."""
+    doc = ROOT / "docs" / "plugins.md"
+    (code,) = [b for b in doc_blocks(doc, "python") if b.startswith("# my_first_plugin.py")]
+    (tmp_path / "my_first_plugin.py").write_text(code, encoding="utf-8")
+    commands = [line.split("#", 1)[0].split() for b in doc_blocks(doc, "bash") for line in b.splitlines()
+                if line.startswith("bench --include my_first_plugin.py")]
+    assert [c[3] for c in commands] == ["ls", "run"], commands
+    env = env_for(tmp_path, BENCH_RESULTS=str(tmp_path / "workspace"))
+    listing = bench(*commands[0][1:], env=env, cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    (row,) = [line for line in listing.stdout.splitlines() if line.startswith("first_words")]
+    assert "reference" in row and "smoke" in row, row
+    run = bench(*commands[1][1:], env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    (path,) = (tmp_path / "workspace").glob("first_words--quora--test--smoke--s42--*.json")
+    record = json.loads(path.read_text())
+    assert record["system"]["family"] == "reference" and record["system"]["config"]["seed"] == 42
+    assert record["system"]["origin"].startswith("--include") and record["data"]["n_examples"] == 50
+    assert record["system"]["config"]["learned_length"] > 0 and record["scores"]

@@ -82,3 +82,43 @@ def test_load_results_reads_the_committed_records() -> None:
     assert {"run_id", "system", "task", "recipe"} <= set(df.columns) and len(df) > 0
     wide = bench.load_results(ROOT / "results", wide=True)
     assert wide.run_id.is_unique
+
+
+#: `bench.X` strings the docs write that are no module path: the entry-point groups a plugin declares, and the
+#: module `python -m bench` runs (importing it runs the command line)
+NOT_PATHS = {"bench.systems", "bench.tasks", "bench.recipes", "bench.__main__"}
+
+
+def documented_paths() -> list[str]:
+    """Every ``bench.a.b`` README.md, docs/*.md and the Makefile (its demo lines) write."""
+    pages = [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "docs").glob("*.md"))]
+    found = {m for p in pages for m in re.findall(r"\bbench(?:\.[A-Za-z_]\w*)+", p.read_text(encoding="utf-8"))}
+    return sorted(found - NOT_PATHS)
+
+
+def test_every_module_path_the_docs_write_resolves_after_a_bare_import_bench() -> None:
+    """#58: `bench.results.load` and `bench.report.frame.load` raised AttributeError after `import bench`. Each
+    path is resolved in a fresh interpreter state (every bench module dropped first), by attributes only, so what
+    an earlier path imported cannot make a later one work."""
+    names = documented_paths()
+    assert {"bench.results.load", "bench.report.frame.load", "bench.load_results"} <= set(names)
+    code = ("import sys, json\nbad = []\nfor name in json.loads(sys.argv[1]):\n"
+            "    for m in [k for k in sys.modules if k == 'bench' or k.startswith('bench.')]:\n"
+            "        del sys.modules[m]\n"
+            "    import bench\n    obj = bench\n"
+            "    try:\n        for part in name.split('.')[1:]:\n            obj = getattr(obj, part)\n"
+            "    except AttributeError as exc:\n        bad.append(f'{name}: {exc}')\n"
+            "print(json.dumps(bad))\n")
+    import json
+
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(names)], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    assert json.loads(out.stdout) == []
+
+
+def test_a_subpackage_attribute_that_is_no_module_is_an_attribute_error() -> None:
+    import bench.report
+
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        bench.report.nope  # noqa: B018
+    assert not hasattr(bench.store, "__wrapped__")  # dunders Python's own machinery probes are never imported

@@ -23,13 +23,20 @@ RUN_ID = re.compile(r"[a-z0-9_]+--[a-z0-9_]+--[a-z0-9-]+--[a-z]+(?:--s\d+)?--[0-
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, width: int, *args: str) -> str:
+    """The command's output at ``width`` columns: no line wider, except a value longer than the width (a path, a
+    run id) printed whole on a line of its own."""
     monkeypatch.setattr(ui.console, "_width", width)
     monkeypatch.setattr(ui.err_console, "_width", width)
     result = CliRunner().invoke(app, list(args))
     assert result.exit_code == 0, result.output
-    too_wide = [line for line in result.output.splitlines() if len(line) > width]
+    too_wide = [line for line in result.output.splitlines() if len(line) > width and len(line.split()) != 1]
     assert too_wide == [], f"lines wider than {width}: {too_wide[:3]}"
     return result.output
+
+
+def _whole(value: str, out: str) -> bool:
+    """``value`` appears in ``out`` as one unbroken token (not cut with "…", not wrapped inside)."""
+    return value in out.split() or any(value == tok.strip("`.,;:()") for tok in out.split())
 
 
 def _record(run_id: str) -> dict[str, Any]:
@@ -167,3 +174,59 @@ def test_layout_never_breaks_an_atomic_value() -> None:
     rows.add("mist_1/squad", "mist_minilm_l6--squad_qg--test--cpu--s42--8f0152e2", "a long detail " * 8)
     text = [t.plain for t in stacked(rows, 60)]
     assert "mist_minilm_l6--squad_qg--test--cpu--s42--8f0152e2" in "\n".join(text)
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_run_prints_its_record_path_and_workdir_whole_and_says_where_it_went(monkeypatch: pytest.MonkeyPatch,
+                                                                             tmp_path: Path, width: int) -> None:
+    monkeypatch.chdir(tmp_path)  # paths are said relative to the working directory
+    monkeypatch.setenv("BENCH_RESULTS", str(tmp_path / "workspace"))
+    out = _run(monkeypatch, width, "run", "--system", "copy_source", "--task", "quora", "--limit", "20")
+    (record,) = (tmp_path / "workspace").glob("copy_source--quora--*.json")
+    assert _whole(f"workspace/{record.name}", out), out
+    assert _whole(json.loads(record.read_text())["outputs"]["path"], out), out
+    assert "Not committed" in out and _whole(record.stem, out) and "bench promote" in out
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_validate_prints_every_path_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    from bench.workflows.validate import run_checks
+
+    monkeypatch.setattr(ui.console, "_width", width)
+    result = CliRunner().invoke(app, ["validate"])
+    out = result.output
+    assert "…" not in out
+    too_wide = [line for line in out.splitlines() if len(line) > width and len(line.split()) != 1]
+    assert too_wide == []
+    for check in run_checks():
+        for token in check.detail.split():
+            if token.startswith("/"):
+                assert _whole(token, out), token
+
+
+def test_status_without_a_target_lists_the_targets(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = _run(monkeypatch, 80, "status")
+    for ref in ("mist:1", "mist:6", "copybert:1", "erniegen:4"):
+        assert re.search(rf"(^|\s){re.escape(ref)}(\s|$)", out, re.M), ref
+    assert "bench status mist:1" in " ".join(out.split())
+
+
+def test_ls_runs_tells_runs_apart_by_their_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = " ".join(_run(monkeypatch, 80, "ls", "runs", "--system", "mist_minilm_l6").split())
+    for settings in ("decode=mist_iter iterations=6", "decode=mist_iter iterations=3",
+                     "decode=mask_predict iterations=6", "decode=mask_predict iterations=3"):
+        assert settings in out
+    assert "results/ (committed)" in out
+
+
+def test_show_and_compare_take_the_short_ids_the_pages_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench.scoring.compare_cache as cc
+
+    short = SHOW.rsplit("--", 1)[1]
+    assert SHOW in _run(monkeypatch, 200, "show", short, "-n", "0")
+    monkeypatch.setattr(cc, "cached_compare", lambda *a, **k: _fake_result())
+    out = _run(monkeypatch, 200, "compare", short, OTHER.rsplit("--", 1)[1])
+    assert SHOW in out and OTHER in out
+    ambiguous = CliRunner().invoke(app, ["show", "copybert_"])
+    assert ambiguous.exit_code == 2 and "give more of it" in ambiguous.output
+    assert len([ln for ln in ambiguous.output.splitlines() if ln.strip()]) <= 3

@@ -41,3 +41,10 @@ __all__ = [
     "registering_from",
     "splits",
 ]
+
+import typing
+
+if not typing.TYPE_CHECKING:  # at run time `bench.api.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

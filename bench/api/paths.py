@@ -10,10 +10,13 @@ from bench.api.errors import UserError
 
 #: the checkout root (the directory holding ``bench/`` and ``systems/``)
 REPO_ROOT = Path(__file__).resolve().parents[2]
-#: the one default results folder: every command and library function that takes ``results_dir`` defaults to it
+#: the committed evidence: run records a maintainer chose to keep (``--results-dir results``, ``bench promote``);
+#: the boards under reports/ are built from it alone
 RESULTS_DIR = REPO_ROOT / "results"
 #: moves every cache (splits, checkpoints, fairseq binaries, decode journals) elsewhere
 CACHE_ENV = "BENCH_CACHE"
+#: moves the workspace, where a user's runs land when no ``--results-dir`` is given
+WORKSPACE_ENV = "BENCH_RESULTS"
 
 
 def repo_root() -> Path:
@@ -45,3 +48,9 @@ def resolved(path: Path | str, what: str = "path") -> Path:
             raise
         raise PathLoop(f"{what} {path}: a symbolic link on it leads back to itself (a link loop). Fix: point "
                        f"{what} at a real folder, or remove the loop (`ls -l {path}`).") from None
+def workspace_dir() -> Path:
+    """Where runs are written when no results folder is named: ``$BENCH_RESULTS``, else ``<cache root>/results``
+    (``.cache/results``, git-ignored). A user's first runs (smoke models, degenerate by design) never land in the
+    committed ``results/``; writing there is an explicit choice (docs/commands.md, "Where runs go")."""
+    env = os.environ.get(WORKSPACE_ENV)
+    return Path(env).expanduser() if env else cache_root() / "results"

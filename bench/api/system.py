@@ -72,6 +72,11 @@ class System(abc.ABC):
     #: names a checkpoint with no offline copy (the MIST tables' cpu rows: ``mist_unilm`` -> ``mist_minilm_l6``);
     #: None: no stand-in. ``bench run`` names it (``--stand-in`` runs it, recorded under its own name)
     cpu_stand_in: str | None = None
+    #: Python modules beyond the core install that ``fit`` or ``decode`` import (the fairseq baselines:
+    #: ``("fairseq",)``), and the command that installs them (``make fairseq``): `bench ls systems` lists a
+    #: system whose modules are missing with that command, and `bench run` refuses it in one line before any work
+    requires_modules: tuple[str, ...] = ()
+    install_command: str = ""
     #: ``decode_one(example, forced_length=N)`` emits exactly N target tokens (length-forced timing)
     supports_forced_length: bool = False
     #: ``--set weights=random`` builds the paper-size architecture untrained, for speed columns only
@@ -135,6 +140,10 @@ class System(abc.ABC):
         for module in self.models():
             module.to(self.device)
 
+    def missing_modules(self) -> list[str]:
+        """The modules of :attr:`requires_modules` this Python cannot find (looked up, not imported: cheap)."""
+        return [name for name in self.requires_modules if not module_here(name)]
+
     def missing_weights(self) -> str | None:
         """The checkpoint ``fit`` would load that has no copy on this machine (checked without a download), or
         None: all it needs is here, or it loads nothing, or the family does not say (the load itself then
@@ -156,6 +165,29 @@ class System(abc.ABC):
             raise LengthForcedUnsupported(
                 f"{self.describe().name} cannot decode to a forced length (supports_forced_length is False)"
             )
+
+
+def module_here(name: str) -> bool:
+    """Whether ``import name`` can find the module (its spec is looked up; nothing is imported)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package missing, or a finder that refuses it
+        return False
+
+
+def require_modules(name: str, system: System) -> None:
+    """Refuse, in one line naming the install command, a system whose :attr:`System.requires_modules` are not here
+    (before any work: the import would otherwise fail deep inside ``fit`` with a long traceback)."""
+    from bench.api.errors import EnvironmentProblem
+
+    missing = system.missing_modules()
+    if missing:
+        what = " and ".join(missing)
+        how = f"`{system.install_command}` installs it" if system.install_command else f"install {what}"
+        raise EnvironmentProblem(f"{name} needs {what}, not installed in this Python: {how} (`bench ls systems` "
+                                 "lists what each system needs).")
 
 
 def check_system(name: str, system: object) -> System:

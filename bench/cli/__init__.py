@@ -53,3 +53,11 @@ def main() -> None:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}: a symbolic link on this path leads back to "
                           "itself. Fix: point the option at a real file or folder, or remove the loop.")
         sys.exit(2)
+
+
+import typing  # noqa: E402
+
+if not typing.TYPE_CHECKING:  # at run time `bench.cli.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

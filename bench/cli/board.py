@@ -8,13 +8,13 @@ from typing import Annotated
 import typer
 
 from bench.cli import common as ui
-from bench.cli.common import RESULTS_DIR, DataDir, ResultsDir
+from bench.cli.common import DataDir, ResultsDir
 
 
 def _board(
     task: Annotated[str, typer.Argument(help="Task name (`bench ls tasks`), e.g. squad_qg.")],
     budget: Annotated[str | None, typer.Option(help="Only runs at this budget (ranks stay the board's).")] = None,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     data_dir: DataDir = None,
 ) -> None:
     """A task's leaderboard in the terminal: one table per set of examples, best first by the task's headline
@@ -23,13 +23,20 @@ def _board(
     from bench.api.registry import RegistryError
     from bench.env.term_layout import Rows, print_fitted
     from bench.report.term_views import BOARD_HEADERS, board_lede, terminal_board
+    from bench.runs.folders import folders, label, sections
 
+    where = folders(results_dir)  # the committed board, with the workspace's runs of the task ranked in it
     try:
-        board, groups = terminal_board(task, results_dir, data_dir)
+        mine = [r for folder, recs in sections(where) if folder != where.read[-1] for r in recs
+                if r["spec"]["task"] == task]
+        board, groups = terminal_board(task, where.read[-1], data_dir, also=mine)
     except (UserError, RegistryError, ValueError) as exc:
         ui.fail(str(exc))
     ui.console.print(ui.plain(f"Leaderboard: {task}", style="bold"))
     ui.console.print(ui.plain(board_lede(board.head, board), one_line=False))
+    if mine:
+        ui.console.print(ui.plain(f"With {len(mine)} run(s) of {label(where.write)}, not on the committed board "
+                                  f"(reports/leaderboard-{task}.html: results/ only).", one_line=False), style="dim")
     budget_col = BOARD_HEADERS.index("budget")
     shown = 0
     for group in groups:

@@ -24,20 +24,22 @@ app = typer.Typer(
 console = Console()
 err_console = Console(stderr=True)
 
-__all__ = ["RESULTS_DIR", "DataDir", "DeviceOpt", "LimitOpt", "ResultsDir", "app", "check_counts", "console",
-           "err_console", "fail", "lit", "plain", "print_path", "print_scores", "render_scores", "say", "shown"]
+__all__ = ["RESULTS_DIR", "DataDir", "DeviceOpt", "EvidenceDir", "LimitOpt", "ResultsDir", "app", "check_counts",
+           "console", "err_console", "fail", "lit", "plain", "print_path", "print_scores", "print_where",
+           "render_scores", "say", "shown"]
 
 # --- option types: each option several commands take is declared once ----------------------------------------
-ResultsDir = Annotated[Path, typer.Option(
-    "--results-dir", show_default=False, help="The results folder: run records, and what the command writes beside "
-    "them (default: the checkout's results/, from any working directory).")]
-DataDir = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Raw data directory (default: $BENCH_DATA, then ../shared/data)."),
-]
-LimitOpt = Annotated[
-    int | None, typer.Option(help="Only the first N examples of the split: outputs of `bench run --limit N`.")
-]
+ResultsDir = Annotated[Path | None, typer.Option(
+    "--results-dir", show_default=False, help="Read and write this results folder alone. Default: new records go to "
+    "your workspace ($BENCH_RESULTS, else .cache/results: git-ignored), and runs are read from it and from "
+    "results/, the committed evidence. `--results-dir results` records evidence (or `bench promote RUN_ID`).")]
+EvidenceDir = Annotated[Path | None, typer.Option(
+    "--results-dir", show_default=False, help="The run records the command builds from (default: the checkout's "
+    "results/, the committed evidence; never the workspace, so reports/ is what results/ produces).")]
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="Raw data directory (default: $BENCH_DATA, then "
+                                                                "../shared/data).")]
+LimitOpt = Annotated[int | None, typer.Option(help="Only the first N examples of the split: outputs of `bench run "
+                                                   "--limit N`.")]
 DeviceOpt = Annotated[str, typer.Option(help=f"Where models train, decode and are timed: {DEVICE_HELP}. Recorded "
                                           "in every record; a GPU that is not there is an error.")]
 
@@ -63,8 +65,11 @@ def plugins(
 
 # --- saying and failing ---------------------------------------------------------------------------------------
 def say(to: Console) -> Callable[[str], None]:
-    """Print a harness message verbatim: its "[fit]"-style tags are text, not rich markup."""
-    return lambda msg: to.print(plain(msg, one_line=False))
+    """Print a harness message verbatim: its "[fit]"-style tags are text, not rich markup; lines break between
+    words, never inside a path or a run id (:func:`bench.env.term_layout.print_words`)."""
+    from bench.env.term_layout import print_words
+
+    return lambda msg: print_words(to, msg)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -166,6 +171,15 @@ def print_path(label: str, path: object) -> None:
     else:
         console.print(plain(f"{label}:"))
         console.print(plain(path), soft_wrap=True)
+
+
+def print_where(record: Path | str) -> None:
+    """Under a shown or new record: a run outside results/ is not evidence, and how to make it so."""
+    from bench.env.term_layout import print_words
+    from bench.runs.folders import where_note
+
+    if (note := where_note(Path(record))) is not None:
+        print_words(console, note, style="dim")
 
 
 def render_data_fetch(data_dir: Path | None, mirror: str | None, *, dry_run: bool, force: bool) -> list[Any]:

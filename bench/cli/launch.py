@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bench.cli import common as ui
-from bench.cli.common import RESULTS_DIR, DataDir, DeviceOpt, ResultsDir
+from bench.cli.common import DataDir, DeviceOpt, ResultsDir
 
 if TYPE_CHECKING:
     from bench.launch.dispatch import Launched
@@ -42,7 +42,7 @@ CpusOpt = Annotated[int | None, typer.Option(help="slurm: CPUs per job (default:
 def reproduce(
     target: Annotated[str, typer.Argument(help="paper:table, e.g. mist:1")],
     budget: Annotated[str, typer.Option(help="smoke | cpu | paper")] = "cpu",
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     data_dir: DataDir = None,
     launcher: Annotated[Launcher, typer.Option(
         help="inline: one run after another in this process; local: --jobs child `bench run`s at a time on "
@@ -61,13 +61,15 @@ def reproduce(
     from bench.launch.dispatch import LaunchRequest, launch
     from bench.launch.plan import plan_table
     from bench.papers import parse_table_ref
+    from bench.runs.folders import folders, load_all
 
+    where = folders(results_dir)  # runs go to the workspace; a row the committed results hold is done
     request = LaunchRequest(launcher.value, jobs, threads_per_job, device, partition, time_min, gpus, cpus_per_task,
                             dry_run, logs)
     try:
         paper, table = parse_table_ref(target)
-        done = launch(f"{paper}:{table}", lambda: plan_table(paper, table, budget, results_dir), request,
-                      results_dir=results_dir, data_dir=data_dir, say=ui.say(ui.console), console=ui.console)
+        done = launch(f"{paper}:{table}", lambda: plan_table(paper, table, budget, where.write, where.read[1:]),
+                      request, results_dir=where.write, data_dir=data_dir, say=ui.say(ui.console), console=ui.console)
     except (UserError, ValueError) as exc:
         ui.fail(str(exc))
     if not done.plan:
@@ -78,7 +80,7 @@ def reproduce(
 
         if launcher is Launcher.local:
             ui.console.line()
-        typer.echo(report.render_table(paper, table, report.load_records(results_dir), budget))
+        typer.echo(report.render_table(paper, table, load_all(where), budget))
     if (failure := done.failure()) is not None:
         ui.fail(failure, code=1)
     if launcher is Launcher.slurm and not dry_run:
@@ -88,7 +90,7 @@ def reproduce(
 @ui.app.command("queue")
 def queue_cmd(
     file: Annotated[Path, typer.Argument(help="One `bench run` option line per run (# comments, blank lines ok).")],
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     data_dir: DataDir = None,
     launcher: Annotated[Launcher, typer.Option(
         help="local: --jobs child `bench run`s at a time on this machine; slurm: one SLURM job per run, through "
@@ -103,12 +105,15 @@ def queue_cmd(
     from bench.launch.dispatch import LaunchRequest, launch
     from bench.launch.plan import plan_specs
     from bench.launch.queue import read_queue
+    from bench.runs.folders import folders
 
+    where = folders(results_dir)
     request = LaunchRequest(launcher.value, jobs, threads_per_job, device, partition, time_min, gpus, cpus_per_task,
                             dry_run, logs)
     try:
-        done = launch(str(file), lambda: plan_specs(read_queue(file), results_dir), request, results_dir=results_dir,
-                      data_dir=data_dir, inline_ok=False, say=ui.say(ui.console), console=ui.console)
+        done = launch(str(file), lambda: plan_specs(read_queue(file), where.write, where.read[1:]), request,
+                      results_dir=where.write, data_dir=data_dir, inline_ok=False, say=ui.say(ui.console),
+                      console=ui.console)
     except (UserError, ValueError) as exc:
         ui.fail(str(exc))
     _render_launch(done, str(file))
@@ -130,9 +135,9 @@ def _render_launch(done: Launched, title: str) -> None:
 
 @ui.app.command("status")
 def status_cmd(
-    target: Annotated[str, typer.Argument(help="paper:table, e.g. mist:6")],
+    target: Annotated[str | None, typer.Argument(help="paper:table, e.g. mist:6 (none: list the targets)")] = None,
     budget: Annotated[str, typer.Option(help="Budget of the runs.")] = "cpu",
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     logs: LogsOpt = None,
 ) -> None:
     """Where each run of a table stands: done (its record), running (the last line of its log),
@@ -143,19 +148,23 @@ def status_cmd(
     from bench.launch.joblog import default_log_dir
     from bench.launch.plan import plan_table
     from bench.launch.status import plan_status
-    from bench.launch.view import state_rows
+    from bench.launch.view import state_rows, target_rows
     from bench.papers import parse_table_ref
-    from bench.store.records import require_dir
+    from bench.runs.folders import folders
 
-    logs = logs or default_log_dir(results_dir)
+    where = folders(results_dir)
+    logs = logs or default_log_dir(where.write)
     try:
+        if target is None:
+            print_fitted(target_rows(budget), ui.console)
+            return
         paper, table = parse_table_ref(target)
         if not logs.is_dir():  # a typo is not "nothing started"; runs that failed before any record left logs
-            require_dir(results_dir)
-        plan = plan_table(paper, table, budget, results_dir)
+            where.existing()
+        plan = plan_table(paper, table, budget, where.write, where.read[1:])
     except (RegistryError, ValueError) as exc:
         ui.fail(str(exc))
-    statuses = plan_status(plan, results_dir, logs)
+    statuses = plan_status(plan, where.write, logs, where.read[1:])
     print_fitted(state_rows(plan, {rid: (s.state, s.detail) for rid, s in statuses.items()},
                             title=f"{paper}:{table} at budget {budget}"), ui.console)
     counts: dict[str, int] = {}

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from bench.cli import common as ui
-from bench.cli.common import RESULTS_DIR, ResultsDir
+from bench.cli.common import ResultsDir
 
 
 class Kind(str, Enum):
@@ -23,19 +22,21 @@ class Kind(str, Enum):
 @ui.app.command("ls")
 def ls(
     kind: Annotated[Kind, typer.Argument(help="What to list.")],
+    run_ids: Annotated[list[str] | None, typer.Argument(help="runs: only these runs (ids, or the short ids the pages "
+                                                        "show).", show_default=False)] = None,
     task: Annotated[str | None, typer.Option(help="runs: only this task.")] = None,
     system: Annotated[str | None, typer.Option(help="runs: only this system.")] = None,
     budget: Annotated[str | None, typer.Option(help="runs: only this budget.")] = None,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
 ) -> None:
     """List registered tasks, systems (with the budgets each runs at here, and its cpu stand-in) or recipes, or
     the recorded runs (one line each: run id, system, task, split, budget, examples, headline score)."""
     from bench.env.term_layout import Rows, print_fitted
 
-    if kind is not Kind.runs and (task or system or budget):
-        ui.fail("--task, --system and --budget filter `bench ls runs`; the registries are listed whole.")
+    if kind is not Kind.runs and (task or system or budget or run_ids):
+        ui.fail("run ids, --task, --system and --budget filter `bench ls runs`; the registries are listed whole.")
     if kind is Kind.runs:
-        _render_runs(task, system, budget, results_dir)
+        _render_runs(task, system, budget, results_dir, run_ids or [])
         return
 
     if kind is Kind.tasks:
@@ -56,26 +57,29 @@ def ls(
         print_fitted(splits, ui.console)
         return
     elif kind is Kind.systems:
-        from rich import box
-
-        from bench.runs.resolve import budgets_here
+        from bench.runs.resolve import budgets_here, needs_here
         from systems import SYSTEMS
 
-        table = Table(show_header=True, header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-        table.add_column("system", no_wrap=True)
-        table.add_column("family", no_wrap=True)
-        table.add_column("runs here at", no_wrap=True)
-        table.add_column("cpu stand-in", no_wrap=True)
+        table = Rows(["system", "family", "runs here at", "cpu stand-in"], atomic=range(4), optional=(1,),
+                     caption="runs here at: budgets whose weights and modules are on this machine (paper also "
+                     "wants a GPU); needs X: run X first. cpu stand-in: what `bench run --budget cpu --stand-in` "
+                     "runs instead.")
         added = []  # (name, origin) of the systems a plugin added: said under the table, in full, not squeezed
+        needs: dict[tuple[str, str], list[str]] = {}  # (install command, modules) -> the systems that wait for it
         for name in SYSTEMS.names():
             meta = SYSTEMS.meta(name)
             budgets, stand_in = budgets_here(name)
-            table.add_row(*map(ui.plain, (name, meta.get("family", ""), " ".join(budgets) or "-", stand_in or "")))
+            missing, install, family = needs_here(name)
+            if missing:
+                needs.setdefault((install or "install", " and ".join(missing)), []).append(name)
+            table.add(name, meta.get("family") or family, f"needs {install}" if missing else " ".join(budgets) or "-",
+                      stand_in or "")
             if meta["origin"] != "built-in":
                 added.append((name, meta["origin"]))
-        table.caption = ("runs here at: budgets whose weights are on this machine (paper also wants a GPU). "
-                         "cpu stand-in: what `bench run --budget cpu --stand-in` runs instead.")
-        ui.console.print(table)
+        print_fitted(table, ui.console)
+        for (how, what), names in needs.items():
+            ui.console.print(ui.plain(f"Not runnable here until `{how}` ({what} not installed): {', '.join(names)}",
+                                      one_line=False))
         if added:
             ui.console.print("Added by plugins (every other system is built-in):")
             for name, origin in added:
@@ -89,29 +93,37 @@ def ls(
             meta = RECIPES.meta(name)
             recipes.add(name, meta.get("family", ""), meta["origin"])
         print_fitted(recipes, ui.console)
-        return
-    ui.console.print(table)
 
 
-def _render_runs(task: str | None, system: str | None, budget: str | None, results_dir: Path) -> None:
-    """The recorded runs, one line each (bench.report.term_views.run_rows); system, task, split and budget are
-    left out at narrow widths, since the run id names them."""
+def _render_runs(task: str | None, system: str | None, budget: str | None, results_dir: Path | None,
+                 run_ids: list[str]) -> None:
+    """The recorded runs, one line each (bench.report.term_views.run_rows), the committed results first, then the
+    workspace's; system, task, split and budget are left out at narrow widths, since the run id names them."""
     from bench.env.term_layout import Rows, print_fitted
     from bench.report.term_views import RUN_HEADERS, run_rows
-    from bench.store.records import load_records, require_dir
+    from bench.runs.folders import find, folders, label, sections
 
+    where = folders(results_dir)
     try:
-        records = load_records(require_dir(results_dir))
+        parts = sections(where)
+        wanted = {find(rid, where)[1]["run_id"] for rid in run_ids}  # a short id names one run, or fails in one line
     except ValueError as exc:
         ui.fail(str(exc))
-    rows = Rows(RUN_HEADERS, atomic=range(len(RUN_HEADERS)), right=(5,), optional=(1, 2, 3, 4), inline=True,
-                suffixed=(5,),
-                caption="headline: the task leaderboard's metric and recipe (`bench leaderboard TASK`); run id: "
-                "system--task--split--budget--seed--hash (`bench show RUN_ID`).")
-    for row in run_rows(records, task, system, budget):
-        rows.add(*row)
-    if not rows.rows:
+    if wanted:
+        parts = [(folder, [r for r in recs if r["run_id"] in wanted]) for folder, recs in parts]
+    shown = 0
+    for i, (folder, records) in enumerate(parts):
+        rows = Rows(RUN_HEADERS, atomic=range(len(RUN_HEADERS)), right=(5,), optional=(1, 2, 3, 4), inline=True,
+                    suffixed=(5,), labelled=(6,), title="" if where.explicit else label(folder),
+                    caption="" if i < len(parts) - 1 else "settings: the run's --set overrides (preset: none); "
+                    "headline: the task leaderboard's metric and recipe (`bench leaderboard TASK`); run id: "
+                    "system--task--split--budget--seed--hash (`bench show RUN_ID`, or its last 8 characters).")
+        for row in run_rows(records, task, system, budget):
+            rows.add(*row)
+        if rows.rows:
+            shown += 1
+            print_fitted(rows, ui.console)
+    if not shown:
         given = " ".join(f"--{k} {v}" for k, v in (("task", task), ("system", system), ("budget", budget)) if v)
-        ui.fail(f"No record in {ui.shown(results_dir)} matches {given or '--task/--system/--budget'}; "
+        ui.fail(f"No record in {where.describe()} matches {given or '--task/--system/--budget'}; "
                 "`bench ls runs` lists all.")
-    print_fitted(rows, ui.console)

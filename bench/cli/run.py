@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from bench.cli import common as ui
-from bench.cli.common import RESULTS_DIR, DataDir, DeviceOpt, ResultsDir
+from bench.cli.common import DataDir, DeviceOpt, ResultsDir
 
 
 @ui.app.command("run")
@@ -27,7 +27,7 @@ def run(
                  ] = False,
     limit: Annotated[int | None, typer.Option(help="Decode only the first N examples (smoke: 200).")] = None,
     latency_n: Annotated[int, typer.Option(help="Also time N items at batch size 1 (0 = skip).")] = 0,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     threads: Annotated[int | None, typer.Option(help="Torch threads for this run (recorded in the environment). "
                                                 "On 2 cores, two runs at --threads 1 train 1.09x more updates "
                                                 "per hour than one at 2 (benchmarks/bench_threads.py).")] = None,
@@ -48,9 +48,11 @@ def run(
     from bench.data import DataError, default_eval_split
     from bench.env.threads import set_threads
     from bench.runs import RunSpec, check_limit, check_seed, parse_overrides
+    from bench.runs.folders import folders, record_file
     from bench.runs.lock import LockBusy
     from bench.runs.pipeline import execute
 
+    where = folders(results_dir)
     ui.check_counts(("--threads", threads, 1), ("--latency-n", latency_n, 0))
     try:
         if threads is not None:
@@ -67,14 +69,15 @@ def run(
         spec, notes = resolve_here(spec, data_dir, use_stand_in=stand_in)
         for label, value, why in notes:
             ui.console.print(f"{label}: [bold]{ui.lit(value)}[/] {ui.lit(why)}")
-        record = execute(spec, results_dir=results_dir, data_dir=data_dir, force=force,
+        record = execute(spec, results_dir=where.write, data_dir=data_dir, force=force,
                          latency_items=latency_n, say=ui.say(ui.console), progress=ui.console, device=device,
-                         score_outputs=score, wait=wait, fresh=fresh)
+                         score_outputs=score, wait=wait, fresh=fresh, done_in=where.read[1:])
     except LockBusy as exc:  # not bad input: the machine is busy with the same run
         ui.fail(str(exc), code=1)
     except (RegistryError, DataError, ValueError) as exc:
         ui.fail(str(exc))
     ui.print_scores(record)
+    ui.print_where(record_file(record, where.write))
 
 
 @ui.app.command("submit")
@@ -89,7 +92,7 @@ def submit_cmd(
                                             "outputs are, e.g. 'BART(Lewis et al. 2020)'.")] = None,
     meta: Annotated[list[str], typer.Option("--meta", help="key=value the record keeps (who, what, where from); "
                                             "repeatable.")] = [],  # noqa: B006
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     force: Annotated[bool, typer.Option(help="Score again even if these outputs were submitted before.")] = False,
     copy: Annotated[bool, typer.Option(help="Keep a copy under the results folder's outputs/ (--no-copy: record "
                                        "the file's path and sha256 only, for third-party releases).")] = True,
@@ -99,33 +102,38 @@ def submit_cmd(
     submission (kind `external`): shown in tables and the leaderboard as a submitted row, never as a reproduction."""
     from bench.api.registry import RegistryError
     from bench.data import DataError
+    from bench.runs.folders import write_dir
     from bench.scoring import ScoringError
     from bench.workflows.submit import parse_meta, submit
 
     try:
         record = submit(name, task, split, hyp, paper=paper, row=row, meta=parse_meta(meta),
-                        results_dir=results_dir, data_dir=data_dir, force=force, copy=copy)
+                        results_dir=write_dir(results_dir), data_dir=data_dir, force=force, copy=copy)
     except (RegistryError, DataError, ScoringError, ValueError) as exc:
         ui.fail(str(exc))
     ui.print_scores(record)
+    ui.print_where(write_dir(results_dir) / f"{record['run_id']}.json")
 
 
 @ui.app.command("rescore")
 def rescore_cmd(
     run_ids: Annotated[list[str] | None, typer.Argument(help="Run ids (default: every record).")] = None,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     data_dir: DataDir = None,
 ) -> None:
     """Score stored outputs under the task's default recipes a record lacks, and add missing output
     statistics (outputs and test split checked by sha256; no re-run)."""
+    from bench.runs.folders import folder_to_change
     from bench.runs.rescore import RescoreError, rescore
-    from bench.store.records import require_dir
 
-    require_dir(results_dir)  # a typo'd folder is an error, not "nothing to rescore"
-    paths = [results_dir / f"{r}.json" for r in run_ids] if run_ids else sorted(results_dir.glob("*.json"))
+    try:  # a typo'd folder is an error, not "nothing to rescore"; committed records only with --results-dir
+        folder = folder_to_change(run_ids or [], results_dir)
+    except ValueError as exc:
+        ui.fail(str(exc))
+    paths = [folder / f"{r}.json" for r in run_ids] if run_ids else sorted(folder.glob("*.json"))
     for path in paths:
         if not path.is_file():
-            ui.fail(f"{ui.shown(path)} not found; `ls {ui.shown(results_dir)}` lists the recorded runs.")
+            ui.fail(f"{ui.shown(path)} not found; `bench ls runs` lists the recorded runs.")
         try:
             added = rescore(path, data_dir=data_dir, say=ui.say(ui.console))
         except RescoreError as exc:
@@ -141,17 +149,19 @@ def refile_cmd(
                                             "(repeatable).")] = [],  # noqa: B006
     unset: Annotated[list[str], typer.Option("--unset", help="Drop an override the preset now resolves to the "
                                              "recorded value (repeatable).")] = [],  # noqa: B006
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
 ) -> None:
     """Move a record to another spec that resolves to exactly its settings and model, without re-running it:
     after a calibration moved a preset, pin the old preset's records (--set steps=2400) and give the
     calibration point's runs to the preset (--unset steps)."""
     from bench.runs import parse_overrides
+    from bench.runs.folders import folder_to_change
     from bench.workflows.refile import RefileError, refile
 
     try:
-        dest = refile(run_id, parse_overrides(set_), list(unset), results_dir)
+        folder = folder_to_change([run_id], results_dir)
+        dest = refile(run_id, parse_overrides(set_), list(unset), folder)
     except (RefileError, ValueError) as exc:  # RunLookupError (no such record) is a ValueError
         ui.fail(str(exc))
-    ui.console.print(ui.plain(f"{ui.shown(results_dir / run_id)}.json -> {ui.shown(dest)} (outputs moved with it; "
+    ui.console.print(ui.plain(f"{ui.shown(folder / run_id)}.json -> {ui.shown(dest)} (outputs moved with it; "
                               "`bench order …` recomputes orderings that named it)"))

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from bench.cli import common as ui
-from bench.cli.common import RESULTS_DIR, DataDir, LimitOpt, ResultsDir
+from bench.cli.common import DataDir, LimitOpt, ResultsDir
 
 
 @ui.app.command("score")
@@ -83,7 +83,7 @@ def compare(
     recipe: Annotated[list[str] | None, typer.Option(
         "--recipe", help="Recipe; repeat for one table per recipe (default: the task's first).")] = None,
     limit: LimitOpt = None,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     data_dir: DataDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="The raw result as JSON (delta = a − b, as the table); a list "
                                           "with several --recipe.")] = False,
@@ -97,43 +97,36 @@ def compare(
     """Paired significance (bootstrap and approximate randomisation) between two runs or two outputs files.
 
     Prints one table per recipe: a, b, Δ = a − b with its 95% CI, p_bootstrap and p_AR per metric.
-    With run ids (looked up in --results-dir) the task, split, examples and outputs come from the records (runs
-    over different examples are refused); with files, give --task (and --split/--limit as the runs used).
+    With run ids (or the short ids the pages show; looked up in your workspace and results/, or --results-dir)
+    the task, split, examples and outputs come from the records (runs over different examples are refused);
+    with files, give --task (and --split/--limit as the runs used).
     """
     from bench import scoring
     from bench.data import TASKS, load_split
     from bench.runs import check_limit, first_examples
-    from bench.runs.lookup import RunLookupError, find_record, outputs_of, same_examples, split_of
+    from bench.runs.folders import folders, names_runs
+    from bench.runs.lookup import RunLookupError, compare_runs
+    from bench.scoring.agreement import identical_line, identical_outputs
     from bench.scoring.compare_cache import cached_compare
 
-    records: tuple[dict, dict] | None = None
     try:
-        if (results_dir / f"{a}.json").is_file() and (results_dir / f"{b}.json").is_file():
-            (_, ra), (_, rb) = find_record(a, results_dir), find_record(b, results_dir)
-            same_examples(ra, rb)
-            sp = split_of(ra, data_dir)
-            hyps_a, hyps_b, task = outputs_of(ra), outputs_of(rb), ra["spec"]["task"]
-            records = (ra, rb)
-        else:
-            if task is None:
-                for x in (a, b):
-                    if not Path(x).exists():  # a FIFO or a folder is named as such once --task is given
-                        find_record(x, results_dir)  # names the missing record, with near matches
+        if task is None or names_runs([a, b], folders(results_dir)):
+            if task is None and all(Path(x).is_file() and not x.endswith(".json") for x in (a, b)):
                 ui.fail("comparing outputs files needs --task (run ids need no options).")
+            compared = compare_runs(a, b, recipe, results_dir=results_dir, data_dir=data_dir, use_cache=not no_cache,
+                                    agree_first=agree_first)
+            results, a, b = compared.results, compared.run_a, compared.run_b
+            agree = results[0]["identical"]
+        else:
             check_limit(limit)
             sp = first_examples(load_split(task, split, data_dir=data_dir), limit)  # as `bench run --limit` decoded
             hyps_a, hyps_b = (_read_outputs(Path(h), sp, limit) for h in (a, b))
-        names = recipe or [TASKS.get(task).default_recipes[0]]
-        with scoring.ScoringSession() as session:
-            results = [cached_compare(n, hyps_a, hyps_b, sp, session=session, use_cache=not no_cache,
-                                      stored={k: r["scores"].get(n) for k, r in zip("ab", records, strict=True)}
-                                      if records else None) for n in names]
-        from bench.scoring.agreement import identical_line, identical_outputs
-
-        agree = identical_outputs(hyps_a, hyps_b, agree_first)
+            agree = identical_outputs(hyps_a, hyps_b, agree_first)
+            with scoring.ScoringSession() as session:
+                results = [{**cached_compare(n, hyps_a, hyps_b, sp, session=session, use_cache=not no_cache),
+                            "identical": agree} for n in recipe or [TASKS.get(task).default_recipes[0]]]
     except (scoring.ScoringError, RunLookupError, ValueError) as exc:
         ui.fail(str(exc))
-    results = [{**r, "identical": agree} for r in results]
     if as_json:
         ui.console.print_json(json.dumps(results[0] if len(results) == 1 else results))
         return

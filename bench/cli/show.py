@@ -1,4 +1,5 @@
-"""Records read back: `bench show` (one run as a person reads it) and `bench export` (every run as a table)."""
+"""Records read back: `bench show` (one run as a person reads it), `bench export` (every run as a table) and
+`bench promote` (a workspace run copied into the committed results)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ import typer
 from rich.table import Table
 
 from bench.cli import common as ui
-from bench.cli.common import RESULTS_DIR, DataDir, ResultsDir
+from bench.cli.common import DataDir, ResultsDir
 
 
 @ui.app.command("show")
 def show(
-    run_id: Annotated[str, typer.Argument(help="A recorded run id (`ls results`), or its record's path.")],
+    run_id: Annotated[str, typer.Argument(help="A recorded run id (`bench ls runs`), the short id the pages show "
+                                          "(its last 8 characters) when unique, or its record's path.")],
     n: Annotated[int, typer.Option("-n", "--n", help="Outputs to show next to their references (≥ 0).")] = 5,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     data_dir: DataDir = None,
 ) -> None:
     """One record as a person reads it: spec, budget, scores with CIs, timings, output statistics,
@@ -59,6 +61,7 @@ def show(
         ui.console.print(table)
     ui.print_path("record", ui.shown(path))
     ui.print_path("workdir", (rec.get("model") or {}).get("workdir"))
+    ui.print_where(path)
 
 
 def training_lines(config: dict[str, Any]) -> list[str]:
@@ -89,17 +92,41 @@ def export_cmd(
     task: Annotated[str | None, typer.Option(help="Only this task.")] = None,
     system: Annotated[str | None, typer.Option(help="Only this system.")] = None,
     budget: Annotated[str | None, typer.Option(help="Only this budget.")] = None,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     force: Annotated[bool, typer.Option(help="Replace --out if it exists (never a file in a results folder).")] = False,
 ) -> None:
-    """Every record as a table (one row per run and recipe; bench.report.frame.load), written as csv/parquet/jsonl."""
+    """Every record as a table (one row per run and recipe; bench.report.frame.load), written as csv/parquet/jsonl:
+    the workspace's runs and the committed ones (column `results_dir` says which), or --results-dir alone."""
     from bench.report import frame as results
+    from bench.runs.folders import folders
     from bench.store.targets import check_out_file
 
+    where = folders(results_dir)
     try:
-        df = results.filtered(results.load(results_dir), task=task, system=system, budget=budget)
-        target = check_out_file(out or Path(f"results.{fmt}"), force=force, results_dirs=[results_dir])
+        df = results.filtered(results.load_folders(where), task=task, system=system, budget=budget)
+        target = check_out_file(out or Path(f"results.{fmt}"), force=force, results_dirs=list(where.read))
         path = results.export(df, target, fmt)
     except ValueError as exc:
         ui.fail(str(exc))
     ui.console.print(ui.plain(f"{path}: {len(df)} rows x {len(df.columns)} columns"))
+
+
+@ui.app.command("promote")
+def promote_cmd(
+    run_ids: Annotated[list[str], typer.Argument(help="Run ids (or the short ids `bench ls runs` and the pages show) "
+                                                 "of your workspace.")],
+    source: Annotated[Path | None, typer.Option("--from", help="The folder the runs are in (default: your "
+                                                "workspace, $BENCH_RESULTS or .cache/results).")] = None,
+) -> None:
+    """Copy runs from your workspace into results/, the committed evidence (record re-sealed, outputs checked
+    against its sha256); then `bench table` puts them on the boards, and you commit results/ and reports/."""
+    from bench.workflows.promote import PromoteError, promote
+
+    for run_id in run_ids:
+        try:
+            dest = promote(run_id, source)
+        except PromoteError as exc:
+            ui.fail(str(exc))
+        ui.print_path("promoted", ui.shown(dest))
+    ui.console.print("Next: `bench table` (the boards under reports/), then commit results/ and reports/.",
+                     markup=False)

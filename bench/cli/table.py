@@ -9,7 +9,7 @@ import typer
 
 from bench.api.paths import REPO_ROOT
 from bench.cli import common as ui
-from bench.cli.common import RESULTS_DIR, ResultsDir
+from bench.cli.common import EvidenceDir
 
 
 @ui.app.command("table")
@@ -23,37 +23,84 @@ def table_cmd(
                                        "timings, and fail on any difference (minutes).")] = False,
     jobs: Annotated[int | None, typer.Option(min=1, help="--deep: scoring processes (default: the usable CPUs, "
                                              "at most 4).")] = None,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: EvidenceDir = None,
+    fmt: Annotated[str, typer.Option("--format", help="--paper: text (a table that fits the terminal) | md (the "
+                                     "markdown reports/ holds, with its notes).")] = "text",
     reports_dir: Annotated[Path, typer.Option(
         show_default=False, help="Generated reports (default: the checkout's reports/).")] = REPO_ROOT / "reports",
     prune: Annotated[bool, typer.Option("--prune", help="Allow the rewrite to delete report files and drop runs "
                                         "that reports/ shows today (refused otherwise: a typo'd --results-dir "
                                         "or a --budget filter would wipe them).")] = False,
 ) -> None:
-    """Render paper tables (reported vs reproduced, with Δ), plots and the HTML leaderboard."""
+    """Render paper tables (reported vs reproduced, with Δ), plots and the HTML leaderboard into reports/, from the
+    committed results/ (never the workspace); `--paper P --table N` prints one table (with your workspace's runs)."""
     from bench import report
+    from bench.runs.folders import evidence_dir
 
+    if fmt not in ("text", "md"):
+        ui.fail(f"--format {fmt}: give text or md.")
     if paper:
-        # raw markdown of one table (or every table of the paper), no rich wrapping; reports/ is untouched
-        typer.echo(report.table_command(paper, table, budget, results_dir=results_dir))
+        _print_paper(paper, table, budget, results_dir, fmt)
         return
     if table:
         ui.fail("--table needs --paper (e.g. --paper mist --table 1).")
     if deep and not check:
         ui.fail("--deep needs --check (e.g. `bench table --check --deep`).")
-    result = report.render_all(results_dir, reports_dir, check=check, budget=budget, prune=prune)
+    source = evidence_dir(results_dir)
+    changed: list[Path] = []
+    result = report.render_all(source, reports_dir, check=check, budget=budget, prune=prune, changed=changed)
     if check:
         if result:
             ui.fail("reports/ is stale; run `bench table` and commit:\n" + "\n".join(map(ui.shown, result)), code=1)
         ui.console.print("[green]reports/ matches results/[/]")
         if deep:
-            _render_deep(results_dir, jobs)
+            _render_deep(source, jobs)
         return
-    for path in result:
-        ui.console.print(ui.plain(f"wrote {ui.shown(path)}"))
-    overview = reports_dir / "protocol-sensitivity.md"  # every recorded run under every recipe
-    if overview.exists():
-        typer.echo(overview.read_text(encoding="utf-8"))
+    _print_summary(result, changed, source, reports_dir)
+
+
+def _print_summary(files: list, changed: list[Path], source: Path, reports_dir: Path) -> None:
+    """One summary of a rewrite: where from and to, each file that changed ("wrote"), how many did not."""
+    from bench.env.term_layout import print_words
+    from bench.runs.folders import folders, label, sections
+
+    print_words(ui.console, f"bench table: {ui.shown(reports_dir)}/ from {label(source)}")
+    for path in changed[:25]:
+        print_words(ui.console, f"{'wrote' if path.exists() else 'removed'} {ui.shown(path)}")
+    if len(changed) > 25:
+        ui.console.print(ui.plain(f"... and {len(changed) - 25} more changed files"))
+    same = len([p for p in files if p not in set(changed)])
+    ui.console.print(ui.plain(f"{len(changed)} file(s) changed, {same} unchanged (left byte-identical)."))
+    workspace = folders(None)
+    mine = [r for folder, recs in sections(workspace) if folder == workspace.write for r in recs]
+    if mine and source.resolve() != workspace.write.resolve():
+        print_words(ui.console, f"Not on these boards: {len(mine)} run(s) of {label(workspace.write)}; `bench "
+                    "promote RUN_ID` copies one into results/.", style="dim")
+    print_words(ui.console, f"Open {ui.shown(reports_dir)}/index.html; every run under every recipe: "
+                f"{ui.shown(reports_dir)}/protocol-sensitivity.md.", style="dim")
+
+
+def _print_paper(paper: str, table: str | None, budget: str | None, results_dir: Path | None, fmt: str) -> None:
+    """One paper table (or every table of the paper) from the committed runs and your workspace's: a terminal
+    table (:mod:`bench.report.term_table`), or its markdown with --format md; reports/ is untouched."""
+    from bench.api.errors import UserError
+    from bench.report.term_table import paper_markdown, renderables
+    from bench.runs.folders import folders, load_all
+
+    where = folders(results_dir)
+    try:
+        tables = paper_markdown(paper, table, budget, load_all(where), where.read[-1])
+    except (UserError, KeyError, ValueError) as exc:
+        ui.fail(str(exc))
+    for i, (table_id, text) in enumerate(tables):
+        if fmt == "md":
+            typer.echo(text)
+            continue
+        if i:
+            ui.console.line()
+        source = f"`bench table --paper {paper} --table {table_id} --format md`"
+        for part in renderables(text, ui.console.width, source):
+            ui.console.print(part)
 
 
 def _render_deep(results_dir: Path, jobs: int | None) -> None:

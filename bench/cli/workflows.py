@@ -7,10 +7,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from bench.cli import common as ui
-from bench.cli.common import RESULTS_DIR, DataDir, DeviceOpt, ResultsDir
+from bench.cli.common import DataDir, DeviceOpt, EvidenceDir, ResultsDir
 
 
 @ui.app.command("calibrate")
@@ -25,16 +24,17 @@ def calibrate_cmd(
     set_: Annotated[list[str], typer.Option("--set", help="Other overrides for every point.")] = [],  # noqa: B006
     seed: Annotated[int, typer.Option(help="Seed of every point.")] = 42,
     threads: Annotated[int | None, typer.Option(help="Torch threads (see `bench run --threads`).")] = None,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     data_dir: DataDir = None,
     device: DeviceOpt = "auto",
 ) -> None:
-    """Sweep learning rate x updates on a dev subset; writes calibration/ in the results folder (plot: `bench
-    table`)."""
+    """Sweep learning rate x updates on a dev subset; writes calibration/ in the results folder (your workspace
+    unless --results-dir; the plot: `bench table --results-dir` of that folder)."""
     from bench.api.registry import RegistryError
     from bench.data import DataError
     from bench.env.threads import set_threads
     from bench.runs import parse_overrides
+    from bench.runs.folders import write_dir
     from bench.workflows.calibrate import calibrate
 
     ui.check_counts(("--threads", threads, 1), ("--dev", dev, 1))
@@ -47,7 +47,7 @@ def calibrate_cmd(
         ui.fail(f"--lr {lr!r} / --steps {steps!r}: give comma-separated numbers, e.g. --lr 1e-4,3e-4 --steps 300,600")
     try:
         summary = calibrate(system, task, lrs, updates, budget=budget, dev=dev, recipe=recipe,
-                            overrides=parse_overrides(set_), seed=seed, results_dir=results_dir,
+                            overrides=parse_overrides(set_), seed=seed, results_dir=write_dir(results_dir),
                             data_dir=data_dir, say=ui.say(ui.console), progress=ui.console, device=device)
     except (RegistryError, DataError, ValueError) as exc:
         ui.fail(str(exc))
@@ -62,21 +62,23 @@ def order_cmd(
     target: Annotated[str, typer.Argument(help="paper:table, e.g. mist:3")],
     budget: Annotated[str, typer.Option(help="Budget of the runs whose order is compared.")] = "cpu",
     samples: Annotated[int, typer.Option(help="Bootstrap resamples (≥ 1).")] = 1000,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: EvidenceDir = None,
     data_dir: DataDir = None,
 ) -> None:
     """Kendall's tau between a table's reported and reproduced order, with a bootstrap interval and
     paired tests of adjacent rows, and each row against the harness reference baseline (copy_source,
-    lead1) on the same examples; writes ordering/ in the results folder, which `bench table` prints as the
-    table's ordering and reference lines."""
+    lead1) on the same examples, from the committed results (or --results-dir); writes ordering/ there (a file
+    whose content is unchanged is left as it is), which `bench table` prints as the table's ordering and reference
+    lines."""
     from bench.papers import parse_table_ref
+    from bench.runs.folders import evidence_dir
     from bench.store.records import require_dir
     from bench.workflows.ordering import compute
 
     ui.check_counts(("--samples", samples, 1))
     try:
         paper, table = parse_table_ref(target)
-        done = compute(paper, table, budget, require_dir(results_dir), data_dir, samples=samples,
+        done = compute(paper, table, budget, require_dir(evidence_dir(results_dir)), data_dir, samples=samples,
                        say=ui.say(ui.console))
     except (KeyError, ValueError) as exc:
         ui.fail(str(exc))
@@ -165,14 +167,18 @@ def fetch_cmd(
 @ui.app.command("validate")
 def validate(data_dir: DataDir = None) -> None:
     """Check data checksums, Java/Perl/METEOR/ROUGE tools and backbone files before an expensive run."""
+    from rich.text import Text
+
+    from bench.env.term_layout import words
     from bench.workflows.validate import run_checks
 
     ok = True
-    table = Table("check", "status", "detail", header_style="bold")
-    for check in run_checks(data_dir):
+    for check in run_checks(data_dir):  # one block per check: a path in its detail is printed whole, never cut
         ok &= check.ok or check.optional
-        status = "[green]ok[/]" if check.ok else ("[yellow]missing (optional)[/]" if check.optional else "[red]FAIL[/]")
-        table.add_row(ui.plain(check.name), status, ui.plain(check.detail, one_line=False))
-    ui.console.print(table)
+        status = ("ok", "green") if check.ok else (("missing (optional)", "yellow") if check.optional else
+                                                   ("FAIL", "bold red"))
+        ui.console.print(Text.assemble((f"{status[0]:<4}", status[1]), " ", (check.name, "bold")), soft_wrap=True)
+        for line in words(check.detail, ui.console.width - 5):
+            ui.console.print(ui.plain(f"     {line}"), soft_wrap=True)
     if not ok:
         raise typer.Exit(1)

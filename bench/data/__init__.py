@@ -25,3 +25,10 @@ __all__ = [
     "task_info",
     "verify",
 ]
+
+import typing
+
+if not typing.TYPE_CHECKING:  # at run time `bench.data.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

@@ -19,7 +19,7 @@ from bench.api.errors import DataError
 from bench.api.tasks import Built, SplitSpec, Task
 from bench.api.types import Example, Split, encode
 from bench.data import cache
-from bench.data.sources import SUMS_FILE, data_dir, present, sha256_file, verify_raw
+from bench.data.sources import SUMS_FILE, data_dir, needed, present, sha256_file, verify_raw
 from bench.data.tasks import TASKS
 
 MANIFEST = "manifest.json"
@@ -33,15 +33,25 @@ def default_eval_split(task: str, data_dir: Path | str | None = None) -> str:
     spec = t.split("test")
     if not spec.optional:
         return "test"
-    from bench.data.xsum import find_full
-
-    if find_full(_data_dir(data_dir)) is not None:
+    if split_missing(t.name, "test", data_dir) is None:
         return "test"
-    candidates = [s for s in t.splits.values()
-                  if s.name.startswith("test") and not s.optional and not s.references_only]
+    candidates = [s for s in t.splits.values() if s.name.startswith("test") and not s.references_only
+                  and split_missing(t.name, s.name, data_dir) is None]
     if not candidates:
-        raise DataError(f"Task '{t.name}' has no test split with sources on this machine; supply the full data.")
+        raise DataError(split_missing(t.name, "test", data_dir) or f"Task '{t.name}' has no test split here.")
     return max(candidates, key=lambda s: s.count).name
+
+
+def split_missing(task: str, split: str, data_dir: Path | str | None = None) -> str | None:
+    """Why split ``split`` of ``task`` cannot be built here (one line naming the file and the fix), or None when
+    its sources are here. Only optional splits can be missing (XSum's: the full corpus, or the recovered
+    documents)."""
+    t = _task(task)
+    if not t.split(split).optional:
+        return None
+    from bench.data.xsum import unavailable  # only XSum has optional splits
+
+    return unavailable(_root_for(t, data_dir), split)
 
 
 def training_data_missing(task: str, data_dir: Path | str | None = None) -> str | None:
@@ -65,10 +75,10 @@ def load_split(
     root = _root_for(t, data_dir)
     tdir = cache.task_cache_dir(cache.cache_root(cache_dir), t.name, t.version)
     if spec.optional:
-        from bench.data.xsum import find_full, full_missing_message  # only XSum has optional splits
+        from bench.data.xsum import unavailable  # only XSum has optional splits
 
-        if find_full(root) is None:
-            raise DataError(full_missing_message(root, split))
+        if (why := unavailable(root, split)) is not None:
+            raise DataError(why)
     manifest = _fresh_manifest(t, root, tdir)
     if manifest is None or split not in manifest["splits"]:
         tdir.mkdir(parents=True, exist_ok=True)
@@ -227,8 +237,8 @@ def _fresh_manifest(t: Task, root: Path, tdir: Path) -> dict[str, Any] | None:
     if manifest is None or manifest.get("task") != t.name or manifest.get("version") != t.version:
         return None
     sources = manifest.get("sources", {})
-    if {present(root, spec) for spec in t.raw_files} - set(sources):
-        return None
+    if {present(root, spec) for spec in needed(root, t.raw_files)} - set(sources):
+        return None  # a file is missing from the build, or an optional one appeared since
     for rel, rec in sources.items():
         path = Path(rec["path"]) if rec.get("extra") else root / rel
         if not path.is_file():
@@ -279,7 +289,7 @@ def _build(t: Task, root: Path, tdir: Path) -> dict[str, Any]:
             data = encode(examples)
             sha = hashlib.sha256(data).hexdigest()
             alternatives = [f"{present(root, r)} (instead of {r.split('|')[0]})" for r in t.raw_files
-                            if present(root, r) != r.split("|")[0]]
+                            if present(root, r) != r.removesuffix("?").split("|")[0]]
             if spec.sha256 and sha != spec.sha256 and alternatives:
                 raise DataError(
                     f"Task '{t.name}' split '{spec.name}' built from {', '.join(alternatives)} has sha256 {sha}, "

@@ -52,9 +52,8 @@ def data_dir(explicit: Path | str | None = None) -> Path:
     raise DataError(
         "Data directory not found. Looked at:\n  "
         + "\n  ".join(lines)
-        + f"\nFix: `bench fetch --data` downloads it from its public sources into {default_data_dir()} "
-        f"(or --data-dir DIR); or pass --data-dir DIR / set ${ENV_VAR}=DIR to a directory holding the raw "
-        f"data and its {SUMS_FILE} (docs/data.md)."
+        + f"\n{fetch_fix(path)}; or pass --data-dir DIR / set ${ENV_VAR}=DIR to a directory holding the raw "
+        f"data and its {SUMS_FILE}."
     )
 
 
@@ -72,10 +71,10 @@ def read_sums(root: Path) -> dict[str, str]:
     sums_path = root / SUMS_FILE
     if not sums_path.is_file():
         raise DataError(
-            f"{sums_path} not found: the data directory must list its files' hashes.\n"
-            f"Fix: point --data-dir/${ENV_VAR} at the shared data directory, or restore {SUMS_FILE} from the "
-            f"data's source and check with `cd {root} && sha256sum -c {SUMS_FILE}` (a list hashed from the files "
-            "at hand would vouch for whatever they hold)."
+            f"{sums_path} not found: the data directory {root} holds no data (or does not list its files' "
+            f"hashes).\n{fetch_fix(root)}, with its {SUMS_FILE}; or point --data-dir/${ENV_VAR} at a folder that "
+            f"has them, or restore {SUMS_FILE} from the data's source and check with `cd {root} && sha256sum -c "
+            f"{SUMS_FILE}` (a list hashed from the files at hand would vouch for whatever they hold)."
         )
     out: dict[str, str] = {}
     for lineno, line in enumerate(read_text(sums_path, "restore it from the shared data").splitlines(), 1):
@@ -95,17 +94,46 @@ def raw_path(root: Path, rel: str) -> Path:
     if not path.is_file():
         raise DataError(
             f"Missing raw data file {path} (looked in data directory {root}).\n"
-            f"Fix: restore it from the source listed in {root / 'README.md'} or point --data-dir/"
-            f"${ENV_VAR} at a complete copy."
+            f"{fetch_fix(root)}; or point --data-dir/${ENV_VAR} at a complete copy."
         )
     return path
 
 
+def optional(spec: str) -> bool:
+    """Whether a raw-file entry may be absent (``name?``): the builder uses it where it is there (XSum's recovered
+    documents, which `bench fetch --data` cannot get: they have no single public source)."""
+    return spec.endswith("?")
+
+
 def present(root: Path, spec: str) -> str:
     """The file a raw-file entry names: ``a|b`` means ``a``, or ``b`` where only ``b`` is there (e.g. the
-    reconstructed SQuAD train file of the shared data, or the official one ``bench fetch --data`` gets)."""
-    options = spec.split("|")
+    reconstructed SQuAD train file of the shared data, or the official one ``bench fetch --data`` gets); a
+    trailing ``?`` (:func:`optional`) is not part of the name."""
+    options = spec.removesuffix("?").split("|")
     return next((o for o in options if (root / o).is_file()), options[0])
+
+
+def needed(root: Path, specs: list[str] | tuple[str, ...]) -> list[str]:
+    """The raw-file entries a build must verify: every one but an optional file that is not there."""
+    return [s for s in specs if not optional(s) or (root / present(root, s)).is_file()]
+
+
+def fetch_command(root: Path) -> str:
+    """The command that downloads the raw data into ``root`` (where there is internet): `bench fetch --data`,
+    with ``--data-dir ROOT`` unless that is where it writes by default (``$BENCH_DATA``, else ../shared/data)."""
+    env = os.environ.get(ENV_VAR) or None
+    default = Path(env).expanduser() if env else default_data_dir()
+    try:
+        same = default.resolve() == Path(root).resolve()
+    except OSError:
+        same = False
+    return "bench fetch --data" if same else f"bench fetch --data --data-dir {root}"
+
+
+def fetch_fix(root: Path) -> str:
+    """The fix every "data missing" error ends with: the fetch command and the folder it writes."""
+    return (f"Fix: `{fetch_command(root)}` downloads every task's raw files from their public sources (pinned by "
+            f"commit and sha256) into {root}, where there is internet (docs/data.md)")
 
 
 def verify_raw(root: Path, rels: list[str] | tuple[str, ...]) -> dict[str, str]:
@@ -117,7 +145,7 @@ def verify_raw(root: Path, rels: list[str] | tuple[str, ...]) -> dict[str, str]:
     """
     sums = read_sums(root)
     got: dict[str, str] = {}
-    for spec in rels:
+    for spec in needed(root, rels):
         rel = present(root, spec)
         path = raw_path(root, rel)
         if rel not in sums:

@@ -184,6 +184,7 @@ XSUM = Task(
             "test-available",
             4_034,
             partial=True,
+            optional=True,  # needs xsum/documents-recovered.jsonl, which has no single public source
             sha256="79b2e14f208b64602a1d55ddfa5a3337bb519f27a0c308f6da1e944c996c946b",
             note="PARTIAL: 4,034 of 11,334 test documents (recovered from public subsets); targets "
             "are the gold-test-sentences.txt lines (lowercased, PTB-tokenized); the recovered cased "
@@ -193,6 +194,7 @@ XSUM = Task(
             "validation-available",
             1_079,
             partial=True,
+            optional=True,
             sha256="e8929902b407a6786f6319cf4b26c25aa2cca8cc736ac762ccb6d004871587ee",
             note="PARTIAL: 1,079 of 11,332 validation documents (recovered from public subsets); "
             "targets are the recovered summaries, empty for 79 ids that have none",
@@ -202,8 +204,8 @@ XSUM = Task(
     recipes=("rouge155", "rouge-pltrdy", "rouge-score"),
     **_MIST_LENS,
     description=(
-        "Extreme summarization of BBC articles (XSum). Full splits need the user's copy of the "
-        "corpus; the shared data supports scoring on the full test references and running on the "
+        "Extreme summarization of BBC articles (XSum). Full splits need the full corpus (`bench fetch "
+        "--data` gets it); the shared data supports scoring on the full test references and running on the "
         "recovered subsets, which are marked partial."
     ),
     citation=_XSUM_CITATION,
@@ -211,7 +213,7 @@ XSUM = Task(
     raw_files=(
         "xsum/XSum-TRAINING-DEV-TEST-SPLIT-90-5-5.json",
         "xsum/gold-test-sentences.txt",
-        "xsum/documents-recovered.jsonl",
+        "xsum/documents-recovered.jsonl?",  # optional: the -available splits, where the full corpus is absent
     ),
 )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.api.errors import DataError
-from bench.data.api import training_data_missing
+from bench.data.api import split_missing, training_data_missing
 from bench.data.tasks import TASKS
 
 TRAIN = "train"
@@ -31,8 +31,8 @@ def training_split(task: str, budget: str, data_dir: Path | str | None = None) -
         return None
     if budget != "smoke":
         raise DataError(missing)
-    usable = [s for s in t.splits.values()
-              if not s.optional and not s.references_only and not s.name.startswith("test")]
+    usable = [s for s in t.splits.values() if not s.references_only and not s.name.startswith("test")
+              and split_missing(task, s.name, data_dir) is None]
     if not usable:
         raise DataError(missing)
     return max(usable, key=lambda s: s.count).name

@@ -29,13 +29,15 @@ from bench.api.errors import DataError
 from bench.api.reading import parse_json, read_json, read_text
 from bench.api.tasks import Built, Task, read_lines
 from bench.api.types import Example
-from bench.data.sources import DATA_FIX, verify_raw
+from bench.data.sources import DATA_FIX, fetch_command, verify_raw
 
 SPLIT_JSON = "xsum/XSum-TRAINING-DEV-TEST-SPLIT-90-5-5.json"
 GOLD = "xsum/gold-test-sentences.txt"
 RECOVERED = "xsum/documents-recovered.jsonl"
 FULL_ENV = "BENCH_XSUM"
 FULL_SPLITS = ("train", "validation", "test")
+#: the partial splits built from the recovered documents (present in the shared data, not fetched)
+RECOVERED_SPLITS = ("test-available", "validation-available")
 #: The public hub copy of the corpus (records with id, document, summary) that `bench fetch --data` reads.
 HUB_DATASET = "EdinburghNLP/xsum"
 #: Revisions tried in order: the repo's own data files, then the hub's automatic parquet export of it.
@@ -57,7 +59,8 @@ def build(task: Task, root: Path) -> Built:
             for i, tid in enumerate(split_ids["test"])
         ]
     }
-    splits.update(_available(root / RECOVERED, split_ids, gold))
+    if (root / RECOVERED).is_file():  # optional: no single public source; the full corpus does without it
+        splits.update(_available(root / RECOVERED, split_ids, gold))
     extra: dict[str, Path] = {}
     full_dir = find_full(root)
     if full_dir is not None:
@@ -112,15 +115,31 @@ def check_full(root: Path, full_dir: Path) -> FullCheck:
     return FullCheck({name: len(exs) for name, exs in splits.items()}, matching)
 
 
+def unavailable(root: Path, split: str) -> str | None:
+    """Why ``split`` cannot be built from ``root`` (one line, with the fix), or None when its source is here: the
+    full splits need the full corpus, the ``-available`` ones the recovered documents."""
+    if split in FULL_SPLITS:
+        return None if find_full(root) is not None else full_missing_message(root, split)
+    if split in RECOVERED_SPLITS and not (root / RECOVERED).is_file():
+        have_full = find_full(root) is not None
+        instead = "test" if split.startswith("test") else "validation"
+        return (f"XSum split '{split}' is built from {root / RECOVERED} (5,113 documents recovered from public "
+                "subsets, in the shared data; no single public source, so `bench fetch --data` does not get it), "
+                "which is not here. Fix: " + (f"use --split {instead}: the full corpus is here" if have_full else
+                f"`{fetch_command(root)}` gets the full corpus into {full_destination(root)} (then --split "
+                f"{instead}), or point --data-dir at the shared data") + ".")
+    return None
+
+
 def full_missing_message(root: Path, split: str) -> str:
     """One line for a run that asked for a full split: the training ones say what trains without them."""
     if split != "test":
         return training_missing_message(root)
     return (
         f"XSum split 'test' needs the full XSum corpus, which is not on this machine (looked at ${FULL_ENV} and "
-        f"{root / 'xsum' / 'full'}). Fix: leave --split out (a run then scores test-available, PARTIAL: 4,034 of "
-        "11,334 recovered test documents), score outputs made elsewhere with --split test-refs, or get the corpus "
-        "with `bench fetch --data` where there is internet."
+        f"{root / 'xsum' / 'full'}). Fix: `{fetch_command(root)}` gets it into {full_destination(root)} where there "
+        "is internet; or leave --split out (a run then scores test-available, PARTIAL: 4,034 of 11,334 recovered "
+        "test documents), or score outputs made elsewhere with --split test-refs."
     )
 
 
@@ -129,8 +148,9 @@ def training_missing_message(root: Path) -> str:
     return (
         f"XSum's 204,045 training documents are not on this machine (looked at ${FULL_ENV} and "
         f"{root / 'xsum' / 'full'}; the shared data holds only 5,113 recovered test/validation documents). "
-        f"Fix: `bench fetch --data` gets the full corpus ({HUB_DATASET}) where there is internet, or drop "
-        "--budget: the default budget, smoke, trains on the recovered validation documents (a plumbing check)."
+        f"Fix: `{fetch_command(root)}` gets the full corpus ({HUB_DATASET}) into {full_destination(root)} where there "
+        "is internet, or drop --budget: the default budget, smoke, trains on the recovered validation documents (a "
+        "plumbing check)."
     )
 
 

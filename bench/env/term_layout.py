@@ -178,3 +178,19 @@ def folded(text: str, width: int, sep: str = "|") -> list[str]:
     if line:
         lines.append(line)
     return lines
+
+
+def words(text: str, width: int) -> list[str]:
+    """Prose broken into lines of at most ``width`` between words, never inside one: a word longer than the
+    line (a path, a run id, a URL) stands on a line of its own, whole, so it can be copied."""
+    out: list[str] = []
+    for para in text.split("\n"):
+        lines = [line.rstrip(" ") for line in folded(para, width + 1, " ")]  # +1: the space a line ends with
+        out.extend(lines or [""])
+    return out
+
+
+def print_words(console: Console, text: object, style: str = "") -> None:
+    """``text`` (never markup) on ``console`` in lines of :func:`words`: a path or run id is never broken."""
+    for line in words(str(text), console.width):
+        console.print(plain(line, style=style), soft_wrap=True)

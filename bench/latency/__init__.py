@@ -28,3 +28,10 @@ __all__ = [
     "render_report",
     "summarize",
 ]
+
+import typing
+
+if not typing.TYPE_CHECKING:  # at run time `bench.latency.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

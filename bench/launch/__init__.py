@@ -9,3 +9,10 @@ file per run id (:mod:`~bench.launch.joblog`) that ``bench status`` reads back
 (:mod:`~bench.launch.status`). A relaunch skips complete runs and re-runs the rest, which resume
 from their checkpoints and decode journals.
 """
+
+import typing
+
+if not typing.TYPE_CHECKING:  # at run time `bench.launch.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

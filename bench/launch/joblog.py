@@ -30,7 +30,12 @@ _TAIL_BYTES = 1 << 20  # a log is read from its last MiB: enough for the last at
 
 
 def default_log_dir(results_dir: Path) -> Path:
-    """``<results_dir>/../.cache/launch``: beside the run caches, outside the committed results."""
+    """``<results_dir>/../.cache/launch``: beside the run caches, outside the committed results; for the
+    workspace (``.cache/results``), ``<cache root>/launch``."""
+    from bench.api.paths import cache_root, workspace_dir
+
+    if Path(results_dir).resolve() == workspace_dir().resolve():
+        return cache_root() / "launch"
     return Path(results_dir).resolve().parent / ".cache" / "launch"
 
 

@@ -38,18 +38,22 @@ class Job:
         return self.spec.run_id
 
 
-def plan_table(paper: str, table: str, budget: str, results_dir: Path = RESULTS_DIR) -> list[Job]:
+def plan_table(paper: str, table: str, budget: str, results_dir: Path = RESULTS_DIR,
+               done_in: Sequence[Path] = ()) -> list[Job]:
     """The plan of every runnable row of ``paper:table`` at ``budget`` (as `bench reproduce` runs them)."""
     from bench.papers import runnable_rows
 
     items = [(RunSpec(system=row.system, task=row.task, split=row.split, budget=budget,
                       overrides=dict(row.overrides)), f"{row.row_id}/{row.group}")
              for row in runnable_rows(paper, table, budget)]
-    return plan_specs(items, results_dir)
+    return plan_specs(items, results_dir, done_in)
 
 
-def plan_specs(items: Iterable[RunSpec | tuple[RunSpec, str]], results_dir: Path = RESULTS_DIR) -> list[Job]:
-    """Jobs for explicit specs (optionally labelled), in dependency order; a repeated spec is planned once."""
+def plan_specs(items: Iterable[RunSpec | tuple[RunSpec, str]], results_dir: Path = RESULTS_DIR,
+               done_in: Sequence[Path] = ()) -> list[Job]:
+    """Jobs for explicit specs (optionally labelled), in dependency order; a repeated spec is planned once. A job
+    is done when ``results_dir`` or one of ``done_in`` (the committed results, for a plan that writes to the
+    workspace) holds its complete, up-to-date record."""
     jobs: dict[str, Job] = {}
     for item in items:
         spec, label = item if isinstance(item, tuple) else (item, f"{item.system}/{item.task}")
@@ -58,9 +62,10 @@ def plan_specs(items: Iterable[RunSpec | tuple[RunSpec, str]], results_dir: Path
     edges = training_edges([job.spec for job in jobs.values()])
     from bench.store.records import load_records
 
-    records = load_records(results_dir)
+    folders = [Path(results_dir), *(Path(d) for d in done_in if Path(d).is_dir())]
+    records = [r for d in folders if d.is_dir() for r in load_records(d)]
     planned = [replace(job, depends_on=edges.get(rid, ()),
-                       state="done" if completed_record(job.spec, results_dir) is not None else "pending",
+                       state="done" if any(completed_record(job.spec, d) is not None for d in folders) else "pending",
                        estimate_s=estimate(job.spec, records))
                for rid, job in jobs.items()]
     return in_dependency_order(planned)

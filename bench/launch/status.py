@@ -41,12 +41,14 @@ def subset_runs(job: Job, records: Sequence[dict[str, Any]]) -> list[dict[str, A
     return sorted(found, key=lambda r: (-int(r["spec"]["limit"]), str(r.get("created", ""))))
 
 
-def job_status(job: Job, results_dir: Path, logs: Path, records: Sequence[dict[str, Any]] = ()) -> JobStatus:
+def job_status(job: Job, results_dir: Path, logs: Path, records: Sequence[dict[str, Any]] = (),
+               done_in: Sequence[Path] = ()) -> JobStatus:
     """Where ``job`` stands; ``records`` (the folder's records) let a job without a whole-split run say that a
-    ``--limit N`` run of it is done."""
+    ``--limit N`` run of it is done; ``done_in``: other folders whose record of it counts (the committed results)."""
     log = log_path(logs, job.run_id)
-    if completed_record(job.spec, results_dir) is not None:
-        return JobStatus("done", record_path(job.spec, results_dir).stem, log)  # the record id
+    for folder in (results_dir, *done_in):
+        if Path(folder).is_dir() and completed_record(job.spec, Path(folder)) is not None:
+            return JobStatus("done", record_path(job.spec, Path(folder)).stem, log)  # the record id
     attempt = read_attempt(log)
     subsets = subset_runs(job, records)
     if attempt is None and subsets:
@@ -71,13 +73,14 @@ def job_status(job: Job, results_dir: Path, logs: Path, records: Sequence[dict[s
     return JobStatus("running", f"{where}: {attempt.last_line}", log)
 
 
-def plan_status(jobs: Sequence[Job], results_dir: Path, logs: Path) -> dict[str, JobStatus]:
+def plan_status(jobs: Sequence[Job], results_dir: Path, logs: Path,
+                done_in: Sequence[Path] = ()) -> dict[str, JobStatus]:
     """:func:`job_status` of every job, except that a job still waiting for a failed job says it will not run
     (a SLURM dependent cancelled by ``--kill-on-invalid-dep`` leaves no trace in its log)."""
     from bench.store.records import load_records
 
-    records = load_records(results_dir) if results_dir.is_dir() else []
-    statuses = {job.run_id: job_status(job, results_dir, logs, records) for job in jobs}
+    records = [r for d in (results_dir, *done_in) if Path(d).is_dir() for r in load_records(d)]
+    statuses = {job.run_id: job_status(job, results_dir, logs, records, done_in) for job in jobs}
     for job in jobs:  # plan order: a job's dependencies are settled before it
         status = statuses[job.run_id]
         failed = [d for d in job.depends_on if d in statuses and statuses[d].state in ("failed", "skipped")]

@@ -92,3 +92,17 @@ def state_rows(jobs: Sequence[Job], states: Mapping[str, tuple[str, str]], title
         rows.add(str(i), plain(job.label), plain(overrides_text(job)), plain(_after(job, index)),
                  plain(state, style=STYLES.get(state, "")), plain(detail))
     return rows
+
+
+def target_rows(budget: str) -> Rows:
+    """What `bench status` (and `bench reproduce`) take: every paper table, with how many of its rows run here at
+    ``budget``."""
+    from bench.papers import all_tables, runnable_rows
+
+    rows = Rows(["target", "runnable", "table"], atomic=(0, 1), right=(1,),
+                title=f"Targets: bench status PAPER:TABLE (runnable rows at budget {budget})",
+                caption=f"e.g. `bench status mist:1 --budget {budget}`: where each run of the table stands; `bench "
+                "reproduce` runs them.")
+    for table in all_tables():
+        rows.add(table.ref, str(len(runnable_rows(table.paper, table.id, budget))), table.title)
+    return rows

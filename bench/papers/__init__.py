@@ -464,3 +464,11 @@ def _plot(value: Any, where: str) -> str | None:
     if value not in (None, *PLOTS):
         raise PaperDataError(f"{where}: plot: {value!r} is not one of {', '.join(PLOTS)}")
     return value
+
+
+import typing  # noqa: E402
+
+if not typing.TYPE_CHECKING:  # at run time `bench.papers.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

@@ -35,3 +35,10 @@ __all__ = [
     "table_command",
     "validate_record",
 ]
+
+import typing
+
+if not typing.TYPE_CHECKING:  # at run time `bench.report.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

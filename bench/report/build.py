@@ -215,7 +215,7 @@ def _refuse_foreign(out: Path, names: Collection[str]) -> None:
 
 def render_all(
     results_dir: Path | str, reports_dir: Path | str, check: bool = False, budget: str | None = None,
-    prune: bool = False,
+    prune: bool = False, changed: list[Path] | None = None,
 ) -> list[Path] | list[str]:
     """Write reports/<paper>-table<N>.md, pareto-<task>.png, mist-table6-iterations.png,
     index.html and protocol-sensitivity.md (plus JSON sidecars of the plotted data).
@@ -227,7 +227,10 @@ def render_all(
     A rewrite that would delete report files or drop runs reports/ shows today (:func:`dropped`) is
     refused with :class:`ReportDropError` before anything is written, unless ``prune``: a typo'd
     ``--results-dir`` once rewrote reports/ from no records at all. A missing ``results_dir`` is an error.
+    ``changed`` (a list) gets the files whose bytes this rewrite changed (written anew, replaced or deleted): every
+    other file is left byte-identical.
     """
+    changed = [] if changed is None else changed
     require_dir(results_dir)
     out = Path(reports_dir) if check else check_reports_dir(reports_dir, [results_dir])
     records = load_records(results_dir)
@@ -281,17 +284,25 @@ def render_all(
     out.mkdir(parents=True, exist_ok=True)
     for name in sorted(existing - expected):
         (out / name).unlink()
+        changed.append(out / name)
     written = []
     for name, text in sorted(texts.items()):
         path = target[name]
         if not path.is_file() or not stamps.same(read_text(path, errors="replace"), text):
             write_text_atomic(path, text)
+            changed.append(path)
         written.append(path)
     for name, (draw, data) in sorted(pngs.items()):
         path = target[name]
+        before = path.read_bytes() if path.is_file() else None
         with atomic_path(path) as tmp:  # keeps the .png suffix matplotlib reads the format from
             draw(data, tmp)
+            same = before is not None and tmp.read_bytes() == before
+        if not same:
+            changed.append(path)
         written.append(path)
+    if pvalues.path is not None and pvalues.stale():
+        changed.append(Path(pvalues.path))
     pvalues.save()
     return sorted(written)
 

@@ -43,6 +43,7 @@ def _rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
         "limit": spec.get("limit"),
         "overrides": json.dumps(spec.get("overrides") or {}, sort_keys=True),
         "kind": rec.get("kind", "run"),  # run | external (bench submit)
+        "results_dir": _folder(rec),  # results (committed) or the workspace (.cache/results): where it is
         "family": info.get("family"),
         "backbone": info.get("backbone"),
         "precision": train.get("precision"),
@@ -68,14 +69,33 @@ def _rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
     return rows or [{**base, "recipe": None, "signature": None, "n_items": None}]
 
 
+def _folder(rec: dict[str, Any]) -> str | None:
+    from bench.runs.paths import display_path
+
+    source = getattr(rec, "source", None)
+    return display_path(Path(source).parent) if source is not None else None
+
+
 def load(results_dir: Path | str = RESULTS_DIR) -> Any:
     """One row per (record, recipe) of the complete records under ``results_dir`` (which must exist: a
     typo'd folder is an error, not an empty table)."""
-    import pandas as pd
-
     from bench.store.records import load_records, require_dir
 
-    records = load_records(require_dir(results_dir))
+    return from_records(load_records(require_dir(results_dir)))
+
+
+def load_folders(where: Any) -> Any:
+    """:func:`load` of several folders (:class:`bench.runs.folders.Folders`: the workspace, then the committed
+    results; a run id in both is the workspace's)."""
+    from bench.runs.folders import load_all
+
+    return from_records(load_all(where))
+
+
+def from_records(records: Iterable[dict[str, Any]]) -> Any:
+    """One row per (record, recipe) of ``records``, sorted by run id and recipe."""
+    import pandas as pd
+
     rows = [row for rec in records for row in _rows(rec)]
     df = pd.DataFrame(rows)
     if df.empty:

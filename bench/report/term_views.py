@@ -105,9 +105,11 @@ def board_lede(head: Headline | None, board: Board | None = None) -> str:
             "score with another recipe: `bench show RUN_ID` lists every recipe's numbers.")
 
 
-def terminal_board(task: str, results_dir: Path, data_dir: Path | None = None) -> tuple[Board, list[TextGroup]]:
-    """The board of ``task`` from the records in ``results_dir``, with the p-values `bench table` stored (a pair
-    not stored yet is computed from the outputs and not written: this command only reads)."""
+def terminal_board(task: str, results_dir: Path, data_dir: Path | None = None,
+                   also: Sequence[dict[str, Any]] = ()) -> tuple[Board, list[TextGroup]]:
+    """The board of ``task`` from the records in ``results_dir`` (and ``also``: the workspace's runs, ranked with
+    them), with the p-values `bench table` stored (a pair not stored yet is computed from the outputs and not
+    written: this command only reads)."""
     from bench.data import TASKS
     from bench.store.latency import load_latency_records
     from bench.store.paths import pvalues_file
@@ -117,6 +119,8 @@ def terminal_board(task: str, results_dir: Path, data_dir: Path | None = None) -
     TASKS.get(task)  # a misspelt task names the known ones
     require_dir(results_dir)
     records = [r for r in load_records(results_dir) if r.get("status") == "complete"]
+    ids = {r["run_id"] for r in also}
+    records = [*(r for r in records if r["run_id"] not in ids), *(r for r in also if r.get("status") == "complete")]
     file = pvalues_file(results_dir)
     board = build_board(task, records, load_latency_records(results_dir), data_dir,
                         pvalues=PValues(file if file.is_file() else None))
@@ -124,7 +128,14 @@ def terminal_board(task: str, results_dir: Path, data_dir: Path | None = None) -
 
 
 #: the run list's columns (run id first: it names system, task, split and budget already)
-RUN_HEADERS = ("run id", "system", "task", "split", "budget", "examples", "headline")
+RUN_HEADERS = ("run id", "system", "task", "split", "budget", "examples", "settings", "headline")
+
+
+def settings_text(spec: dict[str, Any]) -> str:
+    """A run's own settings, as `bench run --set` gave them (``decode=mist_iter iterations=3``): what tells
+    apart runs of one system over the same examples; "preset" where it ran its preset as is."""
+    overrides = spec.get("overrides") or {}
+    return " ".join(f"{k}={v}" for k, v in sorted(overrides.items())) or "preset"
 
 
 def run_rows(records: Sequence[dict[str, Any]], task: str | None = None, system: str | None = None,
@@ -146,5 +157,5 @@ def run_rows(records: Sequence[dict[str, Any]], task: str | None = None, system:
             str(rec.get("status", ""))
         n = (rec.get("data") or {}).get("n_examples")
         rows.append([rec["run_id"], display_name(rec), spec["task"], spec["split"], spec["budget"],
-                     "" if n is None else f"{n:,}", shown])
+                     "" if n is None else f"{n:,}", settings_text(spec), shown])
     return rows

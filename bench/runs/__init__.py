@@ -73,3 +73,10 @@ __all__ = [
     "training_spec",
     "training_workdir",
 ]
+
+import typing
+
+if not typing.TYPE_CHECKING:  # at run time `bench.runs.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

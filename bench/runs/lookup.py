@@ -6,39 +6,34 @@ run ids never ask for them again; two runs over different examples are refused w
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.api.errors import UserError
-from bench.api.names import identifier_problem
 from bench.api.reading import read_text
 from bench.api.text import split_lines
 from bench.api.textfile import OUTPUTS
 from bench.runs.evaluation import first_examples
+from bench.runs.folders import Folders, RunNotFound, find, folders
 from bench.store.outputs import OutputsPathError, record_source
-from bench.store.paths import run_record_file
-from bench.store.records import OutputsChangedError, check_outputs, outputs_file, read_record, require_dir
+from bench.store.records import OutputsChangedError, check_outputs, outputs_file
 
 
 class RunLookupError(UserError, ValueError):
     """A run id that names no record, or two runs that cannot be compared."""
 
 
-def find_record(run_id: str, results_dir: Path) -> tuple[Path, dict[str, Any]]:
-    """A run id under ``results_dir``, or a record's own path (``results/<id>.json``, as a shell completes it)."""
-    if run_id.endswith(".json"):
-        path = Path(run_id)
-    else:  # an id is an identifier, never a path (bench.api.names): `../x` reads nothing outside the folder
-        problem = identifier_problem(run_id)
-        if problem is not None:
-            raise RunLookupError(f"run id {problem}; give a recorded run id (`ls {results_dir}`) or a record's "
-                                 "path ending in .json.")
-        path = run_record_file(require_dir(results_dir), run_id)
-    if not path.is_file():
-        near = sorted(p.stem for p in path.parent.glob(f"{path.stem.split('--')[0]}*.json"))[:5]
-        hint = f" Similar: {', '.join(near)}." if near else f" `ls {path.parent}` lists the recorded runs."
-        raise RunLookupError(f"no record {path}.{hint}")
-    return path, read_record(path)
+def find_record(run_id: str, results_dir: Path | str | Folders | None = None) -> tuple[Path, dict[str, Any]]:
+    """A run id, a short id the pages show (its hash, or a unique start), or a record's own path
+    (``results/<id>.json``, as a shell completes it); looked up in ``results_dir`` alone, or (None) in the workspace
+    and then the committed results (:mod:`bench.runs.folders`)."""
+    where = results_dir if isinstance(results_dir, Folders) else folders(results_dir)
+    try:
+        return find(run_id, where)
+    except RunNotFound as exc:
+        raise RunLookupError(str(exc)) from exc
 
 
 def outputs_of(rec: dict[str, Any]) -> list[str]:
@@ -87,3 +82,37 @@ def same_examples(a: dict[str, Any], b: dict[str, Any]) -> None:
             f"different examples: {a['run_id']} scored {da.get('n_examples')}, {b['run_id']} {db.get('n_examples')} "
             f"of {sa['task']}/{sa['split']}; compare runs over the same examples (same --limit)."
         )
+
+
+@dataclass(frozen=True)
+class Compared:
+    """`bench compare A B` of two recorded runs: one result per recipe (as ``--json`` prints it: a, b, per metric
+    ``delta`` = a − b with its 95% CI ``ci95_a_minus_b``, ``p_bootstrap``, ``p_ar``; and ``identical``: how many
+    outputs are byte-identical), and the two records' full run ids (a short id given is resolved)."""
+
+    results: list[dict[str, Any]]
+    run_a: str
+    run_b: str
+
+
+def compare_runs(a: str, b: str, recipes: Sequence[str] | None = None, *,
+                 results_dir: Path | str | Folders | None = None, data_dir: Path | None = None,
+                 use_cache: bool = True, agree_first: int = 200) -> Compared:
+    """Paired significance of two recorded runs (ids, short ids or record paths) over the same examples, under
+    ``recipes`` (default: the task's first): what `bench compare` and ``bench.compare`` both return, read from
+    the compare cache in ``$BENCH_CACHE/compare`` when an intact entry agrees with the records' own scores."""
+    from bench.data import TASKS
+    from bench.scoring import ScoringSession
+    from bench.scoring.agreement import identical_outputs
+    from bench.scoring.compare_cache import cached_compare
+
+    (_, ra), (_, rb) = find_record(a, results_dir), find_record(b, results_dir)
+    same_examples(ra, rb)
+    split = split_of(ra, data_dir)
+    hyps_a, hyps_b = outputs_of(ra), outputs_of(rb)
+    names = list(recipes or [TASKS.get(ra["spec"]["task"]).default_recipes[0]])
+    with ScoringSession() as session:
+        results = [cached_compare(n, hyps_a, hyps_b, split, session=session, use_cache=use_cache,
+                                  stored={"a": ra["scores"].get(n), "b": rb["scores"].get(n)}) for n in names]
+    agree = identical_outputs(hyps_a, hyps_b, agree_first)
+    return Compared([{**r, "identical": agree} for r in results], ra["run_id"], rb["run_id"])

@@ -25,3 +25,13 @@ def display_path(path: Path) -> str:
         return str(path.relative_to(REPO_ROOT))
     except ValueError:
         return str(path)
+
+
+def said_path(path: Path | str) -> str:
+    """A path as a message says it: relative to the working directory when it lies below it (so it can be
+    copied into the next command), else absolute."""
+    full = Path(path).resolve()
+    try:
+        return str(full.relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(full)

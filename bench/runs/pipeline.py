@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from bench.runs.evaluation import check_recipes, eval_limit, first_examples
 from bench.runs.identity import build_system, model_spec, model_workdir
 from bench.runs.journal import decode_in_chunks
 from bench.runs.outputs import outputs_to_text, sha256_text
-from bench.runs.paths import display_path, outputs_path, record_path
+from bench.runs.paths import display_path, outputs_path, record_path, said_path
 from bench.runs.provenance import code_state, harness_info
 from bench.runs.reporter import Reporter
 from bench.runs.seeding import seed_everything
@@ -89,8 +90,12 @@ def execute(
     score_outputs: bool = True,
     wait: bool = True,
     fresh: bool = False,
+    done_in: Sequence[Path] = (),
 ) -> dict[str, Any]:
     """Train (or resume), decode, score and optionally time one spec; write and return its record.
+
+    ``done_in``: other results folders whose complete, up-to-date record of the spec counts as done (a run into
+    the workspace that the committed evidence already holds is not run again; ``force`` runs it anyway).
 
     Decoding is journaled in chunks (:mod:`bench.runs.journal`): a killed run, started again,
     decodes only what it had not. ``progress``: a rich Console for the decode bar (None: none).
@@ -104,15 +109,37 @@ def execute(
     :class:`bench.runs.lock.LockBusy` naming the holder), then finds its record complete.
     ``fresh`` (``--fresh``, for a corrupt checkpoint): re-run (as ``force``) from a discarded training workdir.
     """
+    from bench.api.system import require_modules
     from bench.env.device import resolve_device
     from bench.runs.lock import held, run_lock_path
 
     # what bad input can break is checked before the lock: a mistyped system, setting or device writes nothing
     system = build(spec)
+    require_modules(spec.system, system)  # fairseq not installed: one line naming `make fairseq`
     resolve_device(device)
     with held(run_lock_path(results_dir, spec.run_id), f"bench run {spec.run_id}", wait=wait, say=say):
+        if not (force or fresh):
+            for folder in done_in:
+                done = _done_elsewhere(spec, system, Path(folder), results_dir, say)
+                if done is not None:
+                    return done
         return _execute(spec, system, results_dir, data_dir, force or fresh, latency_items, say, progress, device,
                         score_outputs, wait, fresh)
+
+
+def _done_elsewhere(spec: RunSpec, system: Any, folder: Path, results_dir: Path,
+                    say: Reporter) -> dict[str, Any] | None:
+    """The spec's complete, up-to-date record in ``folder`` (not the one this run writes to), said; else None."""
+    if not folder.is_dir() or folder.resolve() == Path(results_dir).resolve():
+        return None
+    if (record_path(spec, results_dir)).is_file():
+        return None  # the run's own folder has it (complete, stale or unscored): that one is the run's to judge
+    rec = complete_record_maybe_stale(spec, folder)
+    if rec is None or stale_reason(rec, spec, system) is not None:
+        return None
+    say(f"[skip] {spec.run_id} is complete in {said_path(folder)}: {said_path(record_path(spec, folder))}; "
+        f"--force runs it again into {said_path(results_dir)}.")
+    return rec
 
 
 def _execute(spec: RunSpec, system: Any, results_dir: Path, data_dir: Path | None, force: bool, latency_items: int,
@@ -136,7 +163,7 @@ def _execute(spec: RunSpec, system: Any, results_dir: Path, data_dir: Path | Non
         record = replace(record, status="unscored")
     record.write(results_dir)
     _drop_journal(outputs.journal)  # the outputs and the record are written: the journal has done its job
-    say(f"[done] {record_path(spec, results_dir)}")
+    say(f"[done] {said_path(record_path(spec, results_dir))}")
     _warn_if_degenerate(record.output_stats, say)
     return record.to_json()
 
@@ -233,7 +260,7 @@ def train(prep: PreparedRun, data_dir: Path | None, say: Reporter, wait: bool = 
         new = not workdir.exists()
         workdir.mkdir(parents=True, exist_ok=True)
         say(f"[fit] {spec.system} on {spec.task} ({'; '.join([*shared, f'{spec.budget} budget'])}) on "
-            f"{prep.device} -> {workdir}")
+            f"{prep.device} -> {said_path(workdir)}")
         try:
             fit_on(system, info, workdir, prep.device)
         except CorruptCheckpoint as exc:

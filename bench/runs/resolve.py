@@ -73,7 +73,7 @@ def budgets_here(name: str) -> tuple[list[str], str | None]:
     stand_in = None
     for budget in BUDGETS:
         try:
-            system = build(name, budget, {})
+            system = build(name, budget, {"seed": RunSpec.seed})  # as a run builds it: seed always
         except (ValueError, UserError):  # a budget the system has no preset for, or settings it requires
             continue
         if system.missing_weights() is None:
@@ -81,6 +81,23 @@ def budgets_here(name: str) -> tuple[list[str], str | None]:
         elif budget == "cpu" and system.cpu_stand_in:
             stand_in = str(system.cpu_stand_in)
     return here, stand_in
+
+
+def needs_here(name: str) -> tuple[list[str], str, str]:
+    """The modules registered system ``name`` needs that this Python lacks (fairseq, ctranslate2), the command that
+    installs them ([] and "" when it has all it imports), and the family its ``describe()`` states (what a plugin
+    registered through an entry point, which carries no family, is listed under). Building loads nothing."""
+    from systems import build
+
+    try:
+        system = build(name, "smoke", {"seed": RunSpec.seed})
+    except (ValueError, UserError):
+        return [], "", ""
+    try:
+        family = str(system.describe().family)
+    except Exception:  # a plugin's describe() that needs fit first: listed without a family, never a crash
+        family = ""
+    return system.missing_modules(), system.install_command, family
 
 
 def resolve_here(spec: RunSpec, data_dir: Path | str | None = None, *,

@@ -31,11 +31,14 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    """A public name of a submodule (``score_split``), else a submodule itself (``bench.scoring.recipe``)."""
     if name in _LAZY:
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'bench.scoring' has no attribute {name!r}")
+    from bench.api.lazy import submodules
+
+    return submodules(__name__)(name)
 
 
 __all__ = ["RECIPES", "ScoringError", "ScoringInputError", "ScoringSession", "Scores", "ToolFailedError",

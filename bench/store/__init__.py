@@ -17,3 +17,10 @@ workflows, report, cli) and imports none of them.
 from bench.store.files import StoreError
 
 __all__ = ["StoreError"]
+
+import typing
+
+if not typing.TYPE_CHECKING:  # at run time `bench.store.<module>` loads on first use (the docs' paths)
+    from bench.api.lazy import submodules
+
+    __getattr__ = submodules(__name__)

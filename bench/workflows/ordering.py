@@ -156,11 +156,34 @@ def compute(
                 "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
             }
             if write:
-                path = write_ordering(results_dir, out, block)
                 tau = f"τ-b {out['tau_b']:+.2f} {out['tau_ci95']}" if out["tau_b"] is not None else "no ordering"
-                say(f"[order] {path}: {tau}" + (f", {len(rows)} row(s) vs {versus['system']}" if versus else ""))
+                kept = unchanged_ordering(results_dir, out, block)  # only the time would change: left as it is
+                path = kept or write_ordering(results_dir, out, block)
+                say(f"[order] {path}: {tau}" + (f", {len(rows)} row(s) vs {versus['system']}" if versus else "")
+                    + (" (unchanged)" if kept else ""))
             written.append(out)
     return written
+
+
+def unchanged_ordering(results_dir: Path | str, out: dict[str, Any], block: str) -> Path | None:
+    """The stored ordering of ``block`` when it says what ``out`` says but for its ``created`` time (so a
+    command run again on the same records leaves the committed file byte-identical), else None."""
+    from bench.store.orderings import read_ordering
+    from bench.store.paths import ordering_file
+
+    path = ordering_file(results_dir, out["paper"], out["table"], block, out["budget"])
+    if not path.is_file():
+        return None
+    try:
+        stored = read_ordering(path)
+    except (OSError, ValueError):
+        return None  # unreadable or invalid: written again
+    import json
+
+    def content(data: dict[str, Any]) -> str:  # as written (tuples are lists in JSON), less the time
+        return json.dumps({k: v for k, v in data.items() if k != "created"}, sort_keys=True, default=str)
+
+    return path if content(stored) == content(json.loads(json.dumps(out, default=str))) else None
 
 
 def _ranking(

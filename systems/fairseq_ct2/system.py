@@ -31,6 +31,8 @@ class CT2System(System):
 
     supports_forced_length = True
     supports_random_weights = True
+    requires_modules = ("fairseq", "ctranslate2")
+    install_command = "make fairseq"  # installs the [fairseq,ct2] extras and the fairseq wheel
     batched_decode = True  # decode_batch is CTranslate2's batch (length-forced: one call per distinct length)
     decode_only_overrides = (*FairseqSystem.decode_only_overrides, *FIELDS)
     #: the model is fairseq_transformer's: same settings, same workdir, trained once

@@ -53,6 +53,8 @@ class FairseqSystem(System):
 
     supports_forced_length = True
     supports_random_weights = True
+    requires_modules = ("fairseq",)
+    install_command = "make fairseq"
     #: generator settings only: `bench run --set iterations=4` (or a shorter max_len_b) decodes the plain
     #: run's checkpoint instead of training again (bench.runs.training_spec)
     decode_only_overrides = (

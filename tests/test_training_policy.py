@@ -521,7 +521,7 @@ def test_the_probe_leaves_no_trace_on_the_run(measured, monkeypatch, tmp_path, c
 
 
 def test_bench_show_prints_the_policy_and_reads_old_records() -> None:
-    from bench.cli.show import training_lines
+    from bench.runs.training_info import training_lines
 
     policy = {"source": "probe", "chosen": "fp32", "why": "no candidate beat eager fp32 clearly",
               "probe": {"shape_class": "UniLM|micro-batch 16", "created": "2026-11-29T05:50:48+00:00",

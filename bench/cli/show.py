@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from bench.cli import common as ui
 from bench.cli.common import DataDir, ResultsDir
+from bench.runs.training_info import training_lines
 
 
 @ui.app.command("show")
@@ -62,27 +63,6 @@ def show(
     ui.print_path("record", ui.shown(path))
     ui.print_path("workdir", (rec.get("model") or {}).get("workdir"))
     ui.print_where(path)
-
-
-def training_lines(config: dict[str, Any]) -> list[str]:
-    """What a record says its training ran with and why: the measured speed policy's choice, the reason and the
-    probe's figures (records since #59), or for older records the precision and compile that ran."""
-    train = config.get("train")
-    if not isinstance(train, dict) or "precision" not in train:
-        return []
-    ran = f"{train.get('precision')}{' + compile' if train.get('compiled') else ' eager'}"
-    policy = train.get("policy")
-    if not isinstance(policy, dict) or not policy:
-        asked = f"precision {config.get('precision')}, compile {config.get('compile')}"
-        return [f"training: {ran} (asked: {asked}; before the measured speed policy, auto read the CPU flags)"]
-    lines = [f"training: {ran}, {policy.get('source', '?')}: {policy.get('why', '?')}"]
-    probe = policy.get("probe")
-    if isinstance(probe, dict) and probe.get("summary"):
-        when = f", probed {probe['created']}" if probe.get("created") else ""
-        lines.append(f"speed probe ({probe.get('shape_class', '?')}{when}): {probe['summary']}")
-    if policy.get("notice"):
-        lines.append(f"notice: {policy['notice']}")
-    return lines
 
 
 @ui.app.command("export")

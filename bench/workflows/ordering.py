@@ -166,8 +166,8 @@ def compute(
 
 
 def unchanged_ordering(results_dir: Path | str, out: dict[str, Any], block: str) -> Path | None:
-    """The stored ordering of ``block`` when it says what ``out`` says but for its ``created`` time (so a
-    command run again on the same records leaves the committed file byte-identical), else None."""
+    """The stored ordering of ``block`` when it says what ``out`` says but for its ``created`` time and the digest
+    that seals it (so a command run again on the same records leaves the committed file byte-identical), else None."""
     from bench.store.orderings import read_ordering
     from bench.store.paths import ordering_file
 
@@ -180,8 +180,9 @@ def unchanged_ordering(results_dir: Path | str, out: dict[str, Any], block: str)
         return None  # unreadable or invalid: written again
     import json
 
-    def content(data: dict[str, Any]) -> str:  # as written (tuples are lists in JSON), less the time
-        return json.dumps({k: v for k, v in data.items() if k != "created"}, sort_keys=True, default=str)
+    def content(data: dict[str, Any]) -> str:  # as written (tuples are lists in JSON), less the time and the seal
+        return json.dumps({k: v for k, v in data.items() if k not in ("created", "digest")}, sort_keys=True,
+                          default=str)
 
     return path if content(stored) == content(json.loads(json.dumps(out, default=str))) else None
 

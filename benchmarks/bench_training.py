@@ -21,7 +21,8 @@ only in every setting (a model change, not a switch); its saving is printed on i
 
 The last two lines: ``policy vs eager fp32: X.XX× (min over families)``, and ``policy vs best candidate: Y.YY×
 (min over families)`` (1.00×: the policy trained with the fastest candidate). The script exits 1 when a family
-trains slower under the policy than in eager fp32.
+trains slower under the policy than in eager fp32 beyond the noise (its whole CI below 1: two fits of one setting
+differ by a few per cent on a shared machine, so a point below 1 with the CI across it is not a loss).
 
 ``--device cuda`` (or ``cuda:N``) measures something else, on a GPU: the model FLOPs utilisation of a
 paper-shape step (:mod:`training_mfu`: BERT-base NAR encoder, batch 32, 512 wordpieces, bf16, eager and
@@ -179,13 +180,15 @@ def main() -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     print(machine_line())
-    ratios, vs_best = [], []
+    ratios, vs_best, slower = [], [], []
     for family in args.families:
         r = time_family(family, args.steps, args.warm, args.train, args.candidates == "all")
         times, trains = r["times"], r["train"]
         base, pol = times["eager fp32"], times["policy"]
         up = speedup(base, pol)
         ratios.append(up.point)
+        if up.high < TARGET:  # slower beyond the noise: the whole CI below 1
+            slower.append(f"{family} {up}")
         ms = {name: 1000 * sum(t) / len(t) for name, t in times.items()}
         best = min((n for n in times if n != "eager fp32"), key=lambda n: ms[n])
         vs_best.append(ms[best] / ms["policy"])
@@ -207,10 +210,11 @@ def main() -> int:
             f"({full / rows:.2f}×)"
         )
     worst = min(ratios)
-    print(f"policy vs eager fp32: {worst:.2f}× (min over families; target ≥ {TARGET:.2f}×: no family slower)")
+    verdict = f"slower: {', '.join(slower)}" if slower else "no family slower (no CI below 1)"
+    print(f"policy vs eager fp32: {worst:.2f}× (min over families; target ≥ {TARGET:.2f}×: {verdict})")
     print(f"policy vs best candidate: {min(vs_best):.2f}× (min over families; 1.00×: the policy trained as fast as "
           f"the fastest {'candidate' if args.candidates == 'all' else 'setting (--candidates none: only itself)'})")
-    return 0 if worst >= TARGET else 1
+    return 1 if slower else 0
 
 
 if __name__ == "__main__":

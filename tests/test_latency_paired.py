@@ -277,9 +277,27 @@ def test_a_meter_that_misreads_the_known_ratio_judges_nothing_valid() -> None:
     ok = _sp(5.0, (4.9, 5.1), [5.0, 5.0, 5.0])
     aa = _sp(1.0, (0.99, 1.01), [1.0] * 3)
     judged, _ = judge_all({"x": ok}, aa, [], Thresholds(), x2=_sp(2.2, (2.15, 2.25), [2.2] * 3))
-    assert judged["x"].verdict == "UNSTABLE" and any("excludes 2" in r for r in judged["x"].reasons)
+    assert judged["x"].verdict == "UNSTABLE" and any("misread a known ratio" in r for r in judged["x"].reasons)
     judged, _ = judge_all({"x": ok}, aa, [], Thresholds(), x2=_sp(1.99, (1.97, 2.01), [1.99] * 3))
     assert judged["x"].verdict == "VALID"
+    judged, _ = judge_all({"x": ok}, aa, [], Thresholds(), x2=_sp(2.0, (1.90, 2.10), [2.0] * 3))
+    assert judged["x"].verdict == "INCONCLUSIVE" and any("reaches outside" in r for r in judged["x"].reasons)
+
+
+def test_a_known_ratio_a_little_under_two_with_a_tight_ci_is_within_the_band() -> None:
+    """MIST Table 3 (2026-11-29): the 2x arm of a 28 ms system read 1.978x [1.972, 1.985], 1.1 % under 2 (the
+    per-call work the wrapper does once). The band rule keeps that VALID; the rule of older records (a CI that
+    holds 2, ``x2_band`` absent from their thresholds) judged it UNSTABLE, and re-deriving such a record still does."""
+    ok = _sp(5.0, (4.9, 5.1), [5.0, 5.0, 5.0])
+    aa = _sp(1.003, (0.999, 1.007), [1.0] * 3)
+    x2 = _sp(1.978, (1.972, 1.985), [1.971, 1.986, 1.978])
+    judged, _ = judge_all({"x": ok}, aa, [], Thresholds(), x2=x2)
+    assert judged["x"].verdict == "VALID"
+    legacy = Thresholds.from_json({"aa_max": 0.03, "ci_ratio": 1.1, "round_spread": 1.15})
+    assert legacy.x2_band is None and "x2_band" not in legacy.to_json()
+    judged, _ = judge_all({"x": ok}, aa, [], legacy, x2=x2)
+    assert judged["x"].verdict == "UNSTABLE" and any("excludes 2" in r for r in judged["x"].reasons)
+    assert Thresholds.from_json(Thresholds().to_json()) == Thresholds()
 
 
 def test_an_int8_linear_counts_its_integer_flops() -> None:

@@ -75,7 +75,7 @@ def speedup_over(rec: dict[str, Any], reference: str, system: str) -> Versus | s
 
 def _paired_over(rec: dict[str, Any], reference: str, system: str) -> Versus | str:
     """A paired record: the speed-up over ``reference`` from the trials, judged by the meter's rules (the design's
-    thresholds, the record's A/A control, its design reasons and both systems' own)."""
+    thresholds, the record's A/A and known-ratio controls, its design reasons and both systems' own)."""
     from bench.latency.paired import judge_all, paired_speedup
     from bench.latency.rederive_paired import rebuild
 
@@ -91,7 +91,8 @@ def _paired_over(rec: dict[str, Any], reference: str, system: str) -> Versus | s
     per = {**{k: list(v) for k, v in timed.system_problems().items()},
            **{n: list(e.get("design_reasons") or []) for n, e in systems.items() if e.get("design_reasons")}}
     judged, _ = judge_all({system: fresh}, timed.aa, list(rec.get("design_reasons") or []) +
-                          timed.design_problems(), timed.plan.thresholds, per_system=per, baseline=reference)
+                          timed.design_problems(), timed.plan.thresholds, per_system=per, baseline=reference,
+                          x2=timed.x2)
     out = judged[system]
     return Versus(out.mean, out.mean_ci95, True, out.verdict)
 

@@ -68,8 +68,8 @@ def versus_cell(system: str | None, source: SpeedSource | None) -> str:
     ref = rec["systems"][CT2_SYSTEM]
     ok = entry.get("valid", True) and ref.get("valid", True) and rec.get("valid", True)
     invalid = "" if ok else " INVALID"
-    if timed == CT2_SYSTEM:
-        return f"1.00× (reference){invalid}"
+    if timed == CT2_SYSTEM:  # a paired record judges each speed-up, and the reference has none to judge
+        return f"1.00× (reference){'' if isinstance(rec.get('trials'), dict) else invalid}"
     v = speedup_over(rec, CT2_SYSTEM, timed)
     if isinstance(v, str):
         return _plain(v) + invalid
@@ -190,7 +190,7 @@ def versus_note(source: SpeedSource) -> str:
                "the ratio of the two speed-ups over `{1}` (the record keeps no per-item times, so no CI)")
     if isinstance(rec.get("trials"), dict):
         derived += (", judged by the same rules as the Speed column (its own CI and per-round ratios, the record's "
-                    "A/A control)")
+                    "A/A and known-ratio controls)")
     line = (f"{col.header}: the row's speed-up over `{CT2_SYSTEM}` ({how}) timed in the same record as the Speed "
             f"column: " + derived.format(CT2_SYSTEM, _plain(source.baseline)) + ".")
     if col.compute_type != WANTED:

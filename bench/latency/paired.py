@@ -53,8 +53,9 @@ class Thresholds:
     def from_json(cls, data: Any) -> Thresholds:
         if not isinstance(data, dict):
             return cls()
-        kept = {k: float(data[k]) for k in ("aa_max", "ci_ratio", "round_spread", "x2_band") if k in data}
-        return cls(**{"x2_band": None, **kept})  # a record without x2_band was judged by the older x2 rule
+        kept = {k: float(data[k]) for k in ("aa_max", "ci_ratio", "round_spread") if k in data}
+        band = float(data["x2_band"]) if "x2_band" in data else None  # None: judged by the older x2 rule
+        return cls(**kept, x2_band=band)
 
 
 @dataclass(frozen=True)

@@ -128,8 +128,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("bench/workflows", "check_contents"): "a fetched checkpoint's config.json in the checkpoint cache",
     ("bench/workflows", "write_manifest"): "the fetch manifest of a checkpoint in the checkpoint cache",
     ("bench/workflows", "read_manifest"): "the fetch manifest of a checkpoint in the checkpoint cache",
-    ("bench/scoring", "read_entry"): "a `bench compare` result cache entry under $BENCH_CACHE/compare, not results/ "
-                                     "(self-hashed, recomputed on any mismatch; never evidence)",
     ("bench/scoring", "write_entry"): "a `bench compare` result cache entry under $BENCH_CACHE/compare, not results/",
 }
 

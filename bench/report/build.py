@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,19 @@ def generated(path: Path) -> bool:
 
 #: a run id as reports print it: ``<system>--<task>--<split>--<budget>--[s<seed>--]<8 hex>`` (the hex: its spec hash)
 RUN_ID = re.compile(r"[\w.+-]+?--[\w]+--[\w-]+?--[a-z]+--(?:s\d+--)?([0-9a-f]{8})(?![\w])")
+#: a whole run of id characters, short enough to hold a run id and what follows it in a path (``.json``)
+_TOKEN = re.compile(r"(?<![\w.+-])[\w.+-]{1,400}(?![\w.+-])")
+
+
+def run_ids_in(text: str) -> Iterator[re.Match[str]]:
+    """Each run id in ``text``, matched at the start of a run of id characters. Linear in ``text``: RUN_ID's
+    lazy groups searched over the whole text took quadratic time on a long free-text field (200 kB of word
+    characters, or ``ab--`` repeated, stalled `bench table` for minutes), so the text is first cut into runs of
+    at most 400 id characters (a run id is at most 200) and RUN_ID is tried at each run's start only."""
+    for token in _TOKEN.finditer(text):
+        m = RUN_ID.match(token.group(0))
+        if m is not None:
+            yield m
 
 
 class ReportDropError(UserError):
@@ -178,14 +191,14 @@ def dropped(out: Path, existing: Collection[str], texts: Mapping[str, str], pngs
     new report set shows nowhere."""
     gone = sorted(set(existing) - set(texts) - set(pngs))
     shown_now = _run_ids(out / name for name in existing if name.endswith((".md", ".json", ".html")))
-    shown_after = {m.group(1) for text in texts.values() for m in RUN_ID.finditer(text)}
+    shown_after = {m.group(1) for text in texts.values() for m in run_ids_in(text)}
     runs = sorted(rid for digest, rid in shown_now.items() if digest not in shown_after)
     return [f"file {name}" for name in gone] + [f"run {rid}" for rid in runs]
 
 
 def _run_ids(paths: Any) -> dict[str, str]:
     """spec hash -> the run id printed with it, over the text of ``paths``."""
-    return {m.group(1): m.group(0) for p in paths for m in RUN_ID.finditer(read_text(p, errors="replace"))}
+    return {m.group(1): m.group(0) for p in paths for m in run_ids_in(read_text(p, errors="replace"))}
 
 
 def _refuse_drops(losses: Sequence[str], results_dir: Path | str, reports_dir: Path) -> None:

@@ -17,6 +17,8 @@ import re
 from bench.api.text import visible
 from bench.report.spans import pieces
 
+#: longer text is never a run id (ids are identifiers of at most 200 characters); matching it would be slow
+MAX_RUN_ID = 400
 #: a whole run id: ``<system>--<task>--<split>--<budget>--[s<seed>--]<8 hex>`` (the hex: its spec hash)
 RUN_ID = re.compile(r"[\w.+-]+?--\w+--[\w-]+?--[a-z]+--(?:s\d+--)?([0-9a-f]{8})")
 
@@ -39,7 +41,7 @@ def breakable(name: object) -> str:
 def run_id(rid: str, short: bool = False) -> str:
     """A run id as ``<code class="rid">``: whole, breakable only after each ``--``; or ``short``, its spec hash
     on one line, the whole id in the title (a table column that would otherwise be 60 characters wide)."""
-    m = RUN_ID.fullmatch(visible(rid))
+    m = RUN_ID.fullmatch(visible(rid)) if len(rid) <= MAX_RUN_ID else None  # the lazy groups are quadratic
     if m is None:
         return f"<code>{text(rid)}</code>"
     if short:
@@ -48,7 +50,8 @@ def run_id(rid: str, short: bool = False) -> str:
 
 
 def _span(code: str) -> str:
-    return run_id(code) if RUN_ID.fullmatch(code) else f"<code>{html.escape(code, quote=False)}</code>"
+    return run_id(code) if len(code) <= MAX_RUN_ID and RUN_ID.fullmatch(code) else \
+        f"<code>{html.escape(code, quote=False)}</code>"
 
 
 def inline(value: str) -> str:

@@ -174,15 +174,17 @@ def find(run_id: str, where: Folders) -> tuple[Path, dict[str, Any]]:
     if problem is not None:
         raise RunNotFound(f"run id {problem}; give a recorded run id (`bench ls runs`) or a record's path ending "
                           "in .json.")
+    from bench.store.records import RUNS
+
     dirs = where.existing()
     for folder in dirs:
         path = run_record_file(folder, run_id)
-        if path.is_file():
-            return path, read_record(path)
+        if path.is_file():  # a record is read only inside its folder: a link out of it is refused, as ls does
+            return path, read_record(RUNS.inside(folder, path))
     matches = short_matches(run_id, dirs)
     if len(matches) == 1:
         path = matches[0]
-        return path, read_record(path)
+        return path, read_record(RUNS.inside(path.parent, path))
     if matches:
         shorts = ", ".join(p.stem.rsplit("--", 1)[-1] for p in matches[:8]) + (
             f" and {len(matches) - 8} more" if len(matches) > 8 else "")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -57,13 +58,49 @@ def _result_sha(result: Any) -> str:
 
 
 def read_entry(path: Path) -> dict[str, Any] | None:
-    """The cached result at ``path``, or None when it is missing, unreadable or edited (its hash fails)."""
+    """The cached result at ``path``, or None when it is missing, unreadable, not a well-formed result or edited
+    (its hash fails). Read like every other input (:func:`bench.api.reading.read_json`): a FIFO, a device, a
+    directory or a file over the size cap is a miss, never a hang or an unbounded read."""
+    from bench.api.reading import read_json
+
     try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
+        entry = read_json(path)
         result = entry["result"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return result if isinstance(result, dict) and entry.get("sha256") == _result_sha(result) else None
+    if not isinstance(result, dict) or entry.get("sha256") != _result_sha(result) or not well_formed(result):
+        return None
+    return result
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def well_formed(result: Any) -> bool:
+    """Whether ``result`` has the shape and sane numbers :func:`bench.scoring.compare` returns: per metric a finite
+    ``a``, ``b`` and ``delta = a - b``, p-values in [0, 1] (or None), a CI of Δ as two ordered finite numbers.
+    A hand-made entry with a matching hash (a forger's) that breaks any of it is recomputed, never shown."""
+    if not isinstance(result, dict) or not isinstance(result.get("metrics"), dict):
+        return False
+    for side in ("a", "b"):
+        scores = result.get(side)
+        if not isinstance(scores, dict) or not isinstance(scores.get("metrics"), dict):
+            return False
+        if not all(_finite(v) for v in scores["metrics"].values()):
+            return False
+    for m in result["metrics"].values():
+        if not isinstance(m, dict) or not all(_finite(m.get(k)) for k in ("a", "b", "delta")):
+            return False
+        if abs(m["a"] - m["b"] - m["delta"]) > 1e-6 * max(1.0, abs(m["a"]), abs(m["b"])):
+            return False
+        if any(m.get(k) is not None and not (_finite(m[k]) and 0 <= m[k] <= 1) for k in ("p_bootstrap", "p_ar")):
+            return False
+        ci = m.get("ci95_a_minus_b")
+        if ci is not None and not (isinstance(ci, list) and len(ci) == 2 and all(map(_finite, ci))
+                                   and ci[0] <= ci[1]):
+            return False
+    return True
 
 
 def write_entry(path: Path, result: dict[str, Any]) -> None:

@@ -184,7 +184,7 @@ def unchanged_ordering(results_dir: Path | str, out: dict[str, Any], block: str)
         return json.dumps({k: v for k, v in data.items() if k not in ("created", "digest")}, sort_keys=True,
                           default=str)
 
-    return path if content(stored) == content(json.loads(json.dumps(out, default=str))) else None
+    return path if content(stored) == content(out) else None  # json.dumps writes tuples as lists, as the file has
 
 
 def _ranking(

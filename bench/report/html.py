@@ -46,7 +46,7 @@ def _td(value: str, stick: bool, results: str | None) -> str:
         body = record_link(value, results, html_escape.run_id(value, short=True))
     else:
         classes += ["longer"] if len(value) > LONGER_CELL else ["long"] if len(value) > LONG_CELL else []
-        body = html_escape.inline(value)
+        body = html_escape.inline(value, short_ids=True)
     cls = f' class="{" ".join(classes)}"' if classes else ""
     return f"<td{cls}>{body}</td>"
 

@@ -49,13 +49,14 @@ def run_id(rid: str, short: bool = False) -> str:
     return f'<code class="rid" title="{attr(rid)}">' + "--<wbr>".join(text(p) for p in rid.split("--")) + "</code>"
 
 
-def _span(code: str) -> str:
-    return run_id(code) if len(code) <= MAX_RUN_ID and RUN_ID.fullmatch(code) else \
+def _span(code: str, short: bool = False) -> str:
+    return run_id(code, short) if len(code) <= MAX_RUN_ID and RUN_ID.fullmatch(code) else \
         f"<code>{html.escape(code, quote=False)}</code>"
 
 
-def inline(value: str) -> str:
+def inline(value: str, short_ids: bool = False) -> str:
     """Text whose `code` spans show as ``<code>`` (a table cell, a preamble bullet, a note, a fact): each piece of
-    :func:`bench.report.spans.pieces` escaped on its own."""
-    return "".join(_span(piece) if is_code else html.escape(piece, quote=False)
+    :func:`bench.report.spans.pieces` escaped on its own. ``short_ids`` (inside a table cell): a run id shows as
+    its short id, one line, the whole id in its title (a whole id would wrap the cell over lines)."""
+    return "".join(_span(piece, short_ids) if is_code else html.escape(piece, quote=False)
                    for is_code, piece in pieces(visible(str(value))))

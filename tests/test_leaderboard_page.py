@@ -161,7 +161,8 @@ def test_speed_up_and_paper_row_come_from_the_row_the_run_reproduces(page: str) 
     (_, whole), _ = _groups(page)
     nat = whole[3]
     assert nat[5] == "MIST T3: NAT(Gu et al. 2017)"
-    assert re.fullmatch(r"\d+\.\d\d×† a", nat[4])  # timed on the architecture (latency record), marked †, keyed
+    # timed on the architecture (latency record), marked †, keyed; a paired record's verdict beside it when not VALID
+    assert re.fullmatch(r"\d+\.\d\d×†( (INCONCLUSIVE|UNSTABLE))? a", nat[4])
     assert 'href="index.html#mist-table3"' in page
     assert "results/latency/quora--test--paper--random--forced--" in page  # the record, named in the notes
 
@@ -172,7 +173,7 @@ def test_each_speed_up_names_its_device_threads_weights_and_batch_on_the_page(pa
     note = re.search(r'<p class="timing-key">(.*?)</p>', whole, re.S)
     assert note is not None
     text = html.unescape(re.sub(r"<[^>]+>", "", note.group(1)))
-    assert re.search(r"Speed-ups timed on: a\s?CPU AMD EPYC, 1 torch thread; random weights at paper sizes", text)
+    assert re.search(r"Speed-ups timed on: a\s?CPU [^,]+, 1 torch thread; random weights at paper sizes", text)
     assert "batch 1" in text and "† timed on the architecture of the paper row" in text
     assert '<sup class="key">a</sup>' in whole
 

@@ -60,7 +60,7 @@ def ls(
         from bench.runs.resolve import budgets_here, needs_here
         from systems import SYSTEMS
 
-        table = Rows(["system", "family", "runs here at", "cpu stand-in"], atomic=range(4), optional=(1,),
+        table = Rows(["system", "family", "runs here at", "cpu stand-in"], atomic=range(4), optional=(1,), tight=True,
                      caption="runs here at: budgets whose weights and modules are on this machine (paper also "
                      "wants a GPU); needs X: run X first. cpu stand-in: what `bench run --budget cpu --stand-in` "
                      "runs instead.")

@@ -11,7 +11,6 @@ from rich.table import Table
 
 from bench.cli import common as ui
 from bench.cli.common import DataDir, ResultsDir
-from bench.runs.training_info import training_lines
 
 
 @ui.app.command("show")
@@ -47,6 +46,8 @@ def show(
                            f"harness {str((rec.get('harness') or {}).get('git_sha', '?'))[:12]}", one_line=True))
     timings = rec.get("timings") or {}
     ui.console.print(ui.plain("timings: " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items())))
+    from bench.runs.training_info import training_lines
+
     for line in training_lines(info.get("config") or {}):
         ui.console.print(ui.plain(line))
     stats = rec.get("output_stats")

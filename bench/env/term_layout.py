@@ -40,6 +40,8 @@ class Rows:
     #: inline: columns said as ``header value`` (``after #2``) and as ``value header`` (``2,000 examples``)
     labelled: Collection[int] = ()
     suffixed: Collection[int] = ()
+    #: one space between columns instead of three (a listing of short names that should keep every column at 80)
+    tight: bool = False
 
     def add(self, *cells: str | Text) -> None:
         self.rows.append(cells)
@@ -51,7 +53,7 @@ class Rows:
         caption = "\n".join(x for x in (self.caption, self.dropped_note if drop else "") if x)
         return Rows([self.headers[i] for i in keep], [[row[i] for i in keep] for row in self.rows],
                     atomic=[at[i] for i in self.atomic if i in at], right=[at[i] for i in self.right if i in at],
-                    title=self.title, caption=caption)
+                    title=self.title, caption=caption, tight=self.tight)
 
 
 def _text(cell: str | Text) -> Text:
@@ -67,7 +69,8 @@ def as_table(rows: Rows) -> Table:
 
     table = Table(header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title_justify="left",
                   title=plain(rows.title) if rows.title else None, caption_justify="left",
-                  caption=plain(rows.caption, one_line=False) if rows.caption else None)
+                  caption=plain(rows.caption, one_line=False) if rows.caption else None,
+                  padding=(0, 0) if rows.tight else (0, 1))
     for i, head in enumerate(rows.headers):
         table.add_column(head, no_wrap=i in rows.atomic, justify="right" if i in rows.right else "left",
                          overflow="fold")
@@ -83,7 +86,7 @@ def needed_width(rows: Rows, console: Console) -> int:
 
     from rich.console import Console as Probe
 
-    probe = Rows(rows.headers, atomic=range(len(rows.headers)), right=rows.right, title=rows.title)
+    probe = Rows(rows.headers, atomic=range(len(rows.headers)), right=rows.right, title=rows.title, tight=rows.tight)
     for row in rows.rows:
         probe.add(*(cell if i in rows.atomic else max(_text(cell).plain.split() or [""], key=len)
                     for i, cell in enumerate(row)))

@@ -101,6 +101,8 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
             continue
         hit = speed.timed_as(src.record, row.system)
         sp = (hit[1].get("speedup") or {}) if hit else {}
+        if hit and hit[0] == src.baseline and sp.get("mean") is None:  # a paired record's baseline: 1.00x by
+            sp = {"mean": 1.0, "mean_ci95": [1.0, 1.0]}  # definition, no speed-up of its own to judge
         if not hit or sp.get("mean") is None:
             continue
         timed, entry = hit

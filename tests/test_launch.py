@@ -249,6 +249,7 @@ def test_reproduce_local_reports_failures_and_status_shows_them(tmp_path: Path) 
     started; the command exits 1 naming what to do, and `bench status` shows each failure's log and error."""
     env = {**os.environ, "COLUMNS": "400", "BENCH_CACHE": str(tmp_path / "cache")}
     common = ["--budget", "smoke", "--results-dir", str(tmp_path / "results")]
+    (tmp_path / "results").mkdir()  # an explicit --results-dir is a folder that exists (docs/commands.md)
     out = subprocess.run([sys.executable, "-m", "bench", "reproduce", "mist:6", *common, "--launcher", "local",
                           "--jobs", "2", "--threads-per-job", "1", "--data-dir", str(tmp_path / "no-data")],
                          capture_output=True, text=True, cwd=REPO, env=env, timeout=300)

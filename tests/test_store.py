@@ -34,6 +34,7 @@ from bench.store.paths import (
     LATENCY_DIR,
     ORDERING_DIR,
     SIGNIFICANCE_DIR,
+    SWEEP_DIR,
     calibration_summary_file,
     latency_record_file,
     ordering_file,
@@ -65,6 +66,10 @@ def load_typed(path: Path) -> Any:
         return read_latency_record(path)
     if folder == ORDERING_DIR and len(where) == 2:
         return read_ordering(path)
+    if folder == SWEEP_DIR and len(where) == 2:
+        from bench.store.sweeps import read_sweep_record
+
+        return read_sweep_record(path)
     if path == pvalues_file(RESULTS):
         return load_pvalues(path)
     raise AssertionError(f"{path}: no store loader reads this kind of file; add one to bench/store (and here)")

@@ -64,8 +64,6 @@ def reproduce(
     from bench.runs.folders import folders, load_all
 
     where = folders(results_dir)  # runs go to the workspace; a row the committed results hold is done
-    if not dry_run:  # the folder its runs write to exists from the start: `bench status` reads it even if all fail
-        where.write.mkdir(parents=True, exist_ok=True)
     request = LaunchRequest(launcher.value, jobs, threads_per_job, device, partition, time_min, gpus, cpus_per_task,
                             dry_run, logs)
     try:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from bench.api.numbers import finite
 from bench.api.types import Split
 
 #: the stored score and the cached one agree within this (scores ×100, as JSON floats round-trip)
@@ -73,10 +73,6 @@ def read_entry(path: Path) -> dict[str, Any] | None:
     return result
 
 
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def well_formed(result: Any) -> bool:
     """Whether ``result`` has the shape and sane numbers :func:`bench.scoring.compare` returns: per metric a finite
     ``a``, ``b`` and ``delta = a - b``, p-values in [0, 1] (or None), a CI of Δ as two ordered finite numbers.
@@ -87,17 +83,17 @@ def well_formed(result: Any) -> bool:
         scores = result.get(side)
         if not isinstance(scores, dict) or not isinstance(scores.get("metrics"), dict):
             return False
-        if not all(_finite(v) for v in scores["metrics"].values()):
+        if not all(finite(v) for v in scores["metrics"].values()):
             return False
     for m in result["metrics"].values():
-        if not isinstance(m, dict) or not all(_finite(m.get(k)) for k in ("a", "b", "delta")):
+        if not isinstance(m, dict) or not all(finite(m.get(k)) for k in ("a", "b", "delta")):
             return False
         if abs(m["a"] - m["b"] - m["delta"]) > 1e-6 * max(1.0, abs(m["a"]), abs(m["b"])):
             return False
-        if any(m.get(k) is not None and not (_finite(m[k]) and 0 <= m[k] <= 1) for k in ("p_bootstrap", "p_ar")):
+        if any(m.get(k) is not None and not (finite(m[k]) and 0 <= m[k] <= 1) for k in ("p_bootstrap", "p_ar")):
             return False
         ci = m.get("ci95_a_minus_b")
-        if ci is not None and not (isinstance(ci, list) and len(ci) == 2 and all(map(_finite, ci))
+        if ci is not None and not (isinstance(ci, list) and len(ci) == 2 and all(map(finite, ci))
                                    and ci[0] <= ci[1]):
             return False
     return True

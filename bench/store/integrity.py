@@ -22,7 +22,9 @@ import hashlib
 import json
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, NamedTuple
+
+from bench.api.numbers import finite
 
 #: a run record's metrics and their CI bounds are x100 (bench.scoring.types.Scores): every one is in this range
 METRIC_RANGE = (0.0, 100.0)
@@ -48,8 +50,7 @@ class Problem(NamedTuple):
         return f"'{self.field}' {self.what}"
 
 
-def _num(x: Any) -> TypeGuard[int | float]:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+_num = finite  # the store's name for bench.api.numbers.finite
 
 
 def _count(x: Any) -> bool:

@@ -9,10 +9,10 @@ its point inside its CI. Whether the numbers follow from the timings is the deep
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeGuard
 
+from bench.api.numbers import finite
 from bench.store.integrity import Problem
 
 #: a speed-up's verdicts (bench.latency.paired.VERDICTS; the store sits below the meter, so the list is repeated
@@ -26,8 +26,7 @@ MAX_NS = 86_400 * 10**9
 MAX_RATIO = 1e6
 
 
-def _num(x: Any) -> TypeGuard[int | float]:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+_num = finite  # the store's name for bench.api.numbers.finite
 
 
 def _int(x: Any) -> TypeGuard[int]:

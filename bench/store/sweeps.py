@@ -10,12 +10,12 @@ raw batch times is the deep check's (:mod:`bench.latency.rederive_sweep`).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from bench.api.numbers import finite
 from bench.store.files import StoreError
 from bench.store.integrity import Problem, gate_count_problems
 from bench.store.paired import VERDICTS, arm_timings, design_problems, speedup_problems
@@ -44,8 +44,7 @@ def _fail(path: Path | str, msg: str) -> StoreError:
     return STORE.fail(path, msg)
 
 
-def _num(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+_num = finite  # the store's name for bench.api.numbers.finite
 
 
 def _int(x: Any) -> bool:

@@ -22,8 +22,8 @@ from bench.api.paths import RESULTS_DIR
 from bench.api.reading import read_text
 from bench.papers import all_tables, get_table, load_paper, normalize_paper
 from bench.report import html as html_mod
+from bench.report import html_escape, plots
 from bench.report import markdown as md
-from bench.report import plots
 from bench.report import stamp as stamps
 from bench.report.html_page import results_href
 from bench.report.run_views import build_protocol_view, build_runs_view
@@ -67,7 +67,7 @@ def generated(path: Path) -> bool:
 
 
 #: a run id as reports print it: ``<system>--<task>--<split>--<budget>--[s<seed>--]<8 hex>`` (the hex: its spec hash)
-RUN_ID = re.compile(r"[\w.+-]+?--[\w]+--[\w-]+?--[a-z]+--(?:s\d+--)?([0-9a-f]{8})(?![\w])")
+RUN_ID = re.compile(html_escape.RUN_ID.pattern + r"(?![\w])")  # the pages' pattern, not followed by more of a word
 #: a whole run of id characters, short enough to hold a run id and what follows it in a path (``.json``)
 _TOKEN = re.compile(r"(?<![\w.+-])[\w.+-]{1,400}(?![\w.+-])")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from bench.report.speed import SpeedSource, system_speed_cell, timed_as
+from bench.report.speed import SpeedSource, is_paired, system_speed_cell, timed_as
 
 #: the system the column compares with, and the compute type the column is for
 CT2_SYSTEM = "fairseq_transformer_ct2"
@@ -69,7 +69,7 @@ def versus_cell(system: str | None, source: SpeedSource | None) -> str:
     ok = entry.get("valid", True) and ref.get("valid", True) and rec.get("valid", True)
     invalid = "" if ok else " INVALID"
     if timed == CT2_SYSTEM:  # a paired record judges each speed-up, and the reference has none to judge
-        return f"1.00× (reference){'' if isinstance(rec.get('trials'), dict) else invalid}"
+        return f"1.00× (reference){'' if is_paired(rec) else invalid}"
     v = speedup_over(rec, CT2_SYSTEM, timed)
     if isinstance(v, str):
         return _plain(v) + invalid
@@ -188,7 +188,7 @@ def versus_note(source: SpeedSource) -> str:
     derived = ("mean latency of `{0}` ÷ the row's, paired-bootstrap 95% CI from both systems' per-item times in "
                "the record" if items else
                "the ratio of the two speed-ups over `{1}` (the record keeps no per-item times, so no CI)")
-    if isinstance(rec.get("trials"), dict):
+    if is_paired(rec):
         derived += (", judged by the same rules as the Speed column (its own CI and per-round ratios, the record's "
                     "A/A and known-ratio controls)")
     line = (f"{col.header}: the row's speed-up over `{CT2_SYSTEM}` ({how}) timed in the same record as the Speed "

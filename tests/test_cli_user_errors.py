@@ -44,12 +44,26 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str, tmp_pat
         capture_output=True,
         text=True,
         timeout=300,
-        env={"COLUMNS": "400", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        # a narrow window: a piped error is one line however long the paths in it (CI's checkout is deeper)
+        env={"COLUMNS": "80", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     out = proc.stdout + proc.stderr
     assert "Traceback" not in out, out[-3000:]
     assert proc.returncode == 2, out[-3000:]
-    assert "error:" in out and message in out, out[-3000:]
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], out[-3000:]
+
+
+def test_a_long_path_in_an_error_stays_on_one_line(tmp_path: Path) -> None:
+    deep = tmp_path.joinpath(*[c * 60 for c in "abcde"])  # 300 characters of folders that are not there
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "score", "--task", "xsum", "--split", "test", "--hyp", "README.md"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={"COLUMNS": "80", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BENCH_XSUM": str(deep)},
+    )
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and str(deep) in lines[0], proc.stderr[-3000:]
 
 
 def test_run_workdirs_follow_bench_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from bench.cli.common import app, err_console
+from bench.cli.common import app, print_error
 
 # each module registers its commands on the app, in the order `bench --help` lists them
 # isort: off
@@ -25,14 +25,12 @@ def main() -> None:
     Two classes of failure no input check can name in advance are one line too: running out of memory (exit 1;
     the readers bound what they read, so this is the machine) and a symbolic-link loop met while resolving a path
     (exit 2; Python 3.11 raises ``RuntimeError`` for it)."""
-    from rich.markup import escape
-
     from bench.api.errors import EnvironmentProblem, UserError
 
     try:
         app()
     except UserError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}")
+        print_error(str(exc))
         sys.exit(2)
     except (EnvironmentProblem, OSError) as exc:
         from bench.api.atomic import os_problem
@@ -41,17 +39,17 @@ def main() -> None:
         problem = exc if isinstance(exc, EnvironmentProblem) else os_problem(exc)
         if problem is None:
             raise
-        err_console.print(f"[bold red]error:[/] {escape(str(problem))}")
+        print_error(str(problem))
         sys.exit(2 if isinstance(problem, UserError) else 1)
     except MemoryError:
-        err_console.print("[bold red]error:[/] ran out of memory. Fix: free memory (or run on a machine with more), "
-                          "and check that the files given are the ones meant (inputs are capped: docs/integrity.md).")
+        print_error("ran out of memory. Fix: free memory (or run on a machine with more), "
+                    "and check that the files given are the ones meant (inputs are capped: docs/integrity.md).")
         sys.exit(1)
     except RuntimeError as exc:
         if not str(exc).startswith("Symlink loop from"):
             raise
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}: a symbolic link on this path leads back to "
-                          "itself. Fix: point the option at a real file or folder, or remove the loop.")
+        print_error(f"{exc}: a symbolic link on this path leads back to "
+                    "itself. Fix: point the option at a real file or folder, or remove the loop.")
         sys.exit(2)
 
 

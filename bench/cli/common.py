@@ -25,7 +25,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 __all__ = ["RESULTS_DIR", "DataDir", "DeviceOpt", "EvidenceDir", "LimitOpt", "ResultsDir", "app", "check_counts",
-           "console", "err_console", "fail", "lit", "plain", "print_path", "print_scores", "print_where",
+           "console", "err_console", "fail", "lit", "print_error", "plain", "print_path", "print_scores", "print_where",
            "render_scores", "say", "shown"]
 
 # --- option types: each option several commands take is declared once ----------------------------------------
@@ -72,10 +72,16 @@ def say(to: Console) -> Callable[[str], None]:
     return lambda msg: print_words(to, msg)
 
 
+def print_error(message: str) -> None:
+    """Print one ``error:`` line, the only way the CLI says an error. The message is text: a name or path in it
+    holding ``[/x]`` is printed as it is. Piped or logged, the line is never broken: a script greps for it whole,
+    however long the paths in it are; on a terminal it wraps to the window."""
+    err_console.print(f"[bold red]error:[/] {lit(message)}", soft_wrap=not err_console.is_terminal)
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
-    """One ``error:`` line and exit ``code`` (2: bad input, 1: the machine or the runs). The message is text: a
-    name or path in it holding ``[/x]`` is printed as it is."""
-    err_console.print(f"[bold red]error:[/] {lit(message)}")
+    """One ``error:`` line (:func:`print_error`) and exit ``code`` (2: bad input, 1: the machine or the runs)."""
+    print_error(message)
     raise typer.Exit(code)
 
 

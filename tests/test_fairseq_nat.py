@@ -225,8 +225,10 @@ def test_random_weights_length_forced(name: str, tmp_path: Path) -> None:
     assert info.config["weights"] == "random" and "untrained" in info.backbone
     ex = Example("x", "what is the best way to learn how to cook rice at home ?", "how do i cook rice ?")
     for length in (2, 7, 12):
-        sys_.decode_one(ex, forced_length=length)
+        out = sys_.decode_one(ex, forced_length=length)
         assert sys_.decoder.last_target_tokens == length - 1, (name, length)
+        # real words, never specials the detokenizer strips (an untrained NAT echoes its <unk> canvas)
+        assert out.strip() and "<unk>" not in out, (name, length, out)
         assert sys_.last_iterations == FORCED_PASSES.get(name, length), (name, length)
     again = fs.make(name, "smoke", {"weights": "random", "threads": 1})
     again.fit(TaskInfo("squad_qg", (), (), 48, 32), tmp_path / "again")

@@ -16,7 +16,9 @@ Per family (batch of one; the meter times batch size 1):
   rows' lengths following fairseq's row reorders (beam expansion, beam choice, finished sentences leaving
   the batch) through ``reorder_encoder_out``, so one generator call decodes the batch as fairseq batches.
 - NAT, iNAT, CMLM: the predicted length is replaced by C + 2 (``<s>`` + C + ``</s>``, fairseq's
-  convention); the refinement loop then runs its fixed number of passes.
+  convention); the refinement loop then runs its fixed number of passes. Each position's word is the
+  model's best real token (never a special: an untrained model echoes its ``<unk>`` canvas, an output
+  the detokenizer strips to nothing), so the output has C tokens as the other families' do.
 - LevT: the first placeholder insertion opens C slots and word insertion fills them with real
   tokens (never ``<unk>``, the placeholder itself: an untrained model, whose tied embeddings echo
   its input, would otherwise leave placeholders open and re-run word insertion every pass);
@@ -60,6 +62,7 @@ class LengthForcer:
         dec = model.decoder
         if system in ("fairseq_nat", "fairseq_inat", "fairseq_cmlm"):
             dec.forward_length_prediction = self._length(dec.forward_length_prediction)
+            dec.forward = self._nat_words(dec.forward)
         elif system == "fairseq_levt":
             dec.forward_mask_ins = self._mask_ins(dec.forward_mask_ins)
             dec.forward_word_del = self._word_del(dec.forward_word_del)
@@ -98,6 +101,27 @@ class LengthForcer:
             if self.rows is not None:
                 return length_tgt.new_tensor(self.rows).view(length_tgt.shape) + 2
             return length_tgt.new_full(length_tgt.shape, self.content + 2)  # <s> + C + </s>
+
+        return forced
+
+    def _nat_words(self, fn: Any) -> Any:
+        """Bar the specials from each position's word choice, as LevT's word insertion: an untrained model's tied
+        embeddings echo its ``<unk>`` canvas, so it would "emit" C tokens the output then strips to nothing (a
+        tokens/s of 0 beside the same work)."""
+
+        def forced(*args: Any, **kw: Any) -> Any:  # passed on as given: fairseq's ensemble wrapper reads them
+            scores = fn(*args, **kw)
+            if self.content is None or not self.specials:
+                return scores
+            canvas = kw["prev_output_tokens"] if "prev_output_tokens" in kw else args[2]
+            d = self.model.decoder.dictionary
+            # the content positions only: the frame's <s> and </s> stay the model's (NAT re-predicts them)
+            content = canvas.ne(self.pad) & canvas.ne(d.bos()) & canvas.ne(d.eos())
+            out = scores.clone()
+            barred = out[..., self.specials]
+            barred[content] = _NEG
+            out[..., self.specials] = barred
+            return out
 
         return forced
 

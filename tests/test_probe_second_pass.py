@@ -102,3 +102,65 @@ def test_show_by_run_id_refuses_a_record_that_links_out_of_its_folder(tmp_path: 
         find_record(FIXTURE.stem, results)
     with pytest.raises(UserError, match="link out of its folder"):
         find_record("fixture01", results)  # the short id the pages show
+
+
+SWEEP = ROOT / "tests" / "fixtures" / "sweep" / "squad_qg--test--smoke--sweep--20261129T081447--e59464ea.json"
+
+
+def test_a_record_copied_under_another_name_is_refused(tmp_path: Path) -> None:
+    """One id is one file: a run or sweep record copied under a new name would be counted twice on the boards
+    and missed by `bench show ID`; the store names the file and the rename."""
+    from bench.store import kinds
+    from bench.store.records import RecordError, load_records
+    from bench.store.sweeps import SweepRecordError, load_sweep_records
+
+    results = tmp_path / "results"
+    (results / "sweep").mkdir(parents=True)
+    shutil.copy(FIXTURE, results / "a-second-copy.json")
+    with pytest.raises(RecordError, match=f"Rename it to {FIXTURE.name}"):
+        load_records(results)
+    with pytest.raises(RecordError, match="one id is one file"):
+        kinds.read(results, results / "a-second-copy.json")  # what `bench table --check` reads each file with
+    shutil.copy(SWEEP, results / "sweep" / "copy.json")
+    with pytest.raises(SweepRecordError, match=f"Rename it to {SWEEP.name}"):
+        load_sweep_records(results)
+
+
+@pytest.mark.parametrize("where", ["systems key", "spec.systems", "spec.baseline"])
+def test_a_sweep_system_name_that_is_a_path_is_refused_even_resealed(tmp_path: Path, where: str) -> None:
+    """Every system name a sweep or latency record carries is an identifier (a report builds names from them)."""
+    from bench.store.integrity import sealed, unsealed
+    from bench.store.sweeps import SweepRecordError, read_sweep_record
+
+    rec = unsealed(json.loads(SWEEP.read_text(encoding="utf-8")))
+    name = next(iter(rec["systems"]))
+    if where == "systems key":
+        rec["systems"]["../../x"] = rec["systems"].pop(name)
+    elif where == "spec.systems":
+        rec["spec"]["systems"][0] = "../../x"
+    else:
+        rec["spec"]["baseline"] = "a/b"
+    (tmp_path / SWEEP.name).write_text(json.dumps(sealed(rec)), encoding="utf-8")
+    with pytest.raises(SweepRecordError, match="not an identifier"):
+        read_sweep_record(tmp_path / SWEEP.name)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_outputs_replaced_by_a_fifo_or_a_folder_are_named_not_called_missing(tmp_path: Path, kind: str) -> None:
+    """A record's outputs that are there but no file are named as what they are, by the boards' loader and by
+    `bench show`'s reader, and nothing opens the FIFO (it would hang)."""
+    from bench.runs.lookup import RunLookupError, outputs_text
+    from bench.store.records import OutputsChangedError, load_records, outputs_file, read_record
+
+    results = tmp_path / "results"
+    (results / "outputs").mkdir(parents=True)
+    shutil.copy(FIXTURE, results / FIXTURE.name)
+    rec = read_record(results / FIXTURE.name)
+    out = outputs_file(rec, results / FIXTURE.name)
+    assert out is not None and out.parent == results / "outputs"
+    os.mkfifo(out) if kind == "fifo" else out.mkdir()
+    what = "a FIFO" if kind == "fifo" else "a directory"
+    with pytest.raises(OutputsChangedError, match=what):
+        load_records(results)
+    with pytest.raises(RunLookupError, match=what):
+        outputs_text(rec)

@@ -89,6 +89,18 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def not_a_file(path: Path | str) -> str | None:
+    """What ``path`` is when it is there but no regular file ("a FIFO (named pipe)", "a directory"), links
+    followed; None for a regular file or nothing there (a missing file is the caller's to name as missing)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return "a symlink loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
+    return None if stat.S_ISREG(mode) else _kind(mode)
+
+
 def read_bytes_checked(path: Path | str, limits: Limits = DOCUMENT) -> bytes:
     """The bytes of ``path`` once it is known to be a regular file within ``limits``; otherwise
     :class:`TextFileError` naming the file (a missing file too: "file not found", never for a FIFO, a device or a

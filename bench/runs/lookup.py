@@ -46,10 +46,10 @@ def outputs_text(rec: dict[str, Any]) -> str:
     makes, :func:`bench.store.records.check_outputs`, so the message names the fix here too)."""
     try:
         path = outputs_file(rec)  # beside the record, never where its stored path points
+        check_outputs(rec, record_source(rec))  # a FIFO or a folder in the outputs' place is named as what it is
         if path is None or not path.is_file():
             raise RunLookupError(f"{rec['run_id']}: outputs {path} are missing; restore them (git) or re-run the "
                                  "spec.")
-        check_outputs(rec, record_source(rec))
     except (OutputsChangedError, OutputsPathError) as exc:  # callers (refile) catch this module's error
         raise RunLookupError(str(exc)) from exc
     # universal newlines: a CRLF checkout reads (and hashes) as written; the outputs caps bound what is read

@@ -18,7 +18,7 @@ from typing import Any
 from bench.api.errors import UserError
 from bench.api.reading import read_text
 from bench.api.text import split_lines
-from bench.api.textfile import OUTPUTS
+from bench.api.textfile import OUTPUTS, not_a_file
 from bench.runs.evaluation import first_examples
 from bench.runs.outputs import sha256_text
 from bench.runs.reporter import Reporter
@@ -54,6 +54,9 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
     if not todo and not needs_stats:
         return []
     out_path = outputs_file(record, path)  # beside the record; a stored path elsewhere is refused
+    if out_path is not None and (what := not_a_file(out_path)) is not None:
+        raise RescoreError(f"{path}: its outputs {out_path} are {what}, not a file; restore them (git) or re-run "
+                           "the spec.")
     if out_path is None or not out_path.is_file():
         raise RescoreError(f"{path}: its outputs {out_path} are missing; restore them (git) or re-run the spec.")
     text = read_text(out_path, "restore it (git checkout) or re-run the spec", limits=OUTPUTS)

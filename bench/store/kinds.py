@@ -75,7 +75,7 @@ def read(results_dir: Path | str, path: Path | str) -> StoredRecord:
     if store is None:
         raise UnkeptFileError(f"{path}: no kind of record is kept here (see bench/store/paths.py for where each "
                               "lives), so no command reads it; move it where its kind lives, or delete it.")
-    return store.read(path)
+    return store.read_in(results_dir, path)
 
 
 def json_files_under(results_dir: Path | str) -> list[Path]:

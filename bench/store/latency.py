@@ -95,7 +95,8 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
 
 STORE = SealedStore(LatencyRecordError, "Latency", "bench latency --record", "measure again", "latency_id",
                     latency_dir, latency_record_file, lambda rec, path: validate_latency_record(rec, path),
-                    names=("latency_id", "spec.task", "spec.split", "spec.budget"), kind=KIND)
+                    names=("latency_id", "spec.task", "spec.split", "spec.budget", "spec.baseline", "spec.systems[]",
+                           "systems{}"), kind=KIND, id_names_file=True)
 
 
 def read_latency_record(path: Path | str) -> dict[str, Any]:

@@ -269,7 +269,7 @@ def load_records(results_dir: Path | str) -> list[dict]:
         data = RUNS.raw(path)
         if isinstance(data, dict) and data.get("kind") == "calibration":
             continue  # results/calibration/ keeps each sweep's summary beside its points' run records
-        rec = RUNS.accept(data, path)
+        rec = RUNS.named_right(results_dir, RUNS.accept(data, path))
         if rec["status"] != "complete":
             continue
         rid = rec["run_id"]
@@ -349,8 +349,13 @@ def check_outputs(rec: dict[str, Any], record: Path | str) -> None:
     third-party outputs submitted with ``--no-copy`` are not kept in every copy of results/ (`bench show`,
     which prints outputs, says when they are missing).
     """
+    from bench.api.textfile import not_a_file
+
     want = (rec.get("outputs") or {}).get("sha256")
     path = outputs_file(rec, record)
+    if want and path is not None and (what := not_a_file(path)) is not None:
+        raise OutputsChangedError(f"{path}: {what}, not the outputs file its record {record} scored (a FIFO is "
+                                  f"never read: it could hang). Restore the file (`git checkout` it) or {_redo(rec)}.")
     if not want or path is None or not path.is_file():
         return
     if outputs_sha256(path) != want:
@@ -411,4 +416,4 @@ def _run_folder(results_dir: Path | str) -> Path:
 
 #: run records (``results/<run_id>.json``; kind ``run`` or ``external``), the store's kind ``run``
 RUNS = RunStore(RecordError, "Run", "bench run", _redo, "run_id", _run_folder, run_record_file, validate_record,
-                names=RUN_NAMES, kind="run")
+                names=RUN_NAMES, kind="run", id_names_file=True)

@@ -49,6 +49,9 @@ class SealedStore:
     names: tuple[str, ...] = ()
     #: the registry's name of the kind (:mod:`bench.store.kinds`)
     kind: str = ""
+    #: the record's id names its file (``<run_id>.json``): a file in its folder under another name is refused,
+    #: so one id is one file (a copy under a new name would be counted twice, and `show ID` would miss it)
+    id_names_file: bool = False
 
     def fail(self, path: Path | str, msg: str) -> StoreError:
         return self.error(f"{path}: {msg}. {self.name} records are written by `{self.command}`; "
@@ -103,6 +106,21 @@ class SealedStore:
         digest (the file's seal, made again by the writer) and knowing its file (``.source``)."""
         return self.accept(self.raw(path), path)
 
+    def read_in(self, results_dir: Path | str, path: Path | str) -> StoredRecord:
+        """:meth:`read` of a file kept in ``results_dir``, whose name must be the one its id gives it
+        (:attr:`id_names_file`)."""
+        return self.named_right(results_dir, self.read(path))
+
+    def named_right(self, results_dir: Path | str, rec: StoredRecord) -> StoredRecord:
+        """``rec`` (read from ``rec.source`` in ``results_dir``) if its file bears the name its id gives it."""
+        if self.id_names_file and rec.source is not None:
+            own = self.file(results_dir, str(rec[self.id_field])).name
+            if Path(rec.source).name != own:
+                raise self.fail(rec.source, f"holds {self.id_field} '{rec[self.id_field]}', whose file is {own}: "
+                                            "one id is one file (a copy under another name would be counted twice)."
+                                            f" Rename it to {own} or delete the copy")
+        return rec
+
     def files(self, results_dir: Path | str) -> list[Path]:
         """The kind's JSON files in ``results_dir`` (none there: []), each checked to stay inside its folder."""
         folder = self.folder(results_dir)
@@ -121,7 +139,7 @@ class SealedStore:
 
     def load(self, results_dir: Path | str) -> list[dict[str, Any]]:
         """Every record in the kind's folder of ``results_dir``, checked, oldest first (by created, then id)."""
-        out = [self.read(path) for path in self.files(results_dir)]
+        out = [self.read_in(results_dir, path) for path in self.files(results_dir)]
         return sorted(out, key=lambda r: (r["created"], r[self.id_field]))
 
     # ------------------------------------------------------------------ writing

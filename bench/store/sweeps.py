@@ -294,7 +294,8 @@ def _model_problems(models: Any, systems: list[str]) -> Iterator[Problem]:
 
 STORE = SealedStore(SweepRecordError, "Sweep", "bench latency --batch-sizes ... --record", "sweep again", "sweep_id",
                     sweep_dir, sweep_record_file, lambda rec, path: validate_sweep_record(rec, path),
-                    names=("sweep_id", "spec.task", "spec.split", "spec.budget"), kind=KIND)
+                    names=("sweep_id", "spec.task", "spec.split", "spec.budget", "spec.baseline", "spec.systems[]",
+                           "systems{}"), kind=KIND, id_names_file=True)
 
 
 def read_sweep_record(path: Path | str) -> dict[str, Any]:

@@ -113,3 +113,25 @@ def test_every_system_listed_as_runnable_runs_at_smoke_without_fairseq(no_fairse
                          env=no_fairseq, cwd=ROOT, timeout=3000)
     assert out.returncode == 0, out.stderr[-3000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {}
+
+
+def test_every_other_listed_system_builds_at_smoke_without_fairseq(no_fairseq: dict[str, str]) -> None:
+    """The names the run test above leaves to their factory's representative: each is built at smoke (its preset
+    resolved, its backbone found, the System contract checked) with fairseq hidden, so a listed name whose preset
+    is broken cannot hide behind its sibling."""
+    cells, _ = listing(no_fairseq)
+    listed = sorted(name for name, line in cells.items() if "smoke" in line.split()[1:] and "needs" not in line)
+    assert len(listed) >= 30 and not any(n.startswith("fairseq") for n in listed), listed
+    child = (
+        "import json, sys\nfrom systems import build\nfailed = {}\n"
+        "for name in json.loads(sys.argv[1]):\n"
+        "    try:\n"
+        "        info = build(name, 'smoke', {'seed': 42}).describe()\n"
+        "        assert info.name == name and info.family, (info.name, info.family)\n"
+        "    except Exception as exc:\n"
+        "        failed[name] = f'{type(exc).__name__}: {exc}'[:300]\n"
+        "print(json.dumps(failed))\n")
+    out = subprocess.run([sys.executable, "-c", child, json.dumps(listed)], capture_output=True, text=True,
+                         env=no_fairseq, cwd=ROOT, timeout=1500)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {}

@@ -235,9 +235,13 @@ def cell_view(rec: dict) -> TableView:
         header.append(f"speed-up vs {code(CT2)} (same B)")
     header += ["p90 ms/batch", "peak memory MiB (method)", "J/sentence"]
     rows = []
+    empty = False
     for c in _cells(rec):
-        row = [code(c["system"]), str(c["batch_size"]), str(c["threads"]), _batched(c), _rate(c),
-               f"{c['tokens_per_s']:.3g}", _speedup(rec, c)]
+        tokens = f"{c['tokens_per_s']:.3g}"
+        if not c.get("tokens"):
+            tokens, empty = "0 (outputs empty ‡)", True
+        row = [code(c["system"]), str(c["batch_size"]), str(c["threads"]), _batched(c), _rate(c), tokens,
+               _speedup(rec, c)]
         if base:
             row.append(work_ratios(rec, c))
         if ct2:
@@ -253,7 +257,11 @@ def cell_view(rec: dict) -> TableView:
                       "excludes 1). Work ratio: the baseline's sequential decoder passes and FLOPs per batch ÷ the "
                       "system's (deterministic counts; FLOPs count matmul/attention only).",
                       "A row marked NO in 'batched decode' looped over the items one by one: its throughput is not "
-                      "that of a batched decode."])
+                      "that of a batched decode.",
+                      *(["‡ Every output of this row was the empty string, so its tokens/s is no rate: an untrained "
+                         "NAT, iNAT or CMLM timed length-forced before the forcing barred special tokens echoed its "
+                         "<unk> canvas, which the detokenizer strips (its timed decoder passes are the same)."]
+                        if empty else [])])
 
 
 def system_view(rec: dict, records: Sequence[dict]) -> TableView:

@@ -157,8 +157,21 @@ def test_the_rendering_is_deterministic(record: dict) -> None:
     assert sp.html_page("squad_qg", [record], []) == sp.html_page("squad_qg", [copy.deepcopy(record)], [])
 
 
+def test_a_system_name_that_is_no_identifier_is_refused_before_any_page(record: dict, tmp_path: Path) -> None:
+    """A record's system names become parts of report names: a hostile one is refused at load (#57), so no page
+    is built from it."""
+    from bench.store.sweeps import SweepRecordError
+
+    results = _results(tmp_path, _rename(record, "fairseq_nat", HOSTILE))
+    with pytest.raises(SweepRecordError, match="not an identifier"):
+        render_all(results, tmp_path / "reports")
+    assert not (tmp_path / "reports" / "speed-squad_qg.md").exists()
+
+
 def test_hostile_strings_are_escaped(record: dict, tmp_path: Path) -> None:
-    hostile = _rename(record, "fairseq_nat", HOSTILE)
+    """Free text a record carries (a checkpoint note in a table cell, a verdict's reason) is escaped."""
+    hostile = copy.deepcopy(record)
+    hostile["sweep"]["models"]["fairseq_nat"]["checkpoint_bytes"] = HOSTILE
     bad = copy.deepcopy(record)
     bad.update(sweep_id=record["sweep_id"] + "-bad", created="2026-11-29T00:00:00+00:00", valid=False,
                verdict="INVALID", invalid_reasons=["<img src=x onerror=alert(1)> | [x](javascript:alert(1))"])
@@ -171,7 +184,7 @@ def test_hostile_strings_are_escaped(record: dict, tmp_path: Path) -> None:
     assert "\\<img" in md  # the reason is shown, escaped
     for header, rows in parse_tables(md):  # a | in a name is escaped: no row gains a cell
         assert all(len(r) == len(header) for r in rows)
-    assert any(r[0] == f"`{HOSTILE}`" for _, rows in parse_tables(md) for r in rows)
+    assert "\\<script>alert(1)\\</script>\\|x" in md  # the note is shown, escaped, in its one cell
     assert "Not shown, INVALID" in md and "Not shown, INVALID" in html
 
 

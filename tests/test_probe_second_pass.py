@@ -164,3 +164,25 @@ def test_outputs_replaced_by_a_fifo_or_a_folder_are_named_not_called_missing(tmp
         load_records(results)
     with pytest.raises(RunLookupError, match=what):
         outputs_text(rec)
+
+
+def test_a_calibration_summary_whose_point_score_differs_from_its_record_is_refused(tmp_path: Path) -> None:
+    """The digest is a checksum anyone can recompute: a summary's copied point score is checked against the point's
+    own record when both are there, at load (not only by --deep)."""
+    from bench.store.calibration import CalibrationSummaryError, load_summaries
+    from bench.store.integrity import sealed, unsealed
+
+    name = "bert2bert_minilm_l6--quora--cpu.json"
+    cal = tmp_path / "results" / "calibration"
+    cal.mkdir(parents=True)
+    summary = unsealed(json.loads((ROOT / "results" / "calibration" / name).read_text(encoding="utf-8")))
+    point = summary["points"][0]["run_id"]
+    shutil.copy(ROOT / "results" / "calibration" / f"{point}.json", cal / f"{point}.json")
+    (cal / name).write_text(json.dumps(sealed(summary)), encoding="utf-8")
+    assert load_summaries(tmp_path / "results")[0]["points"][0]["score"] == summary["points"][0]["score"]
+    summary["points"][0]["score"] += 5.0  # the pick too: the summary holds together, only its point record differs
+    if summary["pick"] and summary["pick"]["run_id"] == point:
+        summary["pick"]["score"] = summary["points"][0]["score"]
+    (cal / name).write_text(json.dumps(sealed(summary)), encoding="utf-8")
+    with pytest.raises(CalibrationSummaryError, match=f"point {point} says bleu4"):
+        load_summaries(tmp_path / "results")

@@ -202,11 +202,29 @@ def load_summaries(results_dir: Path | str) -> list[dict[str, Any]]:
         summary = SUMMARIES.accept(data, path)
         summary["points"] = [dict(p) for p in summary["points"]]
         for point in summary["points"]:
-            curve = dev_loss_curve(POINTS.path_of(results_dir, point["run_id"]))
+            record_file = POINTS.path_of(results_dir, point["run_id"])
+            if not record_file.is_file():
+                continue  # a copy of results/ without the points' records still draws the summary
+            rec = read_record(record_file)
+            _check_point_score(summary, point, rec, path, record_file)
+            curve = [list(p) for p in (rec.get("training_curve") or {}).get("dev_loss") or []]
             if curve:
                 point["dev_loss_curve"] = curve
         out.append(summary)
     return out
+
+
+def _check_point_score(summary: Mapping[str, Any], point: Mapping[str, Any], rec: Mapping[str, Any],
+                       path: Path | str, record_file: Path) -> None:
+    """A summary's point score is its point record's score, copied: a summary whose score was edited and resealed
+    (the digest is a checksum, not a signature) is refused at load, not only by ``--deep``."""
+    if rec.get("status") != "complete":
+        return
+    scored = ((rec.get("scores") or {}).get(summary.get("recipe")) or {}).get("metrics", {}).get(summary.get("metric"))
+    if scored is not None and point.get("score") != scored:
+        raise _fail(path, f"point {point['run_id']} says {summary['metric']} {point.get('score')!r}, but its record "
+                          f"{record_file} scored {scored!r} under {summary['recipe']}; the summary copies its points' "
+                          "scores")
 
 
 def load_points(results_dir: Path | str) -> list[dict[str, Any]]:

@@ -73,23 +73,46 @@ def speedup_over(rec: dict[str, Any], reference: str, system: str) -> Versus | s
     return Versus(a / b, None, False)
 
 
+#: (id of the record, its trials, reference, resamples) -> (the record, its rebuilt and judged timing, the per-system
+#: reasons). Judging rebuilds every arm's bootstrap, the same for every system set against one reference: a page shows
+#: a dozen cells against CT2 from one record, and each used to judge the whole record again (31 s for MIST Table 3).
+#: The record itself is kept in the value, so an id is never reused for another record while its entry lives.
+_JUDGED: dict[tuple[int, int, str, int], tuple[dict[str, Any], Any, dict[str, list[str]]]] = {}
+
+
+def _judged(rec: dict[str, Any], reference: str, resamples: int) -> tuple[Any, dict[str, list[str]]]:
+    """The record's trials rebuilt against ``reference`` and judged (the A/A and known-ratio controls, the design),
+    with each system's own reasons; once per record and reference in a process."""
+    from bench.latency.rederive_paired import rebuild
+
+    key = (id(rec), id(rec.get("trials")), reference, resamples)
+    hit = _JUDGED.get(key)
+    if hit is not None and hit[0] is rec:
+        return hit[1], hit[2]
+    systems = rec["systems"]
+    timed = rebuild(rec, reference, resamples)
+    timed.judge(list(rec.get("design_reasons") or []),
+                {n: list(e.get("design_reasons") or []) for n, e in systems.items()})
+    per = {**{k: list(v) for k, v in timed.system_problems().items()},
+           **{n: list(e.get("design_reasons") or []) for n, e in systems.items() if e.get("design_reasons")}}
+    if len(_JUDGED) >= 16:
+        _JUDGED.clear()
+    _JUDGED[key] = (rec, timed, per)
+    return timed, per
+
+
 def _paired_over(rec: dict[str, Any], reference: str, system: str) -> Versus | str:
     """A paired record: the speed-up over ``reference`` from the trials, judged by the meter's rules (the design's
     thresholds, the record's A/A and known-ratio controls, its design reasons and both systems' own)."""
     from bench.latency.paired import judge_all, paired_speedup
-    from bench.latency.rederive_paired import rebuild
 
     systems = rec["systems"]
     sp: dict[str, Any] = next((e["speedup"] for e in systems.values() if isinstance(e.get("speedup"), dict)), {})
     try:
-        timed = rebuild(rec, reference, int(sp.get("n_resamples") or 2000))
+        timed, per = _judged(rec, reference, int(sp.get("n_resamples") or 2000))
         fresh = paired_speedup(timed.matrix(reference), timed.matrix(system), timed.plan.resamples, timed.plan.seed)
-        timed.judge(list(rec.get("design_reasons") or []),
-                    {n: list(e.get("design_reasons") or []) for n, e in systems.items()})
     except (KeyError, TypeError, ValueError) as exc:
         return f"not computable: {exc}"
-    per = {**{k: list(v) for k, v in timed.system_problems().items()},
-           **{n: list(e.get("design_reasons") or []) for n, e in systems.items() if e.get("design_reasons")}}
     judged, _ = judge_all({system: fresh}, timed.aa, list(rec.get("design_reasons") or []) +
                           timed.design_problems(), timed.plan.thresholds, per_system=per, baseline=reference,
                           x2=timed.x2)

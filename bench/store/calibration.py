@@ -242,11 +242,11 @@ def _check_point_record(summary: Mapping[str, Any], point: Mapping[str, Any], re
     if rec.get("status") != "complete":
         return
     scored = ((rec.get("scores") or {}).get(summary.get("recipe")) or {}).get("metrics", {}).get(summary.get("metric"))
-    if scored is None:
+    if scored is None and point.get("score") is not None:  # a score the record does not hold cannot be its copy
         raise _fail(path, f"point {point['run_id']}'s record {record_file} has no {summary['metric']} under "
                           f"{summary['recipe']}, the summary's recipe and metric; the summary copies its points' "
                           "scores")
-    if point.get("score") != scored:
+    if scored is not None and point.get("score") != scored:
         raise _fail(path, f"point {point['run_id']} says {summary['metric']} {point.get('score')!r}, but its record "
                           f"{record_file} scored {scored!r} under {summary['recipe']}; the summary copies its points' "
                           "scores")

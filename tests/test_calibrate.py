@@ -170,8 +170,10 @@ def test_the_plot_data_carries_each_trained_models_dev_loss_once(tmp_path: Path)
         {**_point(5e-4, 300, 3.5, False), "run_id": "c", "overrides": {"eos": 2}},
         {**_point(5e-4, 400, 4.0, False), "run_id": "no-record", "overrides": {}},
     ]
-    for run_id, curve in (("a", curves["short"]), ("b", curves["long"]), ("c", curves["long"])):
-        record = {"schema": 1, "run_id": run_id, "status": "complete", "scores": {},
+    for (run_id, curve), point in zip((("a", curves["short"]), ("b", curves["long"]), ("c", curves["long"])), points,
+                                      strict=False):
+        scores = {"nqg": {"signature": "s", "metrics": {"bleu4": point["score"]}}}  # the summary copies its scores
+        record = {"schema": 1, "run_id": run_id, "status": "complete", "scores": scores,
                   "spec": {"system": "s", "task": "t", "split": "dev", "budget": "cpu"},
                   "data": {"split_sha256": "0" * 64}, "outputs": {"path": f"outputs/{run_id}.txt", "sha256": "0" * 64},
                   "training_curve": {"dev_loss": curve}}

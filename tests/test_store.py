@@ -333,7 +333,9 @@ def test_the_folder_loaders_stop_on_a_broken_file(tmp_path: Path) -> None:
 def test_a_summary_point_reads_its_dev_loss_curve_from_a_checked_record(tmp_path: Path) -> None:
     summary = _summary()
     run_id = summary["points"][0]["run_id"]
-    _write(tmp_path, "summary", summary)
+    own = tmp_path / CALIBRATION_DIR / f"{summary['system']}--{summary['task']}--{summary['budget']}.json"
+    own.parent.mkdir(parents=True)
+    own.write_text(json.dumps(summary))  # one sweep is one file: read only under its own name
     (tmp_path / CALIBRATION_DIR / f"{run_id}.json").write_text(json.dumps({"schema": 1, "run_id": run_id}))
     with pytest.raises(RecordError, match=f"{run_id}.json: 'status' must be a non-empty string"):
         load_summaries(tmp_path)

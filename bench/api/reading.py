@@ -11,6 +11,8 @@ wrong with it (the byte offset, the JSON line) and the fix; callers with their o
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +58,37 @@ def read_text(path: Path | str, fix: str = DEFAULT_FIX, errors: str = "strict", 
     return text.replace("\r\n", "\n").replace("\r", "\n") if translate_newlines else text
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's pairs as a dict, refusing a key given twice: ``json`` would keep the last value silently,
+    while a person (or another tool) reading the file may see the first, so one file would say two things."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+#: a ``\uD800``-``\uDFFF`` escape: JSON allows one alone, but no UTF-8 text (nor a digest of it) can hold it
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+_SURROGATE_ESCAPE_BYTES = re.compile(_SURROGATE_ESCAPE.pattern.encode())
+
+
 def parse_json(text: str | bytes, where: Path | str, fix: str = DEFAULT_FIX) -> Any:
-    """``text`` parsed as JSON; invalid JSON, undecodable bytes or nesting too deep for the parser raise
-    :class:`UnreadableFile` naming ``where`` (a file, or ``file:line`` for one line of a JSON-lines file)."""
+    """``text`` parsed as JSON; invalid JSON, undecodable bytes, nesting too deep for the parser, a key given
+    twice in one object, an integer too long for Python to read (over 4300 digits) or a lone UTF-16 surrogate
+    escape (which no UTF-8 text holds) raise :class:`UnreadableFile` naming ``where`` (a file, or ``file:line``
+    for one line of a JSON-lines file)."""
     try:
-        return json.loads(text)
+        obj = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise UnreadableFile(where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
                              fix) from None
@@ -68,6 +96,20 @@ def parse_json(text: str | bytes, where: Path | str, fix: str = DEFAULT_FIX) -> 
         raise UnreadableFile(where, _undecodable(exc), fix) from None
     except RecursionError:
         raise UnreadableFile(where, "JSON nested too deeply to read", fix) from None
+    except _DuplicateKey as exc:
+        raise UnreadableFile(where, f"not valid JSON for the harness (the key {exc.key[:80]!r} is given twice in one "
+                                    "object: which value counts would depend on the reader)", fix) from None
+    except ValueError as exc:  # Python refuses to read an integer of more than sys.get_int_max_str_digits()
+        digits = sys.get_int_max_str_digits()
+        raise UnreadableFile(where, f"not valid JSON for the harness (an integer of more than {digits} digits, "
+                                    f"which Python does not read: {type(exc).__name__})", fix) from None
+    if (_SURROGATE_ESCAPE.search(text) if isinstance(text, str) else _SURROGATE_ESCAPE_BYTES.search(text)):
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnreadableFile(where, "not valid JSON for the harness (a lone UTF-16 surrogate escape such as "
+                                        "\\ud800, which no UTF-8 text can hold)", fix) from None
+    return obj
 
 
 def read_json(path: Path | str, fix: str = DEFAULT_FIX) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -245,6 +246,8 @@ def render_all(
     """
     changed = [] if changed is None else changed
     require_dir(results_dir)
+    if check and os.path.lexists(reports_dir):  # a file or a FIFO is named, not listed as missing every report
+        require_dir(reports_dir, "--reports-dir", "the reports")
     out = Path(reports_dir) if check else check_reports_dir(reports_dir, [results_dir])
     records = load_records(results_dir)
     orderings = load_orderings(results_dir)

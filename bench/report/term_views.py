@@ -112,8 +112,7 @@ def terminal_board(task: str, results_dir: Path, data_dir: Path | None = None,
     written: this command only reads)."""
     from bench.data import TASKS
     from bench.store.latency import load_latency_records
-    from bench.store.paths import pvalues_file
-    from bench.store.pvalues import PValues
+    from bench.store.pvalues import PValues, pvalues_file
     from bench.store.records import load_records, require_dir
 
     TASKS.get(task)  # a misspelt task names the known ones

@@ -17,6 +17,7 @@ from typing import Any
 from bench.api.names import identifier
 from bench.store.files import StoreError, is_number
 from bench.store.integrity import METRIC_RANGE, Problem
+from bench.store.outputs import StoredRecord
 from bench.store.paths import calibration_dir, calibration_summary_file, run_record_file
 from bench.store.records import RUNS, read_record
 from bench.store.sealed import SealedStore
@@ -164,6 +165,17 @@ class SummaryStore(SealedStore):
     def fail(self, path: Path | str, msg: str) -> StoreError:
         return _fail(path, msg)
 
+    def named_right(self, results_dir: Path | str, rec: StoredRecord) -> StoredRecord:
+        """One sweep is one file: a summary is read only from ``<system>--<task>--<budget>.json`` (a copy under
+        another name would be drawn and counted twice, or stand in for another system's sweep)."""
+        if rec.source is not None:
+            own = calibration_summary_file(results_dir, rec["system"], rec["task"], rec["budget"]).name
+            if Path(rec.source).name != own:
+                raise self.fail(rec.source, f"holds the sweep of {rec['system']} on {rec['task']} at {rec['budget']}, "
+                                            f"whose file is {own}: one sweep is one file. Rename it to {own} or delete "
+                                            "the copy")
+        return rec
+
 
 def _summary_file(results_dir: Path | str, name: str) -> Path:
     return calibration_dir(results_dir) / f"{identifier(name, 'calibration summary')}.json"
@@ -199,14 +211,14 @@ def load_summaries(results_dir: Path | str) -> list[dict[str, Any]]:
         data = SUMMARIES.raw(path)
         if not is_summary(data):
             continue  # a grid point's run record (read by bench.store.records)
-        summary = SUMMARIES.accept(data, path)
+        summary = SUMMARIES.named_right(results_dir, SUMMARIES.accept(data, path))
         summary["points"] = [dict(p) for p in summary["points"]]
         for point in summary["points"]:
             record_file = POINTS.path_of(results_dir, point["run_id"])
             if not record_file.is_file():
                 continue  # a copy of results/ without the points' records still draws the summary
             rec = read_record(record_file)
-            _check_point_score(summary, point, rec, path, record_file)
+            _check_point_record(summary, point, rec, path, record_file)
             curve = [list(p) for p in (rec.get("training_curve") or {}).get("dev_loss") or []]
             if curve:
                 point["dev_loss_curve"] = curve
@@ -214,13 +226,26 @@ def load_summaries(results_dir: Path | str) -> list[dict[str, Any]]:
     return out
 
 
-def _check_point_score(summary: Mapping[str, Any], point: Mapping[str, Any], rec: Mapping[str, Any],
-                       path: Path | str, record_file: Path) -> None:
-    """A summary's point score is its point record's score, copied: a summary whose score was edited and resealed
-    (the digest is a checksum, not a signature) is refused at load, not only by ``--deep``."""
+def _check_point_record(summary: Mapping[str, Any], point: Mapping[str, Any], rec: Mapping[str, Any],
+                        path: Path | str, record_file: Path) -> None:
+    """A summary's point is a run of the summary's own sweep (its system, task, split and budget), and its score
+    is that record's score under the summary's recipe and metric, copied: a summary whose score was edited and
+    resealed (the digest is a checksum, not a signature), that borrows another sweep's record, or whose recipe or
+    metric was renamed to one its records lack (so that no score could be compared) is refused at load, not only
+    by ``--deep``."""
+    spec = rec.get("spec") or {}
+    for key in ("system", "task", "split", "budget"):
+        if spec.get(key) != summary.get(key):
+            raise _fail(path, f"point {point['run_id']} is a run of {key} {spec.get(key)!r} (its record "
+                              f"{record_file}), but the summary's {key} is {summary.get(key)!r}; a summary lists its "
+                              "own sweep's runs")
     if rec.get("status") != "complete":
         return
     scored = ((rec.get("scores") or {}).get(summary.get("recipe")) or {}).get("metrics", {}).get(summary.get("metric"))
+    if scored is None and point.get("score") is not None:  # a score the record does not hold cannot be its copy
+        raise _fail(path, f"point {point['run_id']}'s record {record_file} has no {summary['metric']} under "
+                          f"{summary['recipe']}, the summary's recipe and metric; the summary copies its points' "
+                          "scores")
     if scored is not None and point.get("score") != scored:
         raise _fail(path, f"point {point['run_id']} says {summary['metric']} {point.get('score')!r}, but its record "
                           f"{record_file} scored {scored!r} under {summary['recipe']}; the summary copies its points' "

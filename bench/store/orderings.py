@@ -15,6 +15,7 @@ from typing import Any
 from bench.api.names import identifier
 from bench.store.files import StoreError, is_number
 from bench.store.integrity import ordering_problems
+from bench.store.outputs import StoredRecord
 from bench.store.paths import ordering_dir, ordering_file
 from bench.store.sealed import SealedStore
 
@@ -98,6 +99,21 @@ class OrderingStore(SealedStore):
     def fail(self, path: Path | str, msg: str) -> StoreError:
         return _fail(path, msg)
 
+    def named_right(self, results_dir: Path | str, rec: StoredRecord) -> StoredRecord:
+        """One column block is one file: an ordering is read only from the file `bench order` names it by
+        (:func:`bench.store.paths.ordering_file`: the group, plus the task where the block has its own); a copy
+        under another name would be counted twice."""
+        if rec.source is None:
+            return rec
+        names = {ordering_file(results_dir, rec["paper"], rec["table"], block, rec["budget"]).name
+                 for block in (rec["group"], *([f"{rec['group']}--{rec['task']}"] if rec.get("task") else []))}
+        if Path(rec.source).name not in names:
+            own = " or ".join(sorted(names))
+            raise self.fail(rec.source, f"holds the ordering of {rec['paper']} table {rec['table']}, group "
+                                        f"{rec['group']}, at {rec['budget']}, whose file is {own}: one block is one "
+                                        "file. Rename it or delete the copy")
+        return rec
+
 
 def _file(results_dir: Path | str, name: str) -> Path:
     return ordering_dir(results_dir) / f"{identifier(name, 'ordering')}.json"
@@ -115,7 +131,16 @@ def read_ordering(path: Path | str) -> dict[str, Any]:
 
 def load_orderings(results_dir: Path | str) -> list[dict[str, Any]]:
     """Every ordering under ``results/ordering/``, checked, in file-name order."""
-    return [STORE.read(path) for path in STORE.files(results_dir)]
+    out: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, ...], Path | str] = {}
+    for path in STORE.files(results_dir):
+        rec = STORE.read_in(results_dir, path)
+        block = tuple(rec.get(k) for k in ("paper", "table", "group", "task", "budget"))
+        if block in seen:
+            raise _fail(path, f"orders the same block as {seen[block]}: one block is one file; delete the copy")
+        seen[block] = path
+        out.append(rec)
+    return out
 
 
 def write_ordering(results_dir: Path | str, data: dict[str, Any], group: str) -> Path:

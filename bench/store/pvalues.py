@@ -14,7 +14,8 @@ from typing import Any
 
 from bench.store.files import StoreError, is_number
 from bench.store.integrity import DIGEST_FIELD
-from bench.store.paths import SIGNIFICANCE_DIR, pvalues_file, significance_dir
+from bench.store.paths import PVALUES_FILE, SIGNIFICANCE_DIR, significance_dir
+from bench.store.paths import pvalues_file as _pvalues_file
 from bench.store.sealed import SealedStore
 
 __all__ = ["PValues", "PValuesError", "load_pvalues", "pvalues_file", "validate_pvalues"]
@@ -51,13 +52,19 @@ class PValuesStore(SealedStore):
 
 
 def _file(results_dir: Path | str, name: str) -> Path:
-    return pvalues_file(results_dir)
+    return _pvalues_file(results_dir)
 
 
 #: the leaderboards' p-values (``results/significance/pvalues.json``), the store's kind ``significance``
 STORE = PValuesStore(PValuesError, "Significance", "bench table", "delete it and run `bench table` where the data "
                      "and the runs' outputs are (it computes them again)", SIGNIFICANCE_DIR, significance_dir, _file,
                      validate_pvalues, kind="significance")
+
+
+def pvalues_file(results_dir: Path | str) -> Path:
+    """``results/significance/pvalues.json`` of ``results_dir``, refused when its folder or the file is a link out of
+    the results folder (the board would read, and `bench table` write or delete, a file elsewhere)."""
+    return STORE.path_of(results_dir, PVALUES_FILE)
 
 
 def load_pvalues(path: Path | str) -> dict[str, float]:

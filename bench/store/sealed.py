@@ -123,8 +123,19 @@ class SealedStore:
 
     def files(self, results_dir: Path | str) -> list[Path]:
         """The kind's JSON files in ``results_dir`` (none there: []), each checked to stay inside its folder."""
-        folder = self.folder(results_dir)
+        folder = self.own_folder(results_dir)
         return [self.inside(folder, path) for path in json_files(folder)]
+
+    def own_folder(self, results_dir: Path | str) -> Path:
+        """The kind's folder in ``results_dir``, refused when it is a link out of ``results_dir`` (a committed
+        ``results/calibration`` linked to another folder would have its records read, and the writer's files
+        written, outside the results folder)."""
+        folder = self.folder(results_dir)
+        real, root = Path(os.path.realpath(folder)), Path(os.path.realpath(results_dir))
+        if Path(folder) != Path(results_dir) and folder.is_symlink() and not real.is_relative_to(root):
+            raise self.fail(folder, f"is a link out of the results folder {results_dir} (to {real}); records are read "
+                                    "and written only inside it. Replace the link by the folder")
+        return folder
 
     def inside(self, folder: Path | str, path: Path) -> Path:
         """``path`` if it (links resolved) stays inside ``folder``, else the kind's error naming the link."""
@@ -135,7 +146,7 @@ class SealedStore:
 
     def path_of(self, results_dir: Path | str, name: str) -> Path:
         """Where the record named ``name`` lives under ``results_dir`` (``name`` an identifier), inside its folder."""
-        return self.inside(self.folder(results_dir), self.file(results_dir, name))
+        return self.inside(self.own_folder(results_dir), self.file(results_dir, name))
 
     def load(self, results_dir: Path | str) -> list[dict[str, Any]]:
         """Every record in the kind's folder of ``results_dir``, checked, oldest first (by created, then id)."""

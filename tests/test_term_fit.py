@@ -94,6 +94,22 @@ def test_leaderboard_names_its_recipe_and_ranks_as_the_page(monkeypatch: pytest.
     assert CliRunner().invoke(app, ["leaderboard", "no_such_task"]).exit_code == 2
 
 
+def test_leaderboard_takes_its_task_as_other_commands_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bench leaderboard --task quora` (as `ls runs`, `export`, `latency` take it) is `bench leaderboard quora`."""
+    by_option = _run(monkeypatch, 80, "leaderboard", "--task", "squad_qg")
+    assert by_option == _run(monkeypatch, 80, "leaderboard", "squad_qg")
+    for args in (["leaderboard"], ["leaderboard", "quora", "--task", "xsum"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and "bench leaderboard" in result.output and "Traceback" not in result.output
+
+
+def test_ls_systems_says_when_it_leaves_the_family_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    narrow, wide = _run(monkeypatch, 80, "ls", "systems"), _run(monkeypatch, 200, "ls", "systems")
+    assert re.search(r"^copy_source\s+reference\s", wide, re.M)
+    if not re.search(r"^copy_source\s+reference\s", narrow, re.M):  # left out at 80 columns: said so
+        assert "family (AR, NAR, semi-NAR, reference): left out" in " ".join(narrow.split())
+
+
 def test_status_knows_subset_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     out = _run(monkeypatch, 80, "status", "mist:6", "--budget", "cpu")
     assert "done on a subset" in out and "first 2,000 examples" in out
@@ -184,8 +200,10 @@ def test_run_prints_its_record_path_and_workdir_whole_and_says_where_it_went(mon
     out = _run(monkeypatch, width, "run", "--system", "copy_source", "--task", "quora", "--limit", "20")
     (record,) = (tmp_path / "workspace").glob("copy_source--quora--*.json")
     assert _whole(f"workspace/{record.name}", out), out
-    assert _whole(json.loads(record.read_text())["outputs"]["path"], out), out
-    assert "Not committed" in out and _whole(record.stem, out) and "bench promote" in out
+    # the outputs file said from here, as the record path is (the stored label is checkout-relative or absolute)
+    assert _whole(f"workspace/outputs/{record.stem}.txt", out), out
+    assert "Not committed" in out and _whole(record.stem, out)
+    assert f"bench promote {record.stem}" in [line.strip() for line in out.splitlines()]  # copied whole, one line
 
 
 @pytest.mark.parametrize("width", [80, 200])

@@ -248,3 +248,16 @@ def test_show_and_compare_take_the_short_ids_the_pages_show(monkeypatch: pytest.
     ambiguous = CliRunner().invoke(app, ["show", "copybert_"])
     assert ambiguous.exit_code == 2 and "give more of it" in ambiguous.output
     assert len([ln for ln in ambiguous.output.splitlines() if ln.strip()]) <= 3
+
+
+def test_help_lists_each_command_in_filled_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bench --help` at 80 columns: a command's summary fills its lines (typer's rich mode kept the docstring's own
+    line breaks, so "or recipes, or" stood alone with "the recorded runs" on the next line)."""
+    out = _run(monkeypatch, 80, "--help")
+    panel = out[out.index("Commands"):]
+    rows = [line[2:].rstrip("│ ") for line in panel.splitlines()[1:] if line.startswith("│")]
+    text = [(row[:12].strip(), row[13:]) for row in rows]  # (command name or "", its summary's text on this line)
+    width = max(len(t) for _, t in text)
+    for (_, line), (name, following) in zip(text, text[1:], strict=False):
+        if not name and following:  # the same command's summary goes on: the word would not fit the line above
+            assert len(line) + 1 + len(following.split()[0]) > width, (line, following)

@@ -261,3 +261,18 @@ def test_help_lists_each_command_in_filled_lines(monkeypatch: pytest.MonkeyPatch
     for (_, line), (name, following) in zip(text, text[1:], strict=False):
         if not name and following:  # the same command's summary goes on: the word would not fit the line above
             assert len(line) + 1 + len(following.split()[0]) > width, (line, following)
+
+
+def test_a_paper_table_cell_longer_than_the_line_is_broken_between_words_and_indented() -> None:
+    """MIST Table 3's "Speed ... (timed as encoder_bert)" cell is wider than 80 columns: it went to rich, which
+    wrapped it at the margin with no indent; a long model name too."""
+    from bench.report.term_table import _blocks
+
+    speed = "6.2× / 5.04× [4.82–5.28] UNSTABLE (passes 10.2×, FLOPs 2.8×) (timed as encoder_bert)"
+    model = "Transformer decoded by CTranslate2 (harness reference, not in the paper)"
+    lines = [t.plain for t in _blocks(["Model", "System", "BLEU-4", "Speed"],
+                                      [[model, "fairseq_transformer_ct2", "9.33", speed]], 2, None, 80)]
+    assert all(len(line) <= 80 for line in lines), lines
+    assert "fairseq_transformer_ct2" in " ".join(lines).split() and "encoder_bert)" in " ".join(lines).split()
+    speed_at = next(i for i, line in enumerate(lines) if "Speed" in line)
+    assert lines[speed_at].startswith("  Speed") and lines[speed_at + 1].startswith("    ")

@@ -46,11 +46,12 @@ def compare(a: str, b: str, recipe: str | None = None, *, results_dir: Path | st
 
 def run(system: str, task: str, budget: str = "smoke", *, split: str | None = None, seed: int = 42,
         overrides: dict[str, Any] | None = None, limit: int | None = None, stand_in: bool = False,
-        results_dir: Path | str | None = None, data_dir: Path | str | None = None) -> dict[str, Any]:
+        results_dir: Path | str | None = None, data_dir: Path | str | None = None,
+        force: bool = False) -> dict[str, Any]:
     """Train (or load), decode, score and record one run, as `bench run` does (the same defaults: smoke budget,
     the task's default test split, the training split and cpu stand-in resolved the same way, the record written
     to your workspace unless ``results_dir``, a run the committed results hold not run again); returns the
-    record."""
+    record. ``force``: run again even where a complete record exists (`bench run --force`)."""
     from bench.data import default_eval_split
     from bench.runs.folders import folders
     from bench.runs.pipeline import execute
@@ -62,4 +63,4 @@ def run(system: str, task: str, budget: str = "smoke", *, split: str | None = No
                    overrides=dict(overrides or {}), seed=seed, limit=limit)
     spec = with_training_split(check_weights_here(spec, use_stand_in=stand_in), data)
     where = folders(results_dir)
-    return execute(spec, results_dir=where.write, data_dir=data, done_in=where.read[1:])
+    return execute(spec, results_dir=where.write, data_dir=data, done_in=where.read[1:], force=force)

@@ -122,3 +122,15 @@ def test_a_subpackage_attribute_that_is_no_module_is_an_attribute_error() -> Non
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         bench.report.nope  # noqa: B018
     assert not hasattr(bench.store, "__wrapped__")  # dunders Python's own machinery probes are never imported
+
+
+def test_run_takes_force_as_the_command_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bench.run` says "use --force" when it finds a run complete; from Python that is ``force=True`` (#58 walk:
+    a notebook had no way to run a spec again)."""
+    import bench.runs.pipeline as pipeline
+
+    calls: list[dict[str, object]] = []
+    monkeypatch.setattr(pipeline, "execute", lambda spec, **kw: calls.append(kw) or {"run_id": spec.run_id})
+    bench.run("copy_source", "quora", limit=5)
+    bench.run("copy_source", "quora", limit=5, force=True)
+    assert [c["force"] for c in calls] == [False, True]

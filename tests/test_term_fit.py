@@ -94,6 +94,22 @@ def test_leaderboard_names_its_recipe_and_ranks_as_the_page(monkeypatch: pytest.
     assert CliRunner().invoke(app, ["leaderboard", "no_such_task"]).exit_code == 2
 
 
+def test_leaderboard_takes_its_task_as_other_commands_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bench leaderboard --task quora` (as `ls runs`, `export`, `latency` take it) is `bench leaderboard quora`."""
+    by_option = _run(monkeypatch, 80, "leaderboard", "--task", "squad_qg")
+    assert by_option == _run(monkeypatch, 80, "leaderboard", "squad_qg")
+    for args in (["leaderboard"], ["leaderboard", "quora", "--task", "xsum"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and "bench leaderboard" in result.output and "Traceback" not in result.output
+
+
+def test_ls_systems_says_when_it_leaves_the_family_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    narrow, wide = _run(monkeypatch, 80, "ls", "systems"), _run(monkeypatch, 200, "ls", "systems")
+    assert re.search(r"^copy_source\s+reference\s", wide, re.M)
+    if not re.search(r"^copy_source\s+reference\s", narrow, re.M):  # left out at 80 columns: said so
+        assert "family (AR, NAR, semi-NAR, reference): left out" in " ".join(narrow.split())
+
+
 def test_status_knows_subset_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     out = _run(monkeypatch, 80, "status", "mist:6", "--budget", "cpu")
     assert "done on a subset" in out and "first 2,000 examples" in out
@@ -184,8 +200,10 @@ def test_run_prints_its_record_path_and_workdir_whole_and_says_where_it_went(mon
     out = _run(monkeypatch, width, "run", "--system", "copy_source", "--task", "quora", "--limit", "20")
     (record,) = (tmp_path / "workspace").glob("copy_source--quora--*.json")
     assert _whole(f"workspace/{record.name}", out), out
-    assert _whole(json.loads(record.read_text())["outputs"]["path"], out), out
-    assert "Not committed" in out and _whole(record.stem, out) and "bench promote" in out
+    # the outputs file said from here, as the record path is (the stored label is checkout-relative or absolute)
+    assert _whole(f"workspace/outputs/{record.stem}.txt", out), out
+    assert "Not committed" in out and _whole(record.stem, out)
+    assert f"bench promote {record.stem}" in [line.strip() for line in out.splitlines()]  # copied whole, one line
 
 
 @pytest.mark.parametrize("width", [80, 200])
@@ -230,3 +248,31 @@ def test_show_and_compare_take_the_short_ids_the_pages_show(monkeypatch: pytest.
     ambiguous = CliRunner().invoke(app, ["show", "copybert_"])
     assert ambiguous.exit_code == 2 and "give more of it" in ambiguous.output
     assert len([ln for ln in ambiguous.output.splitlines() if ln.strip()]) <= 3
+
+
+def test_help_lists_each_command_in_filled_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bench --help` at 80 columns: a command's summary fills its lines (typer's rich mode kept the docstring's own
+    line breaks, so "or recipes, or" stood alone with "the recorded runs" on the next line)."""
+    out = _run(monkeypatch, 80, "--help")
+    panel = out[out.index("Commands"):]
+    rows = [line[2:].rstrip("│ ") for line in panel.splitlines()[1:] if line.startswith("│")]
+    text = [(row[:12].strip(), row[13:]) for row in rows]  # (command name or "", its summary's text on this line)
+    width = max(len(t) for _, t in text)
+    for (_, line), (name, following) in zip(text, text[1:], strict=False):
+        if not name and following:  # the same command's summary goes on: the word would not fit the line above
+            assert len(line) + 1 + len(following.split()[0]) > width, (line, following)
+
+
+def test_a_paper_table_cell_longer_than_the_line_is_broken_between_words_and_indented() -> None:
+    """MIST Table 3's "Speed ... (timed as encoder_bert)" cell is wider than 80 columns: it went to rich, which
+    wrapped it at the margin with no indent; a long model name too."""
+    from bench.report.term_table import _blocks
+
+    speed = "6.2× / 5.04× [4.82–5.28] UNSTABLE (passes 10.2×, FLOPs 2.8×) (timed as encoder_bert)"
+    model = "Transformer decoded by CTranslate2 (harness reference, not in the paper)"
+    lines = [t.plain for t in _blocks(["Model", "System", "BLEU-4", "Speed"],
+                                      [[model, "fairseq_transformer_ct2", "9.33", speed]], 2, None, 80)]
+    assert all(len(line) <= 80 for line in lines), lines
+    assert "fairseq_transformer_ct2" in " ".join(lines).split() and "encoder_bert)" in " ".join(lines).split()
+    speed_at = next(i for i, line in enumerate(lines) if "Speed" in line)
+    assert lines[speed_at].startswith("  Speed") and lines[speed_at + 1].startswith("    ")

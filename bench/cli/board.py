@@ -12,7 +12,9 @@ from bench.cli.common import DataDir, ResultsDir
 
 
 def _board(
-    task: Annotated[str, typer.Argument(help="Task name (`bench ls tasks`), e.g. squad_qg.")],
+    task: Annotated[str | None, typer.Argument(help="Task name (`bench ls tasks`), e.g. squad_qg.")] = None,
+    task_opt: Annotated[str | None, typer.Option("--task", help="The task, as other commands take it (`bench "
+                                                 "leaderboard --task quora` = `bench leaderboard quora`).")] = None,
     budget: Annotated[str | None, typer.Option(help="Only runs at this budget (ranks stay the board's).")] = None,
     results_dir: ResultsDir = None,
     data_dir: DataDir = None,
@@ -25,6 +27,11 @@ def _board(
     from bench.report.term_views import BOARD_HEADERS, board_lede, terminal_board
     from bench.runs.folders import folders, label, sections
 
+    if task is not None and task_opt is not None and task != task_opt:
+        ui.fail(f"Two tasks given ({task} and --task {task_opt}); give one: bench leaderboard {task_opt}")
+    task = task if task is not None else task_opt
+    if task is None:
+        ui.fail("Which task? bench leaderboard TASK (or --task TASK), e.g. bench leaderboard quora (bench ls tasks).")
     where = folders(results_dir)  # the committed board, with the workspace's runs of the task ranked in it
     try:
         mine = [r for folder, recs in sections(where) if folder != where.read[-1] for r in recs

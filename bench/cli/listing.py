@@ -63,7 +63,8 @@ def ls(
         table = Rows(["system", "family", "runs here at", "cpu stand-in"], atomic=range(4), optional=(1,), tight=True,
                      caption="runs here at: budgets whose weights and modules are on this machine (paper also "
                      "wants a GPU); needs X: run X first. cpu stand-in: what `bench run --budget cpu --stand-in` "
-                     "runs instead.")
+                     "runs instead.", dropped_note="family (AR, NAR, semi-NAR, reference): left out at this width; "
+                     "a wider terminal shows it.")
         added = []  # (name, origin) of the systems a plugin added: said under the table, in full, not squeezed
         needs: dict[tuple[str, str], list[str]] = {}  # (install command, modules) -> the systems that wait for it
         for name in SYSTEMS.names():

@@ -50,7 +50,9 @@ def run(
     from bench.runs import RunSpec, check_limit, check_seed, parse_overrides
     from bench.runs.folders import folders, record_file
     from bench.runs.lock import LockBusy
+    from bench.runs.paths import said_path
     from bench.runs.pipeline import execute
+    from bench.store.records import outputs_file
 
     where = folders(results_dir)
     ui.check_counts(("--threads", threads, 1), ("--latency-n", latency_n, 0))
@@ -76,8 +78,10 @@ def run(
         ui.fail(str(exc), code=1)
     except (RegistryError, DataError, ValueError) as exc:
         ui.fail(str(exc))
-    ui.print_scores(record)
-    ui.print_where(record_file(record, where.write))
+    written = record_file(record, where.write)
+    outputs = outputs_file(record, written)  # the file beside the record, said from here: the stored label is
+    ui.print_scores(record, said_path(outputs) if outputs is not None else None)  # checkout-relative
+    ui.print_where(written)
 
 
 @ui.app.command("submit")

@@ -3,8 +3,9 @@
 Why not the markdown: a paper table has ten columns of long cells and a prose status; at 80 columns its raw
 markdown wraps into about 200 lines of pipes (#58). Here the same table (read back from the markdown the reports
 hold, so both say the same) is a table where it fits, else one short block per row: the model and its system, the
-cells as ``header value`` joined by `` · `` (a cell is never broken), and the status in words. Columns empty in
-every row are left out; ``run [N]`` becomes the run's short id, which `bench show` takes.
+cells as ``header value`` joined by `` · `` (a cell is broken only when longer than a line, between words, and
+continued indented), and the status in words. Columns empty in every row are left out; ``run [N]`` becomes the
+run's short id, which `bench show` takes.
 """
 
 from __future__ import annotations
@@ -125,13 +126,17 @@ def _blocks(headers: Sequence[str], rows: Sequence[Sequence[str]], ident: int, s
             last = row[section]
             out.append(Text(f"— {last or '(no section)'} —", style="bold dim"))
         names = [row[i] for i in range(ident) if i != section and row[i] not in EMPTY]
-        out.append(Text(" · ".join(names), style="bold"))
+        out += [Text(ln, style="bold") for ln in words(" · ".join(names), width)]
         cells = [f"{headers[i]} {row[i]}" for i in range(ident, len(headers)) if i != status and row[i] not in EMPTY]
         line = ""
         for cell in cells:
             if line and len(line) + 3 + len(cell) > width:
                 out.append(Text(line))
                 line = ""
+            if not line and len(cell) + 2 > width:  # longer than a line: broken between words, continued indented
+                first, *rest = words(cell, width - 4)  # (rich wrapped it at the margin, mid-name at 80 columns)
+                out += [Text(f"  {first}"), *(Text(f"    {ln}") for ln in rest)]
+                continue
             line = f"{line} · {cell}" if line else f"  {cell}"
         if line:
             out.append(Text(line))

@@ -124,8 +124,9 @@ def where_note(record: Path) -> str | None:
         return None
     mine = _same(folder, workspace_dir())
     source = "" if mine else f" --from {said_path(folder)}"
-    return (f"Not committed: this run is in {said_path(folder)}{' (your workspace)' if mine else ''}; `bench "
-            f"promote {record.stem}{source}` copies it into results/, the committed evidence.")
+    # the command on a line of its own, so it is copied whole (at 80 columns it wrapped between promote and the id)
+    return (f"Not committed: this run is in {said_path(folder)}{' (your workspace)' if mine else ''}. To copy it "
+            f"into results/, the committed evidence:\n  bench promote {record.stem}{source}")
 
 
 def load_all(where: Folders) -> list[dict[str, Any]]:

@@ -184,7 +184,8 @@ def reusable_record(spec: RunSpec, results_dir: Path, force: bool, say: Reporter
         return None
     stale = stale_reason(existing, spec, system)
     if stale is None:
-        say(f"[skip] {spec.run_id} is complete ({record_path(spec, results_dir)}); use --force to re-run.")
+        say(f"[skip] {spec.run_id} is complete ({said_path(record_path(spec, results_dir))}); use --force "
+            "(bench.run: force=True) to re-run.")
         return existing
     say(f"[stale] {record_path(spec, results_dir)} was {stale}; running again (the new record replaces it).")
     return None

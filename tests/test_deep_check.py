@@ -246,18 +246,22 @@ def _calibration(results: Path) -> Path:
 
 def test_a_calibration_summary_is_derived_again_from_its_points_records(tmp_path: Path) -> None:
     from bench.report.deep import rederive_calibration
-    from bench.store.calibration import load_points, load_summaries
+    from bench.store.calibration import CalibrationSummaryError, load_points, load_summaries
 
     path = _calibration(tmp_path)
     assert rederive_calibration(load_summaries(tmp_path), load_points(tmp_path)) == []
-    summary = unsealed(json.loads(path.read_text()))
-    summary["points"][1]["score"] += 0.25  # still below the pick: every check at load lets it through
-    summary["points"][0]["fit_s"] = 1.0
+    original = path.read_text()
+    summary = unsealed(json.loads(original))
+    summary["points"][1]["score"] += 0.25  # still below the pick: since #57's third pass the load refuses it
     path.write_text(json.dumps(sealed(summary)))  # a forger's fresh digest
+    with pytest.raises(CalibrationSummaryError, match="scored"):
+        load_summaries(tmp_path)
+    summary = unsealed(json.loads(original))
+    summary["points"][0]["fit_s"] = 1.0  # a field no check at load can derive: --deep does
+    path.write_text(json.dumps(sealed(summary)))
     found = rederive_calibration(load_summaries(tmp_path), load_points(tmp_path))
     rid0, rid1 = (p["run_id"] for p in summary["points"])
-    assert [(d.where, d.field) for d in found] == [(f"{path} points[0] ({rid0})", "fit_s"),
-                                                   (f"{path} points[1] ({rid1})", "score")]
+    assert [(d.where, d.field) for d in found] == [(f"{path} points[0] ({rid0})", "fit_s")]
     (tmp_path / "calibration" / f"{rid1}.json").unlink()  # a point without its record stands on nothing
     found = rederive_calibration(load_summaries(tmp_path), load_points(tmp_path))
     assert any(d.field == "points[1]" and "no such run record" in str(d) for d in found)

@@ -73,11 +73,18 @@ def speedup_over(rec: dict[str, Any], reference: str, system: str) -> Versus | s
     return Versus(a / b, None, False)
 
 
-#: (id of the record, its trials, reference, resamples) -> (the record, its rebuilt and judged timing, the per-system
-#: reasons). Judging rebuilds every arm's bootstrap, the same for every system set against one reference: a page shows
-#: a dozen cells against CT2 from one record, and each used to judge the whole record again (31 s for MIST Table 3).
-#: The record itself is kept in the value, so an id is never reused for another record while its entry lives.
-_JUDGED: dict[tuple[int, int, str, int], tuple[dict[str, Any], Any, dict[str, list[str]]]] = {}
+#: (the record's content fingerprint, reference, resamples) -> (its rebuilt and judged timing, the per-system reasons).
+#: Judging rebuilds every arm's bootstrap, the same for every system set against one reference: a page shows a dozen
+#: cells against CT2 from one record, and each used to judge the whole record again (31 s for MIST Table 3).
+_JUDGED: dict[tuple[int, str, int], tuple[Any, dict[str, list[str]]]] = {}
+
+
+def _fingerprint(rec: dict[str, Any]) -> int:
+    """A hash of the whole record (the trials' columns as tuples, the rest by its repr): an edited copy of a record,
+    or a record edited in place, never meets another's entry (a few ms against seconds of judging)."""
+    trials = rec.get("trials") or {}
+    columns = tuple((k, tuple(v) if isinstance(v, list) else repr(v)) for k, v in sorted(trials.items()))
+    return hash((columns, repr({k: v for k, v in rec.items() if k != "trials"})))
 
 
 def _judged(rec: dict[str, Any], reference: str, resamples: int) -> tuple[Any, dict[str, list[str]]]:
@@ -85,10 +92,10 @@ def _judged(rec: dict[str, Any], reference: str, resamples: int) -> tuple[Any, d
     with each system's own reasons; once per record and reference in a process."""
     from bench.latency.rederive_paired import rebuild
 
-    key = (id(rec), id(rec.get("trials")), reference, resamples)
+    key = (_fingerprint(rec), reference, resamples)
     hit = _JUDGED.get(key)
-    if hit is not None and hit[0] is rec:
-        return hit[1], hit[2]
+    if hit is not None:
+        return hit
     systems = rec["systems"]
     timed = rebuild(rec, reference, resamples)
     timed.judge(list(rec.get("design_reasons") or []),
@@ -97,7 +104,7 @@ def _judged(rec: dict[str, Any], reference: str, resamples: int) -> tuple[Any, d
            **{n: list(e.get("design_reasons") or []) for n, e in systems.items() if e.get("design_reasons")}}
     if len(_JUDGED) >= 16:
         _JUDGED.clear()
-    _JUDGED[key] = (rec, timed, per)
+    _JUDGED[key] = (timed, per)
     return timed, per
 
 

@@ -27,7 +27,8 @@ def test_help_does_not_import_heavy_modules():
 
 #: what `bench --help` may import of the project: the version, the command modules, the contract, the device help
 #: and the terminal escaping every printing helper uses (standard library and bench.api.text only; rich lazily)
-STARTUP = ("bench", "bench.version", "bench.cli", "bench.api", "bench.env", "bench.env.device", "bench.env.term_escape")
+STARTUP = ("bench", "bench.version", "bench.cli", "bench.api", "bench.env", "bench.env.device", "bench.env.term_escape",
+           "bench.env.help_summaries")  # help_summaries: the --help list itself (stdlib only)
 
 
 def test_help_imports_only_the_command_modules_and_the_contract():

@@ -7,12 +7,10 @@ so ``bench --help`` stays instant (tests/test_cli_startup.py).
 
 from __future__ import annotations
 
-import inspect
 import sys
 
-import typer
-
 from bench.cli.common import app, print_error
+from bench.env.help_summaries import one_line_summaries
 
 # each module registers its commands on the app, in the order `bench --help` lists them
 # isort: off
@@ -22,20 +20,7 @@ from bench.cli import listing, data, run, score, show, board, table, launch, lat
 __all__ = ["app", "main"]
 
 
-def _one_line_summaries(group: typer.Typer) -> None:
-    """Give each command the first paragraph of its docstring as its one-line summary, line breaks joined: typer's
-    rich mode keeps a docstring's own line breaks in the `bench --help` list, so at 80 columns the summaries broke
-    mid-sentence ("or recipes, or" / "the recorded runs")."""
-    for info in group.registered_commands:
-        doc = inspect.cleandoc(info.help or (info.callback.__doc__ if info.callback else None) or "")
-        if info.short_help is None and doc:
-            info.short_help = " ".join(doc.split("\n\n", 1)[0].split())
-    for sub in group.registered_groups:
-        if sub.typer_instance is not None:
-            _one_line_summaries(sub.typer_instance)
-
-
-_one_line_summaries(app)
+one_line_summaries(app)  # `bench --help` fills each summary's lines (bench.env.help_summaries)
 
 
 def main() -> None:

@@ -73,9 +73,8 @@ def say(to: Console) -> Callable[[str], None]:
 
 
 def print_error(message: str) -> None:
-    """Print one ``error:`` line, the only way the CLI says an error. The message is text: a name or path in it
-    holding ``[/x]`` is printed as it is. Piped or logged, the line is never broken: a script greps for it whole,
-    however long the paths in it are; on a terminal it wraps to the window."""
+    """One ``error:`` line, the CLI's only way to say an error; its text printed as it is (``[/x]`` too). Piped or
+    logged the line is never broken (a script greps for it whole); on a terminal it wraps to the window."""
     err_console.print(f"[bold red]error:[/] {lit(message)}", soft_wrap=not err_console.is_terminal)
 
 
@@ -86,8 +85,7 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def check_counts(*checks: tuple[str, int | None, int]) -> None:
-    """Refuse each (option, value, least value) count below its range, in the wording of every count option
-    (:func:`bench.env.counts.at_least`), before anything runs."""
+    """Refuse each (option, value, least value) count below its range before anything runs (one wording)."""
     from bench.env.counts import CountError, at_least
 
     try:
@@ -116,11 +114,7 @@ def render_scores(results: Sequence[Any]) -> None:
     metric; then each recipe's signature (folded at ``|``) and notes, and what "items" are."""
     from bench.env.term_layout import Rows, folded, needed_width, print_fitted
 
-    metric_names: list[str] = []
-    for r in results:
-        for m in r.metrics:
-            if m not in metric_names:
-                metric_names.append(m)
+    metric_names = list(dict.fromkeys(m for r in results for m in r.metrics))  # first seen first
 
     def cell(r: Any, m: str) -> str:
         if m not in r.metrics:

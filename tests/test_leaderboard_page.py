@@ -201,3 +201,19 @@ def test_notes_fold_under_how_this_was_measured_and_the_page_is_self_contained(p
     assert page.count('<details class="how"><summary>How this was measured</summary>') == 1
     assert "<link" not in page and " src=" not in page
     assert page.index("How this was measured") > page.index('<table class="board"')
+
+
+def test_the_baseline_reads_baseline_and_a_smoke_run_borrows_no_paper_timing(page: str) -> None:
+    """The AR baseline is 1.00× by definition, not an INVALID speed-up; a smoke model is not the paper row's size,
+    so the paper-size timing is not attached to it (the first-day walk saw "17.73×† UNSTABLE" on a smoke run)."""
+    from bench.report.reproduces import run_speed
+
+    (_, whole), _ = _groups(page)
+    base = next(row for row in whole if row[1].startswith("fairseq_transformer"))
+    assert re.fullmatch(r"1\.00×† \(baseline\) a", base[4]), base
+    assert "INVALID" not in " ".join(base)
+    latency = load_latency_records(REPO / "results")
+    nat = _rec("fairseq_nat", 14.7)
+    assert run_speed(nat, latency) is not None
+    smoke = dict(nat, spec=dict(nat["spec"], budget="smoke"))
+    assert run_speed(smoke, latency) is None

@@ -48,11 +48,14 @@ class RunSpeed:
     setting: TimingSetting | None = None  # device, threads, weights, batch (:mod:`bench.report.timing_label`)
     verdict: str | None = None  # a paired record's verdict of this speed-up (VALID | INCONCLUSIVE | UNSTABLE | INVALID)
     work: str = ""  # the baseline's passes and FLOPs over the system's, e.g. "passes 9.6×, FLOPs 8.9×"
+    baseline: bool = False  # the record's baseline itself: 1.00× by definition, nothing to judge
 
     @property
     def flag(self) -> str:
-        """What a page writes after the number: nothing for a VALID speed-up, else its verdict (INVALID for an
-        older record that was not valid)."""
+        """What a page writes after the number: "(baseline)" for the baseline, nothing for a VALID speed-up, else
+        its verdict (INVALID for an older record that was not valid)."""
+        if self.baseline:
+            return " (baseline)"
         if self.verdict is not None:
             return "" if self.verdict == "VALID" else f" {self.verdict}"
         return "" if self.valid else " INVALID"
@@ -82,7 +85,8 @@ def paper_row_links(rec: dict) -> list[PaperRow]:
 
 
 def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
-    """The run's own speed-up, else the one measured for the architecture of a paper row it reproduces."""
+    """The run's own speed-up, else the one measured for the architecture of a paper row it reproduces (never for a
+    smoke run: a paper-size timing says nothing of a smoke-size model)."""
     lat = rec.get("latency") or {}
     if lat.get("speedup_mean") is not None:
         ci = lat.get("speedup_ci95")
@@ -95,6 +99,9 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
             f"(`{lat.get('signature', '')}`)",
             setting=timing_setting(rec),
         )
+    spec = rec.get("spec") or {}
+    if spec.get("budget") == "smoke":
+        return None  # a paper row's timing speaks for the trained budgets' models, not for a smoke-size one
     for table, row in paper_rows(rec):
         src = speed.find_source(table, latency_records, None)
         if src is None or src.record is None:
@@ -106,6 +113,7 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
         if not hit or sp.get("mean") is None:
             continue
         timed, entry = hit
+        is_base = timed == src.baseline
         lo_hi = sp.get("mean_ci95")
         alias = f" (timed as `{timed}`)" if timed != row.system else ""
         paired = speed.is_paired(src.record)
@@ -114,8 +122,10 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
             float(sp["mean"]),
             (float(lo_hi[0]), float(lo_hi[1])) if isinstance(lo_hi, list) and len(lo_hi) == 2 else None,
             own=False,
-            valid=verdict == "VALID" if paired else bool(entry.get("valid", True) and src.record.get("valid", True)),
+            valid=is_base or (verdict == "VALID" if paired else bool(entry.get("valid", True)
+                                                                   and src.record.get("valid", True))),
             verdict=verdict,
+            baseline=is_base,
             work=speed.work_text(src.record, str(src.baseline), timed).strip(" ()") if paired else "",
             source=f"`{row.system}`{alias} vs `{src.baseline}` at `{src.record['spec']['budget']}` sizes "
             f"({speed.timing_mode(src.record)}) on {speed.machine(src.record)}: "

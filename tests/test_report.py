@@ -79,9 +79,9 @@ def test_invalid_json_and_duplicate_ids(tmp_path, records):
     with pytest.raises(RecordError, match=r"broken\.json: not valid JSON"):
         load_records(tmp_path)
     (tmp_path / "broken.json").unlink()
-    _write(tmp_path, records[0], "a.json")
-    _write(tmp_path, records[0], "b.json")
-    with pytest.raises(RecordError, match="is also used by"):
+    _write(tmp_path, records[0], f"{records[0]['run_id']}.json")
+    _write(tmp_path, records[0], "b.json")  # one id in two files: the copy is refused by its name (#57)
+    with pytest.raises(RecordError, match=r"b\.json: holds run_id .* one id is one file"):
         load_records(tmp_path)
 
 

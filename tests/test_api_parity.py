@@ -31,14 +31,16 @@ pytestmark = pytest.mark.skipif(not DATA.is_dir() or not (ROOT / "results" / f"{
                                 reason="needs ../shared/data and the committed runs")
 
 
-def cli(*args: str) -> tuple[str, float]:
+def cli(*args: str, stderr: list[str] | None = None) -> tuple[str, float]:
     """`bench ARGS` in a fresh process (this process's environment: the test's cache and workspace), its stdout
-    and wall time."""
+    and wall time; its stderr is appended to ``stderr`` when given."""
     started = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, cwd=ROOT,
                          timeout=600, env={**os.environ, "COLUMNS": "300"})
     took = time.perf_counter() - started
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    if stderr is not None:
+        stderr.append(out.stderr)
     return out.stdout, took
 
 
@@ -59,8 +61,11 @@ def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_compare_is_the_commands_json_from_the_same_cache(fresh_cache: Path) -> None:
-    cli("compare", A, B, "--recipe", "sacrebleu", "--json")  # computed once, cached in $BENCH_CACHE/compare
-    text, cli_s = cli("compare", A, B, "--recipe", "sacrebleu", "--json")
+    said: list[str] = []
+    cli("compare", A, B, "--recipe", "sacrebleu", "--json", stderr=said)  # computed once, cached
+    text, cli_s = cli("compare", A, B, "--recipe", "sacrebleu", "--json", stderr=said)
+    assert "computing sacrebleu over 2,000 items" in said[0] and "not in the cache yet" in said[0]  # why it's slow
+    assert said[1] == ""  # a hit says nothing
     api, api_s = timed(lambda: bench.compare(A, B, recipe="sacrebleu"))
     assert json.loads(json.dumps(api)) == json.loads(text)
     bleu = api["metrics"]["bleu4"]

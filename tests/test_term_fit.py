@@ -55,6 +55,14 @@ def test_show_keeps_cis_run_id_and_paths_whole(monkeypatch: pytest.MonkeyPatch, 
     assert "items: the units a recipe scores" in " ".join(out.split())
 
 
+def test_items_note_only_where_a_recipe_groups_examples(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#58: the grouping note printed under XSum scores too, where one item is one example."""
+    out = _run(monkeypatch, 120, "show", "lead1--xsum--test-available--cpu--s42--8b590636", "-n", "0")
+    assert "rouge155" in out and "items:" not in out
+    out = _run(monkeypatch, 120, "show", "copy_source--quora--test--cpu--s42--af654a53", "-n", "0")
+    assert "one per distinct key" in " ".join(out.split())
+
+
 def test_ls_tasks_one_line_per_split_and_whole_names(monkeypatch: pytest.MonkeyPatch) -> None:
     out = _run(monkeypatch, 80, "ls", "tasks")
     for name in ("quora", "squad_qg", "squad_qg_reversed", "xsum", "validation-available", "test-available"):

@@ -104,11 +104,6 @@ def shown(path: Path | str) -> str:
 
 
 # --- rendering scores -----------------------------------------------------------------------------------------
-#: what "items" means wherever a count of them is shown (#47: "946 scored of 2,000" was never explained)
-ITEMS_NOTE = ("items: the units a recipe scores, one per example, or one per source sentence for the QG recipes "
-              "that group questions by sentence (so fewer than the examples decoded).")
-
-
 def render_scores(results: Sequence[Any]) -> None:
     """One row per recipe (each metric with its CI) where that fits the terminal, else one row per recipe and
     metric; then each recipe's signature (folded at ``|``) and notes, and what "items" are."""
@@ -141,7 +136,11 @@ def render_scores(results: Sequence[Any]) -> None:
             console.print(plain(line, style="dim"))
         for note in r.notes:
             console.print(f"[yellow]note:[/] {lit(r.recipe)}: {lit(note)}")
-    console.print(plain(ITEMS_NOTE, style="dim"))
+    from bench.scoring.items import items_note
+
+    note = items_note([r.signature for r in results])
+    if note:
+        console.print(plain(note, style="dim"))
 
 
 def print_scores(record: dict, outputs: object = None) -> None:

@@ -6,7 +6,7 @@ run ids never ask for them again; two runs over different examples are refused w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,7 +97,8 @@ class Compared:
 
 def compare_runs(a: str, b: str, recipes: Sequence[str] | None = None, *,
                  results_dir: Path | str | Folders | None = None, data_dir: Path | None = None,
-                 use_cache: bool = True, agree_first: int = 200) -> Compared:
+                 use_cache: bool = True, agree_first: int = 200,
+                 on_miss: Callable[[str, int], None] | None = None) -> Compared:
     """Paired significance of two recorded runs (ids, short ids or record paths) over the same examples, under
     ``recipes`` (default: the task's first): what `bench compare` and ``bench.compare`` both return, read from
     the compare cache in ``$BENCH_CACHE/compare`` when an intact entry agrees with the records' own scores."""
@@ -112,7 +113,7 @@ def compare_runs(a: str, b: str, recipes: Sequence[str] | None = None, *,
     hyps_a, hyps_b = outputs_of(ra), outputs_of(rb)
     names = list(recipes or [TASKS.get(ra["spec"]["task"]).default_recipes[0]])
     with ScoringSession() as session:
-        results = [cached_compare(n, hyps_a, hyps_b, split, session=session, use_cache=use_cache,
+        results = [cached_compare(n, hyps_a, hyps_b, split, session=session, use_cache=use_cache, on_miss=on_miss,
                                   stored={"a": ra["scores"].get(n), "b": rb["scores"].get(n)}) for n in names]
     agree = identical_outputs(hyps_a, hyps_b, agree_first)
     return Compared([{**r, "identical": agree} for r in results], ra["run_id"], rb["run_id"])

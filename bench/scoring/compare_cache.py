@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -127,9 +127,10 @@ def agrees(result: Mapping[str, Any], stored: Mapping[str, Mapping[str, Any] | N
 def cached_compare(recipe: str, hyps_a: Sequence[str], hyps_b: Sequence[str], split: Split, *,
                    session: Any = None, delta_ci: bool = True, bootstrap: int = 1000, ar_trials: int = 10000,
                    seed: int = 12345, stored: Mapping[str, Mapping[str, Any] | None] | None = None,
-                   use_cache: bool = True) -> dict[str, Any]:
+                   use_cache: bool = True, on_miss: Callable[[str, int], None] | None = None) -> dict[str, Any]:
     """:func:`bench.scoring.compare`, read from the cache when an intact entry with the same key agrees with
-    ``stored`` (the records' scores of this recipe), else computed and cached."""
+    ``stored`` (the records' scores of this recipe), else computed and cached. ``on_miss(recipe, n_items)`` is
+    called before a computation, so a caller can say why this call takes a minute where the next takes a second."""
     from bench.scoring.api import compare
 
     key = cache_key(recipe, hyps_a, hyps_b, split, bootstrap=bootstrap, ar_trials=ar_trials, seed=seed,
@@ -139,6 +140,8 @@ def cached_compare(recipe: str, hyps_a: Sequence[str], hyps_b: Sequence[str], sp
         hit = read_entry(path)
         if hit is not None and agrees(hit, stored or {}):
             return hit
+    if on_miss is not None:
+        on_miss(recipe, len(split))
     result = compare(recipe, hyps_a, hyps_b, split, session=session, bootstrap=bootstrap, ar_trials=ar_trials,
                      seed=seed, delta_ci=delta_ci)
     if use_cache:

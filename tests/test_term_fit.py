@@ -214,6 +214,20 @@ def test_run_prints_its_record_path_and_workdir_whole_and_says_where_it_went(mon
     assert f"bench promote {record.stem}" in [line.strip() for line in out.splitlines()]  # copied whole, one line
 
 
+def test_run_brief_prints_the_headline_and_the_show_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`make demo`'s runs: one headline line each, not every recipe's table (#58: the demo printed 501 lines)."""
+    monkeypatch.chdir(tmp_path)
+    out = _run(monkeypatch, 80, "run", "--brief", "--system", "copy_source", "--task", "quora", "--limit", "20",
+               "--results-dir", "mine")
+    (record,) = (tmp_path / "mine").glob("copy_source--quora--*.json")
+    rec = json.loads(record.read_text(encoding="utf-8"))
+    bleu = rec["scores"]["mist-quora"]["metrics"]["bleu4"]
+    flat = " ".join(out.split())
+    assert f"BLEU-4 (mist-quora): {bleu:.2f} [" in flat
+    assert f"bench show {record.stem[-8:]} --results-dir mine" in flat  # the short id, and where it was written
+    assert "signature" not in flat and "meteor" not in flat.lower()  # no recipe table
+
+
 @pytest.mark.parametrize("width", [80, 200])
 def test_validate_prints_every_path_whole(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
     from bench.workflows.validate import run_checks

@@ -42,6 +42,8 @@ def run(
     stand_in: Annotated[bool, typer.Option("--stand-in", help="At --budget cpu, when the system's backbone has no "
                                            "offline copy, run its cpu stand-in (bench ls systems) instead of "
                                            "naming it; the record is the stand-in's.")] = False,
+    brief: Annotated[bool, typer.Option("--brief", help="Print the headline score in one line, not every "
+                                        "recipe's table (`bench show` prints those).")] = False,
 ) -> None:
     """Train (or load) -> decode -> score -> (time) -> record one run."""
     from bench.api.registry import RegistryError
@@ -79,6 +81,11 @@ def run(
     except (RegistryError, DataError, ValueError) as exc:
         ui.fail(str(exc))
     written = record_file(record, where.write)
+    if brief:
+        from bench.report.term_views import brief_line
+
+        ui.console.print(ui.plain(brief_line(record, ui.shown(where.write) if results_dir is not None else None)))
+        return
     outputs = outputs_file(record, written)  # the file beside the record, said from here: the stored label is
     ui.print_scores(record, said_path(outputs) if outputs is not None else None)  # checkout-relative
     ui.print_where(written)

@@ -158,3 +158,17 @@ def run_rows(records: Sequence[dict[str, Any]], task: str | None = None, system:
         rows.append([rec["run_id"], display_name(rec), spec["task"], spec["split"], spec["budget"],
                      "" if n is None else f"{n:,}", settings_text(spec), shown])
     return rows
+
+
+def brief_line(rec: dict[str, Any], results_dir: str | None = None) -> str:
+    """A run's headline in one line (`bench run --brief`, the demo): the number its task's board ranks by, with its
+    CI, and the short id that `bench show` takes for every recipe's numbers (with the folder it was written to,
+    when that is not one `bench show` reads by default)."""
+    head = headline(rec["spec"]["task"], [rec])
+    short = rec["run_id"].rsplit("--", 1)[-1] + (f" --results-dir {results_dir}" if results_dir else "")
+    value = head.value(rec) if head is not None else None
+    if head is None or value is None:
+        return f"{rec.get('status') or 'no score'}; bench show {short}"
+    ci = head.ci(rec)
+    shown = f"{value:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+    return f"{head.label}: {shown}; every recipe: bench show {short}"

@@ -26,6 +26,16 @@ def test_random_weights_imply_length_forced_timing_and_say_so() -> None:
     assert already.length_forced and already.notes == ()
 
 
+@pytest.mark.parametrize("kw", [{"weights": "random"}, {"length_forced": True}])
+def test_a_reference_baseline_under_forced_timing_is_one_line_naming_it(kw: dict) -> None:
+    """#58: `--weights random` with copy_source said "Unknown override(s) ['weights']"."""
+    with pytest.raises(LatencyPlanError) as err:
+        plan_latency("quora", "fairseq_nat,copy_source", baseline="fairseq_transformer", **kw)
+    assert str(err.value).startswith("copy_source is a reference baseline (no model")
+    assert "leave it out of --systems" in str(err.value)
+    assert plan_latency("quora", "copy_source,lead1").systems == ("copy_source", "lead1")  # free timing: allowed
+
+
 def test_stand_ins_are_parsed_against_the_timed_systems() -> None:
     assert plan_latency("squad_qg", "encoder_bert", stand_ins=["mist_bert=encoder_bert"]).stand_ins == {
         "mist_bert": "encoder_bert"}

@@ -105,6 +105,8 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
     if weights == "random" and not length_forced:
         notes.append("--weights random implies --length-forced (untrained lengths are arbitrary)")
         length_forced = True
+    if length_forced:
+        _refuse_references(names, "--weights random" if weights == "random" else "--length-forced")
     overrides = parse_system_overrides(([] if weights is None else [f"weights={weights}"]) + list(sets), names)
     return LatencyPlan(task=task, systems=tuple(names), split=split, baseline=baseline, budget=budget, n=n,
                        rounds=rounds, min_items=min_items, length_forced=length_forced, weights=weights,
@@ -112,6 +114,20 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
                        precision=precision, notes=tuple(notes), warmup_items=warmup_items, warmup_s=warmup_s,
                        min_duration_s=min_duration_s, max_rounds=max_rounds, max_duration_s=max_duration_s, aa=aa,
                        x2=x2)
+
+
+def _refuse_references(names: Sequence[str], option: str) -> None:
+    """A reference baseline (copy_source, lead1: no model) has no weights to randomize and no length to force: its
+    output is the input's, so timing it under ``option`` would be meaningless. One line naming it and the fix (#58:
+    it was refused as "Unknown override(s) ['weights']")."""
+    from systems import SYSTEMS
+
+    refs = [n for n in names if n in SYSTEMS and SYSTEMS.meta(n).get("family") == "reference"]
+    if refs:
+        what = "is a reference baseline" if len(refs) == 1 else "are reference baselines"
+        raise LatencyPlanError(f"{' and '.join(refs)} {what} (no model: the output is the input's), with no weights "
+                               f"and no length to force, so {option} cannot time it; leave it out of --systems "
+                               "(a speed table needs a model as the baseline, e.g. fairseq_transformer).")
 
 
 def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str = "auto",

@@ -245,3 +245,29 @@ def test_the_leaderboard_links_its_speed_page() -> None:
 
     assert 'href="speed-squad_qg.html"' in task_page("squad_qg", [], speed="speed-squad_qg.html")
     assert "speed-" not in task_page("squad_qg", [])
+
+
+def test_the_verdict_is_a_count_and_its_reasons_a_table_grouped_per_cell(record: dict) -> None:
+    """#58: the header held every reason in one paragraph, a control's reading repeated for each system."""
+    from bench.report.speed_page import header_lines, reasons_view
+    from bench.report.speed_reasons import verdict_counts
+
+    rec = copy.deepcopy(record)
+    rec["spec"]["systems"] = [*rec["spec"]["systems"], "encoder_bert"]  # two speed-ups: a control's row names both
+    others = [n for n in rec["spec"]["systems"] if n != rec["spec"]["baseline"]]
+    control = "the A/A control read 0.966x, more than 3% from 1"
+    rec.update(verdict="UNSTABLE", invalid_reasons=[f"threads=1 B=8: {n} speed-up UNSTABLE: {control}" for n in others]
+               + ["threads=1 B=8: A/A control UNSTABLE: " + control, "a reason of no cell"],
+               ms_reasons=["threads=1 B=1: device canary drift 84% > 25%"], ms_label="INDICATIVE")
+    (verdict,) = [line for line in header_lines(rec) if line.startswith("Verdict:")]
+    counts = verdict_counts(rec)
+    assert sum(counts.values()) == len([c for c in rec["sweep"]["cells"] if c["system"] != rec["spec"]["baseline"]
+                                        and c.get("speedup")])
+    assert f"of {sum(counts.values())} cells" in verdict and control not in verdict and "Why not VALID" in verdict
+    view = reasons_view(rec)
+    assert view is not None and view.header == ["threads", "B", "verdict", "applies to", "reason"]
+    assert ["1", "1", "INDICATIVE", "milliseconds", "device canary drift 84% > 25%"] in view.rows
+    shared = [r for r in view.rows if r[4] == control]
+    assert len(shared) == 1 and shared[0][:4] == ["1", "8", "UNSTABLE", "every speed-up, A/A control"]
+    assert view.rows[-1] == ["–", "–", "–", "–", "a reason of no cell"]  # kept, never dropped
+    assert reasons_view({**rec, "invalid_reasons": [], "ms_reasons": []}) is None

@@ -16,6 +16,7 @@ from typing import Any
 
 from bench.report import html_escape, md_escape
 from bench.report import markdown as md
+from bench.report.speed_reasons import reason_rows, verdict_line
 from bench.report.views import TableView
 
 #: the CTranslate2 decoder of the AR model: drawn as a second AR baseline where a sweep has it
@@ -191,7 +192,8 @@ def header_lines(rec: dict) -> list[str]:
     build = rec.get("harness") or {}
     sha = str(build.get("git_sha") or "unknown")
     lines = [
-        f"Device: {code(rec['device'])} ({code(sw['device'])}); {sw['cores']} cores; threads: "
+        f"Device: {code(rec['device'])} ({code(sw['device'])}); {sw['cores']} core{'' if sw['cores'] == 1 else 's'}; "
+        "threads: "
         + "; ".join(f"{t} = {tracks.get(t, '?')}" for t in sw["threads"]),
         f"Task {code(spec['task'])}, split {code(spec['split'])}, budget {code(spec['budget'])}; weights: {weights}; "
         f"batch sizes {', '.join(str(b) for b in sw['batch_sizes'])}; bucket {code(sw['bucket'])}; "
@@ -199,10 +201,7 @@ def header_lines(rec: dict) -> list[str]:
         f"Baseline: {code(spec['baseline']) if spec.get('baseline') else 'none (no speed-ups or crossovers)'}; "
         f"harness build {code(sha[:12])}" + (" (uncommitted changes)" if build.get("dirty") else "")
         + f"; created {code(rec['created'])}",
-        f"Verdict: speed-ups {rec.get('verdict') or ('VALID' if rec['valid'] else 'INVALID')}"
-        + (": " + "; ".join(rec["invalid_reasons"]) if rec["invalid_reasons"] else "")
-        + f". Milliseconds {rec.get('ms_label', 'INDICATIVE')}"
-        + (": " + "; ".join(rec.get("ms_reasons") or []) if rec.get("ms_reasons") else ""),
+        verdict_line(rec),
     ]
     for g in sw.get("groups") or []:
         aa = g.get("aa")
@@ -348,10 +347,21 @@ def claims_view(rec: dict) -> TableView | None:
                      ["table", "System", "paper", f"ours, B=1, {t1} thread(s)", "ours, best batch"], rows, notes)
 
 
+def reasons_view(rec: dict) -> TableView | None:
+    """Why each cell is not VALID, one row per cell and distinct reason (bench.report.speed_reasons)."""
+    rows = reason_rows(rec)
+    if not rows:
+        return None
+    return TableView(f"why-{rec['sweep_id']}", "Why not VALID", [],
+                     ["threads", "B", "verdict", "applies to", "reason"], rows,
+                     ["A control's reading (the A/A or the known-ratio arm) makes every speed-up of its cell "
+                      "UNSTABLE, so it is one row naming them all. docs/latency.md defines each verdict."])
+
+
 def views(rec: dict, records: Sequence[dict]) -> list[TableView]:
     out = [cell_view(rec), system_view(rec, records), crossover_view(rec)]
-    claims = claims_view(rec)
-    return out + ([claims] if claims else [])
+    claims, why = claims_view(rec), reasons_view(rec)
+    return out + [v for v in (claims, why) if v is not None]
 
 
 def _record_href(rec: dict, results: str | None) -> str | None:

@@ -271,3 +271,14 @@ def test_the_verdict_is_a_count_and_its_reasons_a_table_grouped_per_cell(record:
     assert len(shared) == 1 and shared[0][:4] == ["1", "8", "UNSTABLE", "every speed-up, A/A control"]
     assert view.rows[-1] == ["–", "–", "–", "–", "a reason of no cell"]  # kept, never dropped
     assert reasons_view({**rec, "invalid_reasons": [], "ms_reasons": []}) is None
+
+
+def test_a_latency_records_reasons_are_one_line_per_distinct_reason() -> None:
+    from bench.report.speed_reasons import grouped_reasons
+
+    x2 = "the known-ratio control read 1.959x, outside 2 ± 3%"
+    reasons = [f"{n} speed-up UNSTABLE: {x2}" for n in ("a", "b")] + ["a speed-up UNSTABLE: per-round 1.21 > 1.15",
+                                                                      "free text"]
+    assert grouped_reasons(reasons, ["a", "b"]) == [f"every speed-up UNSTABLE: {x2}",
+                                                    "a UNSTABLE: per-round 1.21 > 1.15", "free text"]
+    assert grouped_reasons(reasons[:1], ["a", "b"]) == [f"a UNSTABLE: {x2}"]

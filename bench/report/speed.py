@@ -162,7 +162,10 @@ def speed_preamble(source: SpeedSource) -> str:
         line += f" Milliseconds {rec.get('ms_label', 'INDICATIVE')}"
         line += (": " + "; ".join(rec.get("ms_reasons") or []) + "." if rec.get("ms_reasons") else
                  " (the canaries held).")
-        reasons = [r for r in rec.get("invalid_reasons") or []]
+        from bench.report.speed_reasons import grouped_reasons
+
+        timed = [n for n in rec["spec"].get("systems") or [] if n != rec["spec"].get("baseline")]
+        reasons = grouped_reasons(list(rec.get("invalid_reasons") or []), timed)
         if reasons:
             line += " Not VALID because: " + "; ".join(reasons) + "."
     else:

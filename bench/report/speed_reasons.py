@@ -72,4 +72,24 @@ def _applies(subjects: list[str], every: set[str]) -> str:
     return ", ".join(subjects)
 
 
-__all__ = ["reason_rows", "verdict_counts", "verdict_line"]
+_SUBJECT = re.compile(r"^(.+?) (VALID|INCONCLUSIVE|UNSTABLE|INVALID): (.+)$", re.S)
+
+
+def grouped_reasons(reasons: list[str], systems: list[str]) -> list[str]:
+    """A latency record's reasons ("fairseq_nat speed-up UNSTABLE: …") with one line per distinct reason, naming
+    every system it applies to ("every speed-up" when a control's reading applies to all of ``systems``)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    loose = []
+    for reason in reasons:
+        m = _SUBJECT.match(reason)
+        if m is None:
+            loose.append(reason)
+            continue
+        subject, verdict, why = m.groups()
+        grouped.setdefault((verdict, why), []).append(subject.removesuffix(" speed-up"))
+    every = set(systems)
+    return [f"{_applies(list(dict.fromkeys(subjects)), every)} {verdict}: {why}"
+            for (verdict, why), subjects in grouped.items()] + loose
+
+
+__all__ = ["grouped_reasons", "reason_rows", "verdict_counts", "verdict_line"]

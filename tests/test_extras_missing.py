@@ -81,6 +81,25 @@ def test_ls_systems_names_the_install_command_and_run_refuses_in_one_line(no_fai
     assert not (tmp_path / "workspace").exists() or not list((tmp_path / "workspace").glob("*.json"))
 
 
+def _runnable(env: dict[str, str]) -> list[str]:
+    """The systems `bench ls systems` lists as running here at smoke (in the environment ``env``)."""
+    cells, _ = listing(env)
+    return sorted(name for name, line in cells.items() if "smoke" in line.split()[1:] and "needs" not in line)
+
+
+def _failures(body: str, names: list[str], env: dict[str, str], timeout: int) -> dict[str, str]:
+    """Run ``body`` (the code that tries one ``name``) for each of ``names`` in one child process with ``env``;
+    what failed, by name."""
+    child = ("import json, sys\nfailed = {}\nfor name in json.loads(sys.argv[1]):\n    try:\n"
+             + "".join(f"        {line}\n" for line in body.strip().splitlines())
+             + "    except Exception as exc:\n        failed[name] = f'{type(exc).__name__}: {exc}'[:300]\n"
+             "print(json.dumps(failed))\n")
+    out = subprocess.run([sys.executable, "-c", child, json.dumps(names)], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=timeout)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.slow
 def test_every_system_listed_as_runnable_runs_at_smoke_without_fairseq(no_fairseq: dict[str, str]) -> None:
     """Each way of building a system the listing says runs here at smoke: built, trained, decoded and recorded
@@ -90,48 +109,32 @@ def test_every_system_listed_as_runnable_runs_at_smoke_without_fairseq(no_fairse
     each made this the slowest file of the suite (12 min on a shared core)."""
     from systems import SYSTEMS
 
-    cells, _ = listing(no_fairseq)
-    listed = sorted(name for name, line in cells.items() if "smoke" in line.split()[1:] and "needs" not in line)
+    listed = _runnable(no_fairseq)
     assert "copy_source" in listed and "unilm" in listed and not any(n.startswith("fairseq") for n in listed)
     refs = getattr(SYSTEMS, "_refs", {})
     runnable = sorted({(str(refs.get(n, n)).split("@")[0], n.endswith("_int8")): n for n in reversed(listed)}.values())
     assert {"copy_source", "unilm", "encoder_bert_int8"} <= set(runnable), runnable
-    child = (
-        "import json, sys\n"
-        "from bench.runs import RunSpec\nfrom bench.runs.pipeline import execute\n"
-        "from bench.runs.resolve import with_training_split\nfrom bench.runs.folders import write_dir\n"
-        "failed = {}\n"
-        "for name in json.loads(sys.argv[1]):\n"
-        "    spec = with_training_split(RunSpec(system=name, task='squad_qg', split='test', budget='smoke', limit=4))\n"
-        "    try:\n"
-        "        rec = execute(spec, results_dir=write_dir(), score_outputs=False, say=lambda m: None)\n"
-        "        assert rec['outputs']['n'] == 4, rec['outputs']\n"
-        "    except Exception as exc:\n"
-        "        failed[name] = f'{type(exc).__name__}: {exc}'[:300]\n"
-        "print(json.dumps(failed))\n")
-    out = subprocess.run([sys.executable, "-c", child, json.dumps(runnable)], capture_output=True, text=True,
-                         env=no_fairseq, cwd=ROOT, timeout=3000)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == {}
+    body = """
+from bench.runs import RunSpec
+from bench.runs.pipeline import execute
+from bench.runs.resolve import with_training_split
+from bench.runs.folders import write_dir
+spec = with_training_split(RunSpec(system=name, task='squad_qg', split='test', budget='smoke', limit=4))
+rec = execute(spec, results_dir=write_dir(), score_outputs=False, say=lambda m: None)
+assert rec['outputs']['n'] == 4, rec['outputs']
+"""
+    assert _failures(body, runnable, no_fairseq, 3000) == {}
 
 
 def test_every_other_listed_system_builds_at_smoke_without_fairseq(no_fairseq: dict[str, str]) -> None:
     """The names the run test above leaves to their factory's representative: each is built at smoke (its preset
     resolved, its backbone found, the System contract checked) with fairseq hidden, so a listed name whose preset
     is broken cannot hide behind its sibling."""
-    cells, _ = listing(no_fairseq)
-    listed = sorted(name for name, line in cells.items() if "smoke" in line.split()[1:] and "needs" not in line)
+    listed = _runnable(no_fairseq)
     assert len(listed) >= 30 and not any(n.startswith("fairseq") for n in listed), listed
-    child = (
-        "import json, sys\nfrom systems import build\nfailed = {}\n"
-        "for name in json.loads(sys.argv[1]):\n"
-        "    try:\n"
-        "        info = build(name, 'smoke', {'seed': 42}).describe()\n"
-        "        assert info.name == name and info.family, (info.name, info.family)\n"
-        "    except Exception as exc:\n"
-        "        failed[name] = f'{type(exc).__name__}: {exc}'[:300]\n"
-        "print(json.dumps(failed))\n")
-    out = subprocess.run([sys.executable, "-c", child, json.dumps(listed)], capture_output=True, text=True,
-                         env=no_fairseq, cwd=ROOT, timeout=1500)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == {}
+    body = """
+from systems import build
+info = build(name, 'smoke', {'seed': 42}).describe()
+assert info.name == name and info.family, (info.name, info.family)
+"""
+    assert _failures(body, listed, no_fairseq, 1500) == {}

@@ -18,11 +18,11 @@ from typing import Any
 from bench.api.errors import UserError
 from bench.api.reading import read_text
 from bench.api.text import split_lines
-from bench.api.textfile import OUTPUTS, not_a_file
+from bench.api.textfile import OUTPUTS
 from bench.runs.evaluation import first_examples
 from bench.runs.outputs import sha256_text
 from bench.runs.reporter import Reporter
-from bench.store.records import RunRecord, outputs_file, read_record
+from bench.store.records import RecordError, RunRecord, check_outputs, outputs_file, read_record
 
 
 class RescoreError(UserError, ValueError):
@@ -54,15 +54,16 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
     if not todo and not needs_stats:
         return []
     out_path = outputs_file(record, path)  # beside the record; a stored path elsewhere is refused
-    if out_path is not None and (what := not_a_file(out_path)) is not None:
-        raise RescoreError(f"{path}: its outputs {out_path} are {what}, not a file; restore them (git) or re-run "
-                           "the spec.")
+    try:
+        check_outputs(record, path)  # the one rule for a record's outputs: a file, hashing to its sha256
+    except RecordError as exc:
+        raise RescoreError(str(exc)) from exc
     if out_path is None or not out_path.is_file():
         raise RescoreError(f"{path}: its outputs {out_path} are missing; restore them (git) or re-run the spec.")
     text = read_text(out_path, "restore it (git checkout) or re-run the spec", limits=OUTPUTS)
-    if sha256_text(text) != record["outputs"]["sha256"]:
-        raise RescoreError(f"{out_path}: sha256 differs from the one in {path}; the outputs were edited. "
-                           "Restore them (git checkout) or re-run the spec.")
+    if sha256_text(text) != record["outputs"]["sha256"]:  # changed between the check and this read
+        raise RescoreError(f"{out_path}: sha256 differs from its record {path}; the outputs changed while being "
+                           "read. Run the command again.")
     spec, data = record["spec"], record["data"]
     split = load_split(spec["task"], spec["split"], data_dir=data_dir)
     split = first_examples(split, data["n_examples"] if data.get("partial") else None)

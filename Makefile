@@ -18,14 +18,14 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "torch==2.13.0"
-	$(PY) -m pip install -q -e ".[test]"
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install -q -e ".[test]"
 	touch $(STAMP)
 
 # fairseq-fixed 0.12.3.1 (the fairseq that imports on Python 3.11) for the fairseq baselines. The wheel is
 # built once against the venv's torch (no build isolation, no deps: they would pull a CUDA torch and
 # torchaudio) and cached outside the checkout, so later clones on this machine reuse it.
 fairseq: setup
-	$(PY) -m pip install -q -e ".[fairseq,ct2]" wheel
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install -q -e ".[fairseq,ct2]" wheel
 	test -f $(FAIRSEQ_WHL) || $(PY) -m pip wheel -q --no-deps --no-build-isolation fairseq-fixed==0.12.3.1 -w $(WHEELS)
 	$(PY) -m pip install -q --no-deps $(FAIRSEQ_WHL)
 	$(PY) -c "import fairseq, torch; assert torch.__version__.startswith('2.13'), torch.__version__; print('fairseq', fairseq.__version__, 'torch', torch.__version__)"

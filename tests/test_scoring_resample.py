@@ -77,3 +77,42 @@ def test_applicable_recipes():
     assert applicable_recipes("paraphrase") == ["mist-quora", "sacrebleu"]
     with pytest.raises(Exception, match="No scoring recipes for 'nope'"):
         applicable_recipes("nope")
+
+
+def test_the_batched_paired_tests_are_the_per_metric_ones_bit_for_bit() -> None:
+    """`bench compare` draws each resample and swap once for every metric (BLEU-1..4 share one statistics matrix);
+    the p-values and the CI of Δ must be exactly what one call per metric gives (cached results stay valid)."""
+    from functools import partial
+
+    from bench.scoring.coco import bleu_from_sums
+    from bench.scoring.resample import (
+        ItemStats,
+        approximate_randomization,
+        approximate_randomization_many,
+        mean_stats,
+        paired_bootstrap,
+        paired_delta_ci,
+        paired_tests,
+    )
+
+    rng = np.random.default_rng(7)
+    n = 257  # not a multiple of any chunk
+    rows_a, rows_b = (np.abs(rng.normal(5, 2, size=(n, 10))).round() for _ in range(2))
+    for rows in (rows_a, rows_b):
+        rows[:, 6:10] = np.minimum(rows[:, 6:10], rows[:, 2:6])  # matches never exceed guesses
+    pairs = {f"bleu{k}": (ItemStats(rows_a, partial(lambda s, _n, k: bleu_from_sums(s, k), k=k)),
+                          ItemStats(rows_b, partial(lambda s, _n, k: bleu_from_sums(s, k), k=k))) for k in (1, 4)}
+    pairs["rougeL"] = (mean_stats(rng.random(n)), mean_stats(rng.random(n)))
+    many_ar = approximate_randomization_many(pairs, 1234, 5)
+    many_boot = paired_tests(pairs, 321, 5, delta_ci=True)
+    for name, (a, b) in pairs.items():
+        assert many_ar[name] == approximate_randomization(a, b, 1234, 5)
+        assert many_boot[name] == (paired_bootstrap(a, b, 321, 5), paired_delta_ci(a, b, 321, 5))
+    assert paired_tests(pairs, 321, 5)["rougeL"][1] is None and approximate_randomization_many({}, 10, 5) == {}
+
+
+def test_references_cooked_once_give_the_same_items() -> None:
+    cache: dict = {}
+    for hyp in ("the cat sat on a mat", "", "a dog"):
+        assert coco.cook_bleu(hyp, REFS[:2], cache) == coco.cook_bleu(hyp, REFS[:2])
+    assert list(cache) == [tuple(REFS[:2])]  # one cooking for three hypotheses

@@ -11,7 +11,7 @@ from bench.scoring.catalog import RECIPES
 from bench.scoring.errors import ScoringInputError
 from bench.scoring.inputs import read_lines
 from bench.scoring.recipe import Recipe
-from bench.scoring.resample import ItemStats, approximate_randomization, paired_bootstrap, paired_delta_ci
+from bench.scoring.resample import ItemStats, approximate_randomization_many, paired_tests
 from bench.scoring.session import ScoringSession
 from bench.scoring.types import Items, Scores
 
@@ -116,13 +116,15 @@ def compare(recipe: str, hyps_a: Sequence[str], hyps_b: Sequence[str], split: Sp
     out: dict[str, Any] = {"recipe": recipe, "signature": sa.signature + f"|ar:{ar_trials}",
                            "n_items": sa.n_items, "delta_is": "a - b", "a": sa.to_json(), "b": sb.to_json(),
                            "metrics": {}}
+    pairs = {m: (sa.item_stats[m], sb.item_stats[m]) for m in sa.metrics}
+    boot = paired_tests(pairs, bootstrap, seed, delta_ci) if bootstrap > 0 else {}
+    ar = approximate_randomization_many(pairs, ar_trials, seed) if ar_trials > 0 else {}
     for m in sa.metrics:
-        a, b = sa.item_stats[m], sb.item_stats[m]
         out["metrics"][m] = {
             "a": sa.metrics[m], "b": sb.metrics[m], "delta": sa.metrics[m] - sb.metrics[m],
-            "p_bootstrap": paired_bootstrap(a, b, bootstrap, seed) if bootstrap > 0 else None,
-            "p_ar": approximate_randomization(a, b, ar_trials, seed) if ar_trials > 0 else None,
+            "p_bootstrap": boot[m][0] if m in boot else None, "p_ar": ar.get(m),
         }
-        if delta_ci and bootstrap > 0:
-            out["metrics"][m]["ci95_a_minus_b"] = [100 * x for x in paired_delta_ci(a, b, bootstrap, seed)]
+        ci = boot[m][1] if m in boot else None
+        if ci is not None:
+            out["metrics"][m]["ci95_a_minus_b"] = [100 * x for x in ci]
     return out

@@ -25,9 +25,17 @@ def _coco():
     return bleu_scorer, Rouge()
 
 
-def cook_bleu(hyp: str, refs: Sequence[str]) -> dict:
+def cook_bleu(hyp: str, refs: Sequence[str], refs_cache: dict | None = None) -> dict:
+    """pycocoevalcap's cooked item; ``refs_cache`` (tuple of references -> their cooked form) cooks each set of
+    references once however many hypotheses meet it (``cook_test`` only reads it)."""
     bleu_scorer, _ = _coco()
-    return bleu_scorer.cook_test(hyp, bleu_scorer.cook_refs(list(refs)))
+    if refs_cache is None:
+        return bleu_scorer.cook_test(hyp, bleu_scorer.cook_refs(list(refs)))
+    key = tuple(refs)
+    cooked = refs_cache.get(key)
+    if cooked is None:
+        cooked = refs_cache[key] = bleu_scorer.cook_refs(list(refs))
+    return bleu_scorer.cook_test(hyp, cooked)
 
 
 def bleu_corpus(cooked: Sequence[dict]) -> list[float]:

@@ -106,7 +106,7 @@ class CocoRecipe(Recipe):
         sess = session or ScoringSession()
         try:
             fut = sess.meteor_async(self._lines(items))
-            cooked, rouge = _bleu_rouge(items, sess.bleu_cache, sess.rouge_cache)
+            cooked, rouge = _bleu_rouge(items, sess.bleu_cache, sess.rouge_cache, sess.refs_cache)
             try:
                 stat_lines = fut.result()
             except Exception:
@@ -131,14 +131,15 @@ class CocoRecipe(Recipe):
         return ItemStats(coco.bleu_rows(cooked), functools.partial(_bleu_k, k=int(metric[-1])))
 
 
-def _bleu_rouge(items: Items, bleu_cache: dict, rouge_cache: dict) -> tuple[list, list[float]]:
+def _bleu_rouge(items: Items, bleu_cache: dict, rouge_cache: dict, refs_cache: dict | None = None
+                ) -> tuple[list, list[float]]:
     """Cooked BLEU statistics and ROUGE-L of each item (caches shared by the recipes of one session)."""
     cooked, rouge = [], []
     for h, r in zip(items.hyps, items.refs, strict=True):
         ck = (h, tuple(r))
         c = bleu_cache.get(ck)
         if c is None:
-            c = bleu_cache[ck] = coco.cook_bleu(h, r)
+            c = bleu_cache[ck] = coco.cook_bleu(h, r, refs_cache)
         cooked.append(c)
         v = rouge_cache.get(ck)
         if v is None:

@@ -37,6 +37,8 @@ class ScoringSession:
         self._lock = threading.Lock()
         self.bleu_cache: dict[tuple[str, tuple[str, ...]], dict] = {}
         self.rouge_cache: dict[tuple[str, tuple[str, ...]], float] = {}
+        #: references cooked once per session (`bench compare` scores two outputs against the same ones)
+        self.refs_cache: dict[tuple[str, ...], tuple] = {}
         self.meteor_lines_sent = 0
         self._closed = False
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -59,16 +60,22 @@ def table_cmd(
     _print_summary(result, changed, source, reports_dir)
 
 
+#: changed files named one by one; the rest are counted by kind (a first `bench table` writes about 30)
+SHOWN = 10
+
+
 def _print_summary(files: list, changed: list[Path], source: Path, reports_dir: Path) -> None:
     """One summary of a rewrite: where from and to, each file that changed ("wrote"), how many did not."""
     from bench.env.term_layout import print_words
     from bench.runs.folders import folders, label, sections
 
     print_words(ui.console, f"bench table: {ui.shown(reports_dir)}/ from {label(source)}")
-    for path in changed[:25]:
+    for path in changed[:SHOWN]:
         print_words(ui.console, f"{'wrote' if path.exists() else 'removed'} {ui.shown(path)}")
-    if len(changed) > 25:
-        ui.console.print(ui.plain(f"... and {len(changed) - 25} more changed files"))
+    if len(changed) > SHOWN:
+        rest = Counter(p.suffix or p.name for p in changed[SHOWN:])
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(rest.items(), key=lambda kv: (-kv[1], kv[0])))
+        ui.console.print(ui.plain(f"... and {len(changed) - SHOWN} more changed files ({kinds})"))
     same = len([p for p in files if p not in set(changed)])
     ui.console.print(ui.plain(f"{len(changed)} file(s) changed, {same} unchanged (left byte-identical)."))
     workspace = folders(None)

@@ -22,7 +22,7 @@ def test_compare_limited_outputs(quora_hypotheses: tuple[Path, Path, Path]) -> N
 
     ok = CliRunner().invoke(app, [*args, "--limit", "40", "--json"])
     assert ok.exit_code == 0, ok.output
-    result = json.loads(ok.output)
+    result = json.loads(ok.stdout)  # stderr says "computing ..." first: the comparison was not cached yet
     assert result["n_items"] == 40
     bleu = result["metrics"]["bleu4"]
     assert bleu["a"] > bleu["b"] and bleu["delta"] > 0  # a − b: the whole source beats its first three words
@@ -39,7 +39,7 @@ def test_compare_limited_outputs(quora_hypotheses: tuple[Path, Path, Path]) -> N
     assert "add --limit 40" in " ".join(CliRunner().invoke(app, score).output.split())
     scored = CliRunner().invoke(app, [*score, "--limit", "40"])
     assert scored.exit_code == 0, scored.output
-    assert json.loads(scored.output)[0]["metrics"]["bleu4"] == pytest.approx(bleu["a"])
+    assert json.loads(scored.stdout)[0]["metrics"]["bleu4"] == pytest.approx(bleu["a"])
 
 
 def test_identical_outputs_counts_all_and_the_first_n() -> None:

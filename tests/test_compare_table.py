@@ -54,7 +54,7 @@ def test_compare_prints_a_table_per_recipe_and_json_keeps_the_raw_result(
 
     raw = CliRunner().invoke(app, [*args, "--json"])
     assert raw.exit_code == 0, raw.output
-    result = json.loads(raw.output)
+    result = json.loads(raw.stdout)
     bleu = result["metrics"]["bleu4"]
     assert set(bleu) >= {"a", "b", "delta", "p_bootstrap", "p_ar"}
     assert result["delta_is"] == "a - b" and bleu["delta"] == pytest.approx(bleu["a"] - bleu["b"])  # as the table
@@ -63,4 +63,4 @@ def test_compare_prints_a_table_per_recipe_and_json_keeps_the_raw_result(
 
     two = CliRunner().invoke(app, [*args, "--recipe", "mist-quora", "--json"])
     assert two.exit_code == 0, two.output
-    assert [r["recipe"] for r in json.loads(two.output)] == ["sacrebleu", "mist-quora"]
+    assert [r["recipe"] for r in json.loads(two.stdout)] == ["sacrebleu", "mist-quora"]

@@ -104,9 +104,14 @@ def compare(recipe: str, hyps_a: Sequence[str], hyps_b: Sequence[str], split: Sp
     """
     own = session is None
     sess = session or ScoringSession()
+    r = _recipe(recipe)
     try:
-        sa = score_split(recipe, hyps_a, split, sess, bootstrap, seed)
-        sb = score_split(recipe, hyps_b, split, sess, bootstrap, seed)
+        items_a, items_b = (r.prepare_split(list(h), split) for h in (hyps_a, hyps_b))
+        if r.uses_meteor:  # both queued first, so Java aligns B's items while Python scores A's (as score_all)
+            r.submit(items_a, sess)
+            r.submit(items_b, sess)
+        sa = r.score(items_a, sess, "split", bootstrap, seed)
+        sb = r.score(items_b, sess, "split", bootstrap, seed)
     finally:
         if own:
             sess.close()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from functools import partial
+from typing import Annotated
 
 import typer
 
@@ -15,72 +16,71 @@ from bench.cli.common import RESULTS_DIR, DataDir, DeviceOpt, ResultsDir
 #: the option groups of `bench latency --help` (#58: 273 lines at 80 columns)
 DESIGN = "Timing design (docs/latency.md)"
 SWEEP = "Batch sweep (with --batch-sizes)"
-
-
-def _opt(*names: str, panel: str | None = None, **kwargs: Any) -> Any:
-    return typer.Option(*names, rich_help_panel=panel, **kwargs)
+_design = partial(typer.Option, rich_help_panel=DESIGN)
+_sweep = partial(typer.Option, rich_help_panel=SWEEP)
 
 
 @ui.app.command("latency")
 def latency(
-    task: Annotated[str, _opt(help="Task.")],
-    systems: Annotated[str, _opt(help="Comma-separated system names.")],
-    split: Annotated[str, _opt(help="Split.")] = "test",
-    baseline: Annotated[str | None, _opt(help="Baseline system for speed-ups (timed too).")] = None,
-    budget: Annotated[str, _opt(help="Budget of the systems' presets (paper: the papers' sizes).")] = "smoke",
-    n: Annotated[int, _opt(help="Timed units (items; with --batch-sizes: the items a B's batches hold at least). "
-                           "Every system times every unit once per round.")] = 100,
-    weights: Annotated[str | None, _opt(
+    task: Annotated[str, typer.Option(help="Task.")],
+    systems: Annotated[str, typer.Option(help="Comma-separated system names.")],
+    split: Annotated[str, typer.Option(help="Split.")] = "test",
+    baseline: Annotated[str | None, typer.Option(help="Baseline system for speed-ups (timed too).")] = None,
+    budget: Annotated[str, typer.Option(help="Budget of the systems' presets (paper: the papers' sizes).")] = "smoke",
+    n: Annotated[int, typer.Option(help="Timed units (items; with --batch-sizes: the items a B's batches hold at "
+                                   "least). Every system times every unit once per round.")] = 100,
+    weights: Annotated[str | None, typer.Option(
         help="'random': time each system's architecture at --budget size with untrained (seeded) weights, built "
         "without download or training: for speed columns only; implies --length-forced.")] = None,
-    length_forced: Annotated[bool, _opt("--length-forced", help="Force reference lengths (untrained weights).")
+    length_forced: Annotated[bool, typer.Option("--length-forced", help="Force reference lengths (untrained weights).")
                              ] = False,
-    set_: Annotated[list[str], _opt("--set", help="Override key=value for every system, or system.key=value for "
-                                    "one (repeatable), e.g. fairseq_cmlm.iterations=4.")] = [],  # noqa: B006
-    stand_in: Annotated[list[str], _opt("--stand-in", help="ROW=TIMED: let the timing of TIMED stand for system "
-                                        "ROW (checked: same family, passes and shape), e.g. mist_bert=encoder_bert "
-                                        "(repeatable).")] = [],  # noqa: B006
-    record: Annotated[bool, _opt("--record", help="Write latency/<id>.json in the results folder (read by `bench "
-                                 "table`).")] = False,
+    set_: Annotated[list[str], typer.Option("--set", help="Override key=value for every system, or system.key=value "
+                                            "for one (repeatable), e.g. fairseq_cmlm.iterations=4.")
+                    ] = [],  # noqa: B006
+    stand_in: Annotated[list[str], typer.Option("--stand-in", help="ROW=TIMED: let the timing of TIMED stand for "
+                                                "system ROW (checked: same family, passes and shape), e.g. "
+                                                "mist_bert=encoder_bert (repeatable).")] = [],  # noqa: B006
+    record: Annotated[bool, typer.Option("--record", help="Write latency/<id>.json in the results folder (read by "
+                                         "`bench table`).")] = False,
     results_dir: ResultsDir = RESULTS_DIR,
-    precision: Annotated[str, _opt(help="fp32 | bf16 | auto: one decode precision for every system (autocast), "
+    precision: Annotated[str, typer.Option(help="fp32 | bf16 | auto: one decode precision for every system (autocast), "
                                    "in the signature when not fp32.")] = "fp32",
-    as_json: Annotated[bool, _opt("--json", help="Machine-readable output.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     data_dir: DataDir = None,
     device: DeviceOpt = "auto",
-    rounds: Annotated[int, _opt(panel=DESIGN, help="Rounds at least: every system times every unit once per "
+    rounds: Annotated[int, _design(help="Rounds at least: every system times every unit once per "
                                 "round, back to back in a random order, the units reshuffled each round.")] = 3,
-    max_rounds: Annotated[int, _opt(panel=DESIGN, help="Extra rounds run while a speed-up is INCONCLUSIVE (its CI "
+    max_rounds: Annotated[int, _design(help="Extra rounds run while a speed-up is INCONCLUSIVE (its CI "
                                     "too wide), up to this many in all ...")] = 12,
-    time_budget_s: Annotated[float, _opt(panel=DESIGN, help="... and within this many seconds of timing (the "
+    time_budget_s: Annotated[float, _design(help="... and within this many seconds of timing (the "
                                          "minimum --rounds always run).")] = 600.0,
-    aa: Annotated[str, _opt(panel=DESIGN, help="The A/A control: a second arm of one system whose ratio to its twin "
+    aa: Annotated[str, _design(help="The A/A control: a second arm of one system whose ratio to its twin "
                             "is the meter's own false difference. 'auto' (the fastest system), a system, or 'none' "
                             "(then no speed-up is VALID).")] = "auto",
-    x2_control: Annotated[str, _opt(panel=DESIGN, help="The known-ratio control: an arm that decodes every item "
+    x2_control: Annotated[str, _design(help="The known-ratio control: an arm that decodes every item "
                                     "twice, truly 2.00x slower; the meter must read it within 3 %. 'auto' (the A/A "
                                     "control's system), a system, or 'none'.")] = "auto",
-    min_items: Annotated[int, _opt(panel=DESIGN, help="Fewer timed items per system make the run INVALID.")] = 100,
-    warmup_items: Annotated[int, _opt(panel=DESIGN, help="Untimed items per system before timing (at least this "
+    min_items: Annotated[int, _design(help="Fewer timed items per system make the run INVALID.")] = 100,
+    warmup_items: Annotated[int, _design(help="Untimed items per system before timing (at least this "
                                       "many and --warmup-s).")] = 20,
-    warmup_s: Annotated[float, _opt(panel=DESIGN, help="Seconds of warm-up per system, at least.")] = 5.0,
-    min_duration_s: Annotated[float, _opt(panel=DESIGN, help="Extra rounds run until every system was timed this "
+    warmup_s: Annotated[float, _design(help="Seconds of warm-up per system, at least.")] = 5.0,
+    min_duration_s: Annotated[float, _design(help="Extra rounds run until every system was timed this "
                                           "long (0: exactly --n items).")] = 10.0,
-    seed: Annotated[int, _opt(panel=DESIGN, help="Seed of the item order and the bootstrap.")] = 0,
-    quiet_gate: Annotated[float | None, _opt(
-        panel=DESIGN, help="Time each item only in a quiet window: a canary probe before and after it must read "
+    seed: Annotated[int, _design(help="Seed of the item order and the bootstrap.")] = 0,
+    quiet_gate: Annotated[float | None, _design(
+        help="Time each item only in a quiet window: a canary probe before and after it must read "
         "within this fraction of its reference, else the timing is taken again, e.g. 0.15 (for contention in "
         "bursts; named in the signature).")] = None,
-    batch_sizes: Annotated[str | None, _opt(panel=SWEEP, help="Sweep these batch sizes, e.g. 1,8,32,128: "
+    batch_sizes: Annotated[str | None, _sweep(help="Sweep these batch sizes, e.g. 1,8,32,128: "
                                             "sentences/s, speed-ups per B, crossovers, memory; writes "
                                             "sweep/<id>.json with --record.")] = None,
-    threads: Annotated[str, _opt(panel=SWEEP, help="Thread counts to sweep, e.g. 1,2 (1: the latency track; all "
+    threads: Annotated[str, _sweep(help="Thread counts to sweep, e.g. 1,2 (1: the latency track; all "
                                  "cores: the throughput track).")] = "1",
-    bucket: Annotated[str, _opt(panel=SWEEP, help="none | sorted (batch items sorted by source length, the same "
+    bucket: Annotated[str, _sweep(help="none | sorted (batch items sorted by source length, the same "
                                 "for every system).")] = "none",
-    energy: Annotated[bool, _opt("--energy", panel=SWEEP, help="J/sentence from RAPL (CPU) or NVML (GPU) over >= "
+    energy: Annotated[bool, _sweep("--energy", help="J/sentence from RAPL (CPU) or NVML (GPU) over >= "
                                  "10 s per cell, idle power subtracted.")] = False,
-    min_batches: Annotated[int, _opt(panel=SWEEP, help="Timed batches per B at least (max(this, --n / B)); fewer "
+    min_batches: Annotated[int, _sweep(help="Timed batches per B at least (max(this, --n / B)); fewer "
                                      "make a large B affordable on a CPU and its CI wider.")] = 8,
 ) -> None:
     """Batch-size-1 latency of several systems, paired and randomized, with speed-ups, CIs and verdicts.

@@ -114,7 +114,7 @@ def compare(
             if task is None and all(Path(x).is_file() and not x.endswith(".json") for x in (a, b)):
                 ui.fail("comparing outputs files needs --task (run ids need no options).")
             compared = compare_runs(a, b, recipe, results_dir=results_dir, data_dir=data_dir, use_cache=not no_cache,
-                                    agree_first=agree_first, on_miss=_computing)
+                                    agree_first=agree_first, on_miss=_print_computing)
             results, a, b = compared.results, compared.run_a, compared.run_b
             agree = results[0]["identical"]
         else:
@@ -124,7 +124,7 @@ def compare(
             agree = identical_outputs(hyps_a, hyps_b, agree_first)
             with scoring.ScoringSession() as session:
                 results = [{**cached_compare(n, hyps_a, hyps_b, sp, session=session, use_cache=not no_cache,
-                                             on_miss=_computing),
+                                             on_miss=_print_computing),
                             "identical": agree} for n in recipe or [TASKS.get(task).default_recipes[0]]]
     except (scoring.ScoringError, RunLookupError, ValueError) as exc:
         ui.fail(str(exc))
@@ -151,7 +151,7 @@ def compare(
     ui.console.print(FOOTNOTE, markup=False)
 
 
-def _computing(recipe: str, n_items: int) -> None:
+def _print_computing(recipe: str, n_items: int) -> None:
     """Say, before a cold comparison, why this call takes a minute where the next takes a second (#58)."""
     ui.err_console.print(ui.plain(
         f"computing {recipe} over {n_items:,} items (1,000 bootstrap resamples, 10,000 randomisation trials per "

@@ -47,7 +47,8 @@ def data_dir(explicit: Path | str | None = None) -> Path:
         return path.resolve()
     lines = []
     for i, (how, p) in enumerate(candidates):
-        state = "not found" if i == chosen else ("not given" if p is None else "not consulted")
+        state = ("not found" if not p or not p.exists() else "is a file, not a folder") if i == chosen else (
+            "not given" if p is None else "not consulted")
         lines.append(f"{how}: {p if p is not None else '-'} ({state})")
     raise DataError(
         "Data directory not found. Looked at:\n  "

@@ -18,6 +18,7 @@ from bench.store.integrity import Problem, latency_record_problems
 from bench.store.paired import LABELS, VERDICTS, design_problems, speedup_problems
 from bench.store.paths import latency_dir, latency_record_file
 from bench.store.sealed import SealedStore
+from bench.store.verdicts import latency_verdict_problems
 
 LATENCY_RECORD_SCHEMA = 2
 #: schema 1: the block design (rounds of per-system blocks), before paired trials; still read
@@ -88,6 +89,8 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
                 problems.append(Problem(f"systems.{name}.verdict", f"must be one of {', '.join(VERDICTS)}"))
             if entry.get("speedup") is not None:
                 problems += list(speedup_problems(entry["speedup"], f"systems.{name}.speedup"))
+    if not problems:  # every verdict word against the numbers beside it: a flipped, resealed verdict is refused
+        problems = latency_verdict_problems(rec)
     if problems:
         raise STORE.edited(path, problems[0])
     return rec

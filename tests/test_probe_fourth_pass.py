@@ -530,3 +530,45 @@ def test_a_mirror_archive_member_that_is_a_link_or_climbs_out_writes_nothing_out
     assert found == ({"victim.txt": body} if how == "traversal" else {})
     assert victim.read_text() == "sentinel"
     assert not (tmp_path.parent / "victim.txt").exists() or (tmp_path.parent / "victim.txt").read_text() != "payload\n"
+
+
+# ---------------------------------------------------------------- who was timed
+
+@pytest.mark.parametrize("forge, said", [
+    ("ghost system", r"'systems' holds .*'ghost_system'.*but 'spec\.systems' \(what was timed\)"),
+    ("ghost listed too", r"'systems\.ghost_system' is not an arm of 'design\.arms': it was never timed"),
+    ("baseline swapped", r"'baseline' is 'encoder_bert', but 'spec\.baseline'|but the baseline's mean_ms over this"),
+])
+def test_a_latency_record_shows_only_systems_it_timed(tmp_path: Path, forge: str, said: str) -> None:
+    """A timed system's entry copied under another name (a row of the boards) was shown as that system's speed."""
+    from bench.store.latency import LatencyRecordError, read_latency_record
+
+    rec = _unsealed(VALID_PAIRED)
+    if forge == "baseline swapped":
+        rec["baseline"] = "encoder_bert"
+    else:
+        rec["systems"]["ghost_system"] = copy.deepcopy(rec["systems"]["encoder_bert"])
+        if forge == "ghost listed too":
+            rec["spec"]["systems"].append("ghost_system")
+    path = _reseal(tmp_path / "latency" / VALID_PAIRED.name, rec)
+    with pytest.raises(LatencyRecordError, match=said):
+        read_latency_record(path)
+
+
+def test_a_sweep_cell_of_a_system_never_timed_is_refused(tmp_path: Path) -> None:
+    from bench.store.sweeps import SweepRecordError, read_sweep_record
+
+    rec = _unsealed(SWEEP)
+    rec["spec"]["systems"].append("ghost_system")
+    rec["sweep"]["cells"].append(dict(rec["sweep"]["cells"][1], system="ghost_system"))
+    path = _reseal(tmp_path / "sweep" / SWEEP.name, rec)
+    with pytest.raises(SweepRecordError, match=r"'sweep\.cells\[\d+\]\.system' is not an arm of its group's design"):
+        read_sweep_record(path)
+
+
+def test_bench_results_that_is_a_file_is_named_not_skipped(tmp_path: Path) -> None:
+    """Was: `bench ls runs` silently listed the committed results only (the workspace was skipped)."""
+    file = tmp_path / "not-a-folder"
+    file.write_text("x")
+    out = _bench("ls", "runs", tmp_path=tmp_path, env={"BENCH_RESULTS": str(file)})
+    assert f"$BENCH_RESULTS {file}: is a file, not a folder" in _one_line(out)

@@ -81,7 +81,7 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
                               f"{', '.join(LABELS)}")
         if rec["valid"] != (rec["verdict"] == "VALID"):
             raise STORE.edited(path, Problem("valid", f"is {rec['valid']!r} but the verdict is {rec['verdict']!r}"))
-    problems = latency_record_problems(rec)
+    problems = latency_record_problems(rec) + _roster_problems(rec)
     if rec["schema"] >= 2:
         problems += list(design_problems(rec))
         for name, entry in systems.items():
@@ -94,6 +94,20 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
     if problems:
         raise STORE.edited(path, problems[0])
     return rec
+
+
+def _roster_problems(rec: Mapping[str, Any]) -> list[Problem]:
+    """The systems a record shows are the ones it measured: those its spec lists, each an arm of its paired
+    design, against the spec's baseline (a system copied in under another name, a row never timed, was shown)."""
+    systems, spec = rec["systems"], rec["spec"]
+    listed = spec.get("systems")
+    if isinstance(listed, list) and set(systems) != set(listed):
+        return [Problem("systems", f"holds {sorted(systems)}, but 'spec.systems' (what was timed) is {sorted(listed)}")]
+    if "baseline" in spec and rec.get("baseline") != spec["baseline"]:
+        return [Problem("baseline", f"is {rec.get('baseline')!r}, but 'spec.baseline' is {spec['baseline']!r}")]
+    arms = (rec.get("design") or {}).get("arms") if isinstance(rec.get("design"), Mapping) else None
+    ghosts = sorted(set(systems) - set(arms)) if isinstance(arms, list) else []
+    return [Problem(f"systems.{ghosts[0]}", "is not an arm of 'design.arms': it was never timed")] if ghosts else []
 
 
 STORE = SealedStore(LatencyRecordError, "Latency", "bench latency --record", "measure again", "latency_id",

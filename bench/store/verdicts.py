@@ -229,7 +229,7 @@ def _latency(rec: Mapping[str, Any]) -> Iterator[Problem]:
         sp = entry.get("speedup")
         at = f"systems.{name}."
         if _judged(sp):
-            broken = bool(design) or bool(per.get(base)) or (name != base and bool(per[name]))
+            broken = bool(design) or bool(per.get(str(base))) or (name != base and bool(per[name]))
             want = worst((["INVALID"] if broken else []) + control + own_verdicts(sp, th))
             if sp["verdict"] != want:
                 yield _flip(f"{at}speedup.verdict", sp["verdict"], want, "its CI and per-round ratios, the A/A and "

@@ -572,3 +572,30 @@ def test_bench_results_that_is_a_file_is_named_not_skipped(tmp_path: Path) -> No
     file.write_text("x")
     out = _bench("ls", "runs", tmp_path=tmp_path, env={"BENCH_RESULTS": str(file)})
     assert f"$BENCH_RESULTS {file}: is a file, not a folder" in _one_line(out)
+
+
+# ---------------------------------------------------------------- an ordering's verdict
+
+@pytest.mark.parametrize("forge, said", [
+    ("tau 1", r"'tau_b' is 1\.0, but its rows' reported and reproduced values give 0\.3333"),
+    ("a pair dropped", r"'pairs' are .*, but the adjacent rows in the paper's order are"),
+    ("reported delta", r"'pairs\[0\]\.reported_delta' is 9\.0, but the reported numbers differ by 2\.4600"),
+    ("no tau, pairs kept", r"'pairs' are listed, but 'tau_b' is null"),
+])
+def test_a_flipped_resealed_ordering_verdict_is_refused_at_load(tmp_path: Path, forge: str, said: str) -> None:
+    """τ-b says whether the paper's order survives; it follows from the rows stored beside it."""
+    from bench.store.orderings import OrderingError, load_orderings
+
+    rec = _unsealed(ORDERING)
+    if forge == "tau 1":
+        rec.update(tau_b=1.0, tau_ci95=[1.0, 1.0])
+    elif forge == "a pair dropped":
+        del rec["pairs"][1]
+    elif forge == "reported delta":
+        rec["pairs"][0]["reported_delta"] = 9.0
+    else:
+        rec.update(tau_b=None, tau_ci95=None)
+    path = _reseal(tmp_path / "results" / "ordering" / ORDERING.name, rec)
+    with pytest.raises(OrderingError, match=said) as info:
+        load_orderings(tmp_path / "results")
+    assert str(info.value).startswith(f"{path}: ") and "bench order" in str(info.value)

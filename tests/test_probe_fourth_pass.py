@@ -599,3 +599,22 @@ def test_a_flipped_resealed_ordering_verdict_is_refused_at_load(tmp_path: Path, 
     with pytest.raises(OrderingError, match=said) as info:
         load_orderings(tmp_path / "results")
     assert str(info.value).startswith(f"{path}: ") and "bench order" in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["latency", "sweep"])
+def test_a_system_whose_timed_outputs_differ_is_invalid_and_says_so(tmp_path: Path, kind: str) -> None:
+    """A forger deletes the reason "timed outputs differ from the reference" and the INVALID it gave: the trials'
+    hashes stored beside them still differ from the reference hashes, and that is read at load."""
+    from bench.store.files import StoreError
+    from bench.store.latency import read_latency_record
+    from bench.store.sweeps import read_sweep_record
+
+    rec = _unsealed(VALID_PAIRED if kind == "latency" else SWEEP)
+    block = rec if kind == "latency" else rec["sweep"]["groups"][0]
+    k = block["trials"]["arm"].index("encoder_bert")
+    block["trials"]["out_hash"][k] = "0" * 16
+    path = _reseal(tmp_path / kind / (VALID_PAIRED if kind == "latency" else SWEEP).name, rec)
+    said = (r"'systems\.encoder_bert\.design_reasons' is empty, but its timed outputs differ" if kind == "latency"
+            else r"'sweep\.groups\[0\]\.trials' show its timed outputs differ .* 'threads=1 B=1: encoder_bert: '")
+    with pytest.raises(StoreError, match=said):
+        (read_latency_record if kind == "latency" else read_sweep_record)(path)

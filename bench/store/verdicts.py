@@ -10,9 +10,12 @@ system's reasons); the record's verdict is the worst of its speed-ups' and contr
 its stored per-round readings. Those rules are :mod:`bench.latency.paired`'s and :mod:`bench.latency.canary`'s:
 the store sits below the meter, so they are repeated here on the stored JSON, and a test keeps the two equal.
 
-What stays the deep check's (``bench table --check --deep``): whether the stored CIs, per-round ratios and
-control reads follow from the trials, and whether a sweep cell's INVALID or VALID from a system problem (outputs
-unlike the reference) holds; a sweep keeps those problems only as reason text.
+A system whose timed outputs differ from its untimed reference outputs (the trials' ``out_hash`` against the
+stored ``reference_hashes``) is INVALID and a reason must say so: that too is read off the stored evidence.
+
+What stays the deep check's (``bench table --check --deep``): whether the stored CIs, per-round ratios, control
+reads and medians follow from the trials' timings (a bootstrap, re-run), and whether the stored hashes are the
+outputs the systems wrote (the reference outputs are not kept).
 """
 
 from __future__ import annotations
@@ -124,6 +127,28 @@ def _controls_checked(block: Mapping[str, Any], th: Rules, broken: bool, at: str
             yield _flip(f"{at}x2.verdict", x2.get("verdict"), want, "its mean and CI against the stated thresholds")
 
 
+def mismatched(block: Mapping[str, Any]) -> dict[str, int]:
+    """Per system, the first unit where a timed output (its arm's, or its A/A or 2x arm's) is not its untimed
+    reference output (``TimedUnits.system_problems``: the trials' ``out_hash`` against ``reference_hashes``). Such a
+    system's timings are of other work: it is INVALID, and the meter says why."""
+    trials, refs = block.get("trials"), block.get("reference_hashes")
+    if not (isinstance(trials, Mapping) and isinstance(refs, Mapping)):
+        return {}
+    out: dict[str, int] = {}
+    for arm, unit, h in zip(trials.get("arm") or [], trials.get("unit") or [], trials.get("out_hash") or [],
+                            strict=False):
+        system = arm.split(":", 1)[1] if isinstance(arm, str) and arm.startswith(("aa:", "x2:")) else arm
+        ref = refs.get(system)
+        if isinstance(ref, list) and isinstance(unit, int) and 0 <= unit < len(ref) and h != ref[unit]:
+            out[system] = min(unit, out.get(system, unit))
+    return out
+
+
+def _unlike(system: str, unit: int) -> str:
+    return (f"its timed outputs differ from its untimed reference outputs (unit {unit}: the trials' out_hash against "
+            f"reference_hashes), so {system} is INVALID and a reason must say so")
+
+
 def _reasons(value: Any) -> list[str] | None:
     return value if isinstance(value, list) and all(isinstance(r, str) for r in value) else None
 
@@ -223,6 +248,10 @@ def _latency(rec: Mapping[str, Any]) -> Iterator[Problem]:
         yield Problem("design_reasons", "must be a list of strings, at the top and in each system")
         return
     base = rec.get("baseline")
+    for system, unit in sorted(mismatched(rec).items()):
+        if system in per and not per[system]:
+            yield Problem(f"systems.{system}.design_reasons", f"is empty, but {_unlike(system, unit)}")
+            return
     control = aa_verdicts(_control(rec, "aa"), th) + x2_verdicts(_control(rec, "x2"), th)
     verdicts = ["INVALID"] if design or any(per.values()) else []
     for name, entry in systems.items():
@@ -289,18 +318,25 @@ def _sweep(rec: Mapping[str, Any]) -> Iterator[Problem]:
         broken = bool(group["design"].get("problems"))
         control = aa_verdicts(_control(group, "aa"), th) + x2_verdicts(_control(group, "x2"), th)
         said = any(r.startswith(where) for r in invalid)
+        unlike = mismatched(group)
+        for system, unit in sorted(unlike.items()):
+            if not any(r.startswith(f"{where}{system}: ") for r in invalid):
+                yield Problem(f"{at}trials", f"show {_unlike(system, unit)} (an invalid reason starting "
+                                             f"'{where}{system}: ')")
+                return
         for j, cell in enumerate(sw["cells"]):
             if cell.get("threads") != t or cell.get("batch_size") != b:
                 continue
             sp, here = cell.get("speedup"), f"sweep.cells[{j}].verdict"
             if _judged(sp):
-                floor = worst((["INVALID"] if broken else []) + control + own_verdicts(sp, th))
+                other_work = cell.get("system") in unlike or baseline in unlike
+                floor = worst((["INVALID"] if broken or other_work else []) + control + own_verdicts(sp, th))
                 if sp["verdict"] != floor and not (sp["verdict"] == "INVALID" and said):
                     yield _flip(f"sweep.cells[{j}].speedup.verdict", sp["verdict"], floor,
                                 "its CI and per-round ratios, its group's A/A and known-ratio controls and design "
                                 "problems against the stated thresholds")
-            elif cell.get("system") == baseline and broken and cell.get("verdict") != "INVALID":
-                yield _flip(here, cell.get("verdict"), "INVALID", "its group's design problems")
+            elif (broken or cell.get("system") in unlike) and cell.get("verdict") != "INVALID":
+                yield _flip(here, cell.get("verdict"), "INVALID", "its group's design problems or its outputs")
             elif cell.get("verdict") == "INVALID" and not said:
                 yield Problem(here, f"is 'INVALID', but no invalid reason names threads={t} B={b}")
             verdicts.append(cell.get("verdict"))

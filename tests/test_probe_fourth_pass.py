@@ -618,3 +618,32 @@ def test_a_system_whose_timed_outputs_differ_is_invalid_and_says_so(tmp_path: Pa
             else r"'sweep\.groups\[0\]\.trials' show its timed outputs differ .* 'threads=1 B=1: encoder_bert: '")
     with pytest.raises(StoreError, match=said):
         (read_latency_record if kind == "latency" else read_sweep_record)(path)
+
+
+@pytest.mark.parametrize("what", ["fifo", "device", "folder"])
+def test_a_raw_data_file_that_is_no_file_is_named_as_what_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               what: str) -> None:
+    """A --data-dir whose raw file is a FIFO (a mirror's, a careless copy's) was called "missing"; never opened."""
+    from bench.data import load_split
+    from bench.data.sources import DataError
+
+    shared = ROOT.parent / "shared" / "data"
+    if not (shared / "quora" / "duji2019").is_dir():
+        pytest.skip("no shared Quora data here")
+    data = tmp_path / "data"
+    (data / "quora" / "duji2019").mkdir(parents=True)
+    shutil.copy(shared / "SHA256SUMS", data / "SHA256SUMS")
+    for f in (shared / "quora" / "duji2019").iterdir():
+        (data / "quora" / "duji2019" / f.name).symlink_to(f)
+    odd = data / "quora" / "duji2019" / "test.tgt"
+    odd.unlink()
+    if what == "fifo":
+        os.mkfifo(odd)
+    elif what == "device":
+        odd.symlink_to("/dev/zero")
+    else:
+        odd.mkdir()
+    monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
+    kind = {"fifo": "a FIFO", "device": "a character device", "folder": "a directory"}[what]
+    with pytest.raises(DataError, match=f"test.tgt: {kind}.*, not the raw data file quora/duji2019/test.tgt"):
+        load_split("quora", "test", data_dir=data)

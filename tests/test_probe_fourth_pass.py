@@ -11,10 +11,15 @@ here, victims and sentinels outside the tree (``tmp_path``). Findings fixed by t
 - A latency or sweep record whose verdict was flipped and resealed (the digest is a checksum anyone can recompute)
   was shown until ``--deep``: every verdict word is now derived at load from the numbers stored beside it
   (:mod:`bench.store.verdicts`); what stays ``--deep``'s is said there.
+  So is an ordering's (its pairs and Kendall's τ-b follow from its rows), a system whose timed outputs differ
+  from its reference (the trial hashes stored beside them) must be INVALID and say so, and a latency record shows
+  only the systems it timed (an entry copied under another system's name was shown as that system's speed-up).
 - A compare-cache entry copied under another comparison's key was shown as that comparison's result.
 - An outputs file in a results folder was hashed whole into memory, whatever its size.
-- A calibration point whose run id named the summary's own file, and ``$BENCH_DATA`` naming a file, were reported
-  with a misleading line.
+- ``$BENCH_RESULTS`` naming a file was skipped in silence by ``bench ls runs``.
+- Misleading lines: a calibration point whose run id named the summary's own file, ``$BENCH_DATA`` naming a file
+  ("not found"), a raw data file that is a FIFO or a device ("missing"), a symlink loop met while writing the cache
+  ("Too many levels of symbolic links", no fix).
 """
 
 from __future__ import annotations

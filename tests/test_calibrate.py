@@ -121,7 +121,7 @@ def test_sweeps_with_other_settings_share_the_summary(tmp_path: Path) -> None:
     base = {"split": "dev", "dev_examples": 500, "seed": 42, "recipe": "nqg", "metric": "bleu4"}
     old = {**base, "schema": 1, "kind": "calibration", "system": "s", "task": "t", "budget": "cpu",
            "overrides": {"window": 64}, "points": [_point(1e-4, 2400, 11.0, False)]}
-    path = tmp_path / "s.json"
+    path = tmp_path / "s--t--cpu.json"  # a summary is read only under its own name
     path.write_text(json.dumps(sealed({**old, "pick": best_point(old["points"])})))  # as `bench calibrate` wrote it
     blocked = {**_point(1e-4, 2400, 12.0, False), "run_id": "r-blocked", "overrides": {"window": 64, "ngram": 3}}
     merged = _merge(path, {**base, "overrides": {"window": 64, "ngram": 3}, "points": [blocked]})

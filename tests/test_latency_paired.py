@@ -228,7 +228,8 @@ def test_a_paired_record_is_checked_at_load_and_re_derived_by_deep(record: dict)
     with pytest.raises(LatencyRecordError, match="reason"):  # a verdict other than VALID names its reasons
         validate_latency_record(flipped)
     flipped["systems"]["b"]["speedup"]["reasons"] = ["made up"]
-    validate_latency_record(flipped)
+    with pytest.raises(LatencyRecordError, match="give 'VALID'"):  # its own numbers say VALID (#57 fourth pass)
+        validate_latency_record(flipped)
     assert {d.field for d in rederive_latency(flipped).differences} >= {"speedup.verdict", "speedup.reasons"}
     slow = copy.deepcopy(record)  # one timing edited: the per-round ratio it sits in moves
     k = slow["trials"]["arm"].index("b")

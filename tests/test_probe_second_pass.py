@@ -32,7 +32,7 @@ def _result() -> dict:
 def _entry(path: Path, result: dict) -> None:
     from bench.scoring.compare_cache import _result_sha
 
-    path.write_text(json.dumps({"sha256": _result_sha(result), "result": result}), encoding="utf-8")
+    path.write_text(json.dumps({"key": path.stem, "sha256": _result_sha(result), "result": result}), encoding="utf-8")
 
 
 def test_an_intact_compare_cache_entry_is_read(tmp_path: Path) -> None:

@@ -168,13 +168,27 @@ def test_a_system_name_that_is_no_identifier_is_refused_before_any_page(record: 
     assert not (tmp_path / "reports" / "speed-squad_qg.md").exists()
 
 
+def _invalid(record: dict, reason: str) -> dict:
+    """``record`` with one cell INVALID (a system problem, as the meter writes it), every verdict word agreeing: a
+    sweep's verdicts are checked against each other at load (bench.store.verdicts)."""
+    bad = copy.deepcopy(record)
+    sw = bad["sweep"]
+    cell = next(c for c in sw["cells"] if c.get("speedup"))
+    cell["verdict"] = cell["speedup"]["verdict"] = "INVALID"
+    cell["speedup"]["reasons"] = [reason]
+    words = {"valid": False, "verdict": "INVALID", "ms_label": "INDICATIVE",
+             "invalid_reasons": [f"threads={cell['threads']} B={cell['batch_size']}: {reason}"]}
+    bad.update(words)
+    sw.update(words)
+    return bad
+
+
 def test_hostile_strings_are_escaped(record: dict, tmp_path: Path) -> None:
     """Free text a record carries (a checkpoint note in a table cell, a verdict's reason) is escaped."""
     hostile = copy.deepcopy(record)
     hostile["sweep"]["models"]["fairseq_nat"]["checkpoint_bytes"] = HOSTILE
-    bad = copy.deepcopy(record)
-    bad.update(sweep_id=record["sweep_id"] + "-bad", created="2026-11-29T00:00:00+00:00", valid=False,
-               verdict="INVALID", invalid_reasons=["<img src=x onerror=alert(1)> | [x](javascript:alert(1))"])
+    bad = _invalid(record, "<img src=x onerror=alert(1)> | [x](javascript:alert(1))")
+    bad.update(sweep_id=record["sweep_id"] + "-bad", created="2026-11-29T00:00:00+00:00")
     results, reports = _results(tmp_path, hostile, bad), tmp_path / "reports"
     render_all(results, reports)
     md, html = (reports / "speed-squad_qg.md").read_text(), (reports / "speed-squad_qg.html").read_text()

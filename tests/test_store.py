@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -238,13 +239,24 @@ def _set(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
 
 _DELETE = object()
 
+def _own_name(doc: dict[str, Any], pattern: str | None = None) -> str:
+    """The file name a good document is read under: one id is one file, by path too (a copy elsewhere is refused)."""
+    if pattern is not None:
+        return sorted(RESULTS.glob(pattern))[0].name
+    if is_summary(doc):
+        return f"{doc['system']}--{doc['task']}--{doc['budget']}.json"
+    return f"{doc['run_id']}.json"
+
+
 #: (kind, where the file goes under a results dir, a good document, the loader, its error type)
 KINDS: dict[str, tuple[str, Callable[[], Any], Callable[[Path], Any], type[StoreError]]] = {
-    "record": ("r.json", _run, read_record, RecordError),
-    "submission": ("s.json", _submission, read_submission, RecordError),
-    "summary": (f"{CALIBRATION_DIR}/x--y--cpu.json", _summary, read_summary, CalibrationSummaryError),
-    "latency": (f"{LATENCY_DIR}/l.json", lambda: _first("latency/*.json"), read_latency_record, LatencyRecordError),
-    "ordering": (f"{ORDERING_DIR}/o.json", lambda: _first("ordering/*.json"), read_ordering, OrderingError),
+    "record": (_own_name(_run()), _run, read_record, RecordError),
+    "submission": (_own_name(_submission()), _submission, read_submission, RecordError),
+    "summary": (f"{CALIBRATION_DIR}/{_own_name(_summary())}", _summary, read_summary, CalibrationSummaryError),
+    "latency": (f"{LATENCY_DIR}/{_own_name({}, 'latency/*.json')}", lambda: _first("latency/*.json"),
+                read_latency_record, LatencyRecordError),
+    "ordering": (f"{ORDERING_DIR}/{_own_name({}, 'ordering/*.json')}", lambda: _first("ordering/*.json"),
+                 read_ordering, OrderingError),
     "pvalues": (f"{SIGNIFICANCE_DIR}/pvalues.json", lambda: json.loads(pvalues_file(RESULTS).read_text()),
                 load_pvalues, PValuesError),
 }
@@ -317,13 +329,13 @@ def test_a_broken_field_is_named_with_its_file_and_the_fix(kind: str, field: str
 def test_the_folder_loaders_stop_on_a_broken_file(tmp_path: Path) -> None:
     summary = _set(_summary(), "points.0.lr", "fast")
     _write(tmp_path, "summary", summary)
-    with pytest.raises(CalibrationSummaryError, match="x--y--cpu.json: 'points\\[0\\].lr'"):
+    with pytest.raises(CalibrationSummaryError, match=re.escape(f"{KINDS['summary'][0]}: 'points[0].lr'")):
         load_summaries(tmp_path)
     _write(tmp_path, "ordering", _set(_first("ordering/*.json"), "paper", ""))
-    with pytest.raises(OrderingError, match="o.json: 'paper'"):
+    with pytest.raises(OrderingError, match=re.escape(f"{KINDS['ordering'][0]}: 'paper'")):
         load_orderings(tmp_path)
     _write(tmp_path, "latency", _set(_first("latency/*.json"), "valid", "yes"))
-    with pytest.raises(LatencyRecordError, match="l.json: 'valid'"):
+    with pytest.raises(LatencyRecordError, match=re.escape(f"{KINDS['latency'][0]}: 'valid'")):
         load_latency_records(tmp_path)
     _write(tmp_path, "pvalues", ["not", "a", "map"])
     with pytest.raises(PValuesError, match="pvalues.json: top level"):

@@ -92,7 +92,7 @@ def os_problem(exc: OSError) -> EnvironmentProblem | UserError | None:
     if isinstance(exc, EnvironmentProblem | UserError):
         return exc
     where = Path(exc.filename) if exc.filename else None
-    if is_unwritable(exc):
+    if is_unwritable(exc) or (exc.errno == errno.ELOOP and where is not None):  # a loop: name the link that loops
         return not_writable(where or ".", exc)
     if exc.errno in _NO_SPACE:
         return NoSpace(f"cannot write {where or 'a file'}: {exc.strerror or 'no space left on device'}. "

@@ -7,7 +7,9 @@ be anything. A FIFO made ``score`` hang; ``/dev/zero`` filled memory until a ``M
 file is opened without blocking (a FIFO does not wait for a writer), checked to be a regular file on the open
 descriptor (no race between a check and the read), read at most one byte past its cap, and its longest line
 measured before anything decodes it. A UTF-8 byte-order mark at the head of an outputs file is refused (it
-silently changed the first hypothesis, and so the score); a data file's bytes are pinned by sha256 and kept.
+silently changed the first hypothesis, and so the score), and so is a NUL byte anywhere in one (a UTF-16 file
+saved without a BOM decodes as "valid UTF-8" with a NUL between letters); a data file's bytes are pinned by
+sha256 and kept.
 
 The caps (:data:`OUTPUTS`, :data:`DATA`, :data:`DOCUMENT`) are stated in docs/integrity.md.
 """
@@ -40,11 +42,14 @@ class Limits:
     max_line: int | None
     refuse_bom: bool = False
     max_lines: int | None = None  # 256 MiB of newlines would be 268 million empty lines in memory
+    #: a NUL byte is refused: no output text holds one, a UTF-16 file saved without a BOM is half NULs (and reads
+    #: as "valid UTF-8" garbage), and the external scorers (Perl, Java) and the pages treat it each their own way
+    refuse_nul: bool = False
 
 
 #: a hypothesis, reference or key file (score --hyp/--ref/--key, compare, submit) and a stored outputs file: one
 #: generated text per line, so a line of 64 KiB (about 10,000 words) is already far past any output a system writes
-OUTPUTS = Limits("outputs file", 256 * MiB, 64 * KiB, refuse_bom=True, max_lines=2_000_000)
+OUTPUTS = Limits("outputs file", 256 * MiB, 64 * KiB, refuse_bom=True, max_lines=2_000_000, refuse_nul=True)
 #: a line-per-example data file (du2017, Quora, XSum gold lines, a full-XSum JSON-lines file); the largest line of
 #: the shared data is 65,332 bytes (an XSum document)
 DATA = Limits("data file", 2 * GiB, 4 * MiB, max_lines=20_000_000)
@@ -138,6 +143,12 @@ def read_bytes_checked(path: Path | str, limits: Limits = DOCUMENT) -> bytes:
         raise TextFileError(p, "starts with a UTF-8 byte-order mark (EF BB BF), which would be read as part of "
                                "its first line", "save it as UTF-8 without a BOM (e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' "
                                f"{p}`)")
+    if limits.refuse_nul and (at := data.find(b"\0")) >= 0:
+        line, column = data.count(b"\n", 0, at) + 1, at - data.rfind(b"\n", 0, at)
+        raise TextFileError(p, f"line {line:,} holds a NUL byte (0x00) at byte {column:,} of the line, which no "
+                               "output text holds (a binary file, or text saved as UTF-16?)",
+                            f"save it as UTF-8 text without NUL bytes (e.g. `tr -d '\\000' < {p} > fixed.txt`), "
+                            "or give the outputs file meant")
     lines = data.count(b"\n") if limits.max_lines is not None else 0
     if limits.max_lines is not None and lines > limits.max_lines:
         raise TextFileError(p, f"{lines:,} lines, over the {limits.max_lines:,}-line cap for {_a(limits.what)}",

@@ -47,7 +47,8 @@ def data_dir(explicit: Path | str | None = None) -> Path:
         return path.resolve()
     lines = []
     for i, (how, p) in enumerate(candidates):
-        state = "not found" if i == chosen else ("not given" if p is None else "not consulted")
+        state = ("not found" if not p or not p.exists() else "is a file, not a folder") if i == chosen else (
+            "not given" if p is None else "not consulted")
         lines.append(f"{how}: {p if p is not None else '-'} ({state})")
     raise DataError(
         "Data directory not found. Looked at:\n  "
@@ -91,6 +92,12 @@ def read_sums(root: Path) -> dict[str, str]:
 def raw_path(root: Path, rel: str) -> Path:
     """``root/rel``, or a clear error naming the missing file."""
     path = root / rel
+    from bench.api.textfile import not_a_file
+
+    what = not_a_file(path)  # a FIFO, a device, a folder: named as what it is, never "missing" (nor read)
+    if what is not None:
+        raise DataError(f"{path}: {what}, not the raw data file {rel} (in data directory {root}); replace it by the "
+                        f"file.\n{fetch_fix(root)}; or point --data-dir/${ENV_VAR} at a complete copy.")
     if not path.is_file():
         raise DataError(
             f"Missing raw data file {path} (looked in data directory {root}).\n"

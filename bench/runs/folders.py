@@ -38,10 +38,14 @@ class Folders:
 
     def existing(self) -> list[Path]:
         """The read folders that exist (a fresh clone has no workspace yet); an explicit one must exist."""
-        if self.explicit:
-            from bench.store.records import require_dir
+        from bench.store.records import require_dir
 
+        if self.explicit:
             return [Path(require_dir(self.read[0]))]
+        for d in self.read:  # absent is fine (a fresh clone); a file, a FIFO or a broken link there is a mistake
+            if (d.exists() or d.is_symlink()) and not d.is_dir():
+                require_dir(d, "$BENCH_RESULTS" if _same(d, workspace_dir()) else "the results folder",
+                            "the runs (unset it to use .cache/results)")
         return [d for d in self.read if d.is_dir()]
 
     def describe(self) -> str:

@@ -58,9 +58,11 @@ def _result_sha(result: Any) -> str:
 
 
 def read_entry(path: Path) -> dict[str, Any] | None:
-    """The cached result at ``path``, or None when it is missing, unreadable, not a well-formed result or edited
-    (its hash fails). Read like every other input (:func:`bench.api.reading.read_json`): a FIFO, a device, a
-    directory or a file over the size cap is a miss, never a hang or an unbounded read."""
+    """The cached result at ``path``, or None when it is missing, unreadable, not a well-formed result, edited (its
+    hash fails) or filed under another key than its own (the key it was written under is in it, and must be the
+    file's name: an intact entry of one comparison copied over another's would show the wrong pair's numbers).
+    Read like every other input (:func:`bench.api.reading.read_json`): a FIFO, a device, a directory or a file over
+    the size cap is a miss, never a hang or an unbounded read."""
     from bench.api.reading import read_json
 
     try:
@@ -69,6 +71,8 @@ def read_entry(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if not isinstance(result, dict) or entry.get("sha256") != _result_sha(result) or not well_formed(result):
+        return None
+    if entry.get("key") != Path(path).stem:
         return None
     return result
 
@@ -105,7 +109,7 @@ def write_entry(path: Path, result: dict[str, Any]) -> None:
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(path, {"sha256": _result_sha(result), "result": result})
+        write_json_atomic(path, {"key": path.stem, "sha256": _result_sha(result), "result": result})
     except OSError:
         pass
 

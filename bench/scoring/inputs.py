@@ -72,7 +72,7 @@ def check_counts(n_hyp: int, n_ref: int, hyp_name: str, ref_name: str) -> None:
 
 
 def check_hypotheses(hyps: Sequence[str], where: str, ids: Sequence[str] | None = None) -> list[str]:
-    """Reject newlines and ``|||`` (METEOR's field separator); return notes (empty count)."""
+    """Reject newlines, ``|||`` (METEOR's field separator) and NUL bytes; return notes (empty count)."""
     n_empty = 0
     for i, h in enumerate(hyps):
         if not isinstance(h, str):
@@ -85,6 +85,9 @@ def check_hypotheses(hyps: Sequence[str], where: str, ids: Sequence[str] | None 
         if "|||" in h:
             raise ScoringInputError(f"{label} contains '|||', METEOR's field separator. Fix: remove it "
                                     "(the reference scripts silently delete it; this harness refuses).")
+        if "\0" in h:  # as an outputs file with one is refused (bench.api.textfile.OUTPUTS): one rule for both
+            raise ScoringInputError(f"{label} contains a NUL byte (\\x00), which no output text holds and the "
+                                    "external scorers read each their own way. Fix: remove it.")
         if not h.strip():
             n_empty += 1
     return [f"{n_empty} empty hypotheses (scored as empty strings)"] if n_empty else []

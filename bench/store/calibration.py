@@ -215,6 +215,9 @@ def load_summaries(results_dir: Path | str) -> list[dict[str, Any]]:
         summary["points"] = [dict(p) for p in summary["points"]]
         for point in summary["points"]:
             record_file = POINTS.path_of(results_dir, point["run_id"])
+            if record_file.name == Path(path).name:
+                raise _fail(path, f"a point's run_id {point['run_id']!r} names this summary's own file, not a point's "
+                                  "run record")
             if not record_file.is_file():
                 continue  # a copy of results/ without the points' records still draws the summary
             rec = read_record(record_file)

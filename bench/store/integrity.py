@@ -313,7 +313,46 @@ def ordering_problems(data: Mapping[str, Any]) -> list[Problem]:
         a, b, d = values.get(str(pair.get("higher"))), values.get(str(pair.get("lower"))), pair.get("reproduced_delta")
         if a is not None and b is not None and _num(d) and abs((a - b) - d) > DELTA_ATOL:
             out.append(Problem(f"pairs[{i}].reproduced_delta", f"is {d!r}, but its rows' values differ by {a - b:.4f}"))
-    return out
+    return out + list(_ranking_problems(data))
+
+
+def _ranking_problems(data: Mapping[str, Any]) -> Iterator[Problem]:
+    """The verdict of an ordering, derived from its rows (``bench order`` computes it so): the pairs are the
+    adjacent rows in the paper's order (the rows with a reported number, highest first), each ``reported_delta``
+    their reported numbers' difference, and ``tau_b`` Kendall's τ-b of reported against reproduced values (checked
+    where no two reproduced values are so close that their 4-decimal rounding could tie them). A τ-b of 1 typed
+    over a broken ordering was shown as "the order survives" until ``--deep``."""
+    rows = [r for r in data.get("rows") or [] if isinstance(r, Mapping)]
+    ranked = [r for r in rows if _num(r.get("reported")) and _num(r.get("reproduced"))]
+    tau, pairs = data.get("tau_b"), [p for p in data.get("pairs") or [] if isinstance(p, Mapping)]
+    if tau is None:
+        if pairs:
+            yield Problem("pairs", "are listed, but 'tau_b' is null (an ordering of fewer rows than it ranks)")
+        return
+    want = [(str(a.get("row")), str(b.get("row"))) for a, b in zip(ranked, ranked[1:], strict=False)]
+    have = [(str(p.get("higher")), str(p.get("lower"))) for p in pairs]
+    if have != want:
+        yield Problem("pairs", f"are {have}, but the adjacent rows in the paper's order are {want}")
+        return
+    for i, (a, b) in enumerate(zip(ranked, ranked[1:], strict=False)):
+        d = pairs[i].get("reported_delta")
+        if _num(d) and abs((a["reported"] - b["reported"]) - d) > DELTA_ATOL:
+            yield Problem(f"pairs[{i}].reported_delta", f"is {d!r}, but the reported numbers differ by "
+                                                        f"{a['reported'] - b['reported']:.4f}")
+    ys = [r["reproduced"] for r in ranked]
+    if not _num(tau) or any(0 < abs(p - q) < 1e-3 for i, p in enumerate(ys) for q in ys[i + 1:]):
+        return
+    fresh = _tau_b([r["reported"] for r in ranked], ys)
+    if fresh is not None and abs(round(fresh, 4) - tau) > 1e-4 + 1e-12:
+        yield Problem("tau_b", f"is {tau!r}, but its rows' reported and reproduced values give {fresh:.4f}")
+
+
+def _tau_b(x: list[float], y: list[float]) -> float | None:
+    """Kendall's τ-b (``bench.workflows.ordering.kendall_tau_b`` on one sample); None when undefined."""
+    sx = [math.copysign(1, x[i] - x[j]) if x[i] != x[j] else 0 for i in range(len(x)) for j in range(i + 1, len(x))]
+    sy = [math.copysign(1, y[i] - y[j]) if y[i] != y[j] else 0 for i in range(len(y)) for j in range(i + 1, len(y))]
+    den = math.sqrt(sum(1 for v in sx if v) * sum(1 for v in sy if v))
+    return sum(a * b for a, b in zip(sx, sy, strict=True)) / den if den > 0 else None
 
 
 # ---------------------------------------------------------------- digests

@@ -18,6 +18,7 @@ from bench.store.integrity import Problem, latency_record_problems
 from bench.store.paired import LABELS, VERDICTS, design_problems, speedup_problems
 from bench.store.paths import latency_dir, latency_record_file
 from bench.store.sealed import SealedStore
+from bench.store.verdicts import latency_verdict_problems
 
 LATENCY_RECORD_SCHEMA = 2
 #: schema 1: the block design (rounds of per-system blocks), before paired trials; still read
@@ -80,7 +81,7 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
                               f"{', '.join(LABELS)}")
         if rec["valid"] != (rec["verdict"] == "VALID"):
             raise STORE.edited(path, Problem("valid", f"is {rec['valid']!r} but the verdict is {rec['verdict']!r}"))
-    problems = latency_record_problems(rec)
+    problems = latency_record_problems(rec) + _roster_problems(rec)
     if rec["schema"] >= 2:
         problems += list(design_problems(rec))
         for name, entry in systems.items():
@@ -88,9 +89,25 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
                 problems.append(Problem(f"systems.{name}.verdict", f"must be one of {', '.join(VERDICTS)}"))
             if entry.get("speedup") is not None:
                 problems += list(speedup_problems(entry["speedup"], f"systems.{name}.speedup"))
+    if not problems:  # every verdict word against the numbers beside it: a flipped, resealed verdict is refused
+        problems = latency_verdict_problems(rec)
     if problems:
         raise STORE.edited(path, problems[0])
     return rec
+
+
+def _roster_problems(rec: Mapping[str, Any]) -> list[Problem]:
+    """The systems a record shows are the ones it measured: those its spec lists, each an arm of its paired
+    design, against the spec's baseline (a system copied in under another name, a row never timed, was shown)."""
+    systems, spec = rec["systems"], rec["spec"]
+    listed = spec.get("systems")
+    if isinstance(listed, list) and set(systems) != set(listed):
+        return [Problem("systems", f"holds {sorted(systems)}, but 'spec.systems' (what was timed) is {sorted(listed)}")]
+    if "baseline" in spec and rec.get("baseline") != spec["baseline"]:
+        return [Problem("baseline", f"is {rec.get('baseline')!r}, but 'spec.baseline' is {spec['baseline']!r}")]
+    arms = (rec.get("design") or {}).get("arms") if isinstance(rec.get("design"), Mapping) else None
+    ghosts = sorted(set(systems) - set(arms)) if isinstance(arms, list) else []
+    return [Problem(f"systems.{ghosts[0]}", "is not an arm of 'design.arms': it was never timed")] if ghosts else []
 
 
 STORE = SealedStore(LatencyRecordError, "Latency", "bench latency --record", "measure again", "latency_id",

@@ -329,7 +329,13 @@ def outputs_lines(path: Path) -> int:
 
 
 def _hash_and_lines(path: Path) -> tuple[str, int]:
+    from bench.api.textfile import OUTPUTS, size_label
+
     st = path.stat()
+    if st.st_size > OUTPUTS.max_bytes:  # never read whole into memory: no outputs file the harness scores is so large
+        raise OutputsChangedError(f"{path}: {st.st_size:,} bytes, over the {size_label(OUTPUTS.max_bytes)} cap for an "
+                                  "outputs file, so it is not read (the harness scores no outputs file that large). "
+                                  "Restore the file (`git checkout` it) or re-run the spec.")
     key = (str(path), st.st_mtime_ns, st.st_size)
     if key not in _HASHES:
         data = path.read_bytes()

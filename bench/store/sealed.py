@@ -102,9 +102,11 @@ class SealedStore:
         return StoredRecord(unsealed(rec), path)
 
     def read(self, path: Path | str) -> StoredRecord:
-        """One record file, checked, its seal fitting (or its content pinned as legacy); returned without its
-        digest (the file's seal, made again by the writer) and knowing its file (``.source``)."""
-        return self.accept(self.raw(path), path)
+        """One record file, checked, its seal fitting (or its content pinned as legacy), bearing the name its id
+        gives it (:meth:`named_right`: a record read by its path is held to the rule its folder's loader applies,
+        so ``read_summary(copy)`` cannot pass off one sweep under another's name); returned without its digest
+        (the file's seal, made again by the writer) and knowing its file (``.source``)."""
+        return self.named_right(Path(path).parent, self.accept(self.raw(path), path))
 
     def read_in(self, results_dir: Path | str, path: Path | str) -> StoredRecord:
         """:meth:`read` of a file kept in ``results_dir``, whose name must be the one its id gives it
@@ -112,7 +114,8 @@ class SealedStore:
         return self.named_right(results_dir, self.read(path))
 
     def named_right(self, results_dir: Path | str, rec: StoredRecord) -> StoredRecord:
-        """``rec`` (read from ``rec.source`` in ``results_dir``) if its file bears the name its id gives it."""
+        """``rec`` (read from ``rec.source`` in ``results_dir``) if its file bears the name its id gives it (only the
+        name is compared: ``results_dir`` may be any folder)."""
         if self.id_names_file and rec.source is not None:
             own = self.file(results_dir, str(rec[self.id_field])).name
             if Path(rec.source).name != own:

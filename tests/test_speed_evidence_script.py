@@ -38,6 +38,8 @@ def test_every_step_runs_after_a_passing_preflight(tmp_path: Path):
     table, sweep = calls[1], calls[3]
     assert "--task quora" in table and "--stand-in mist_unilm=encoder_bert" in table
     assert "--set fairseq_transformer_ct2.compute_type=int8" in table and "fairseq_transformer_ct2" in table
+    assert "fairseq_nat_int8" in table and "encoder_bert_int8" in table  # int8 vs CT2 int8 (#60)
+    assert "--x2-control encoder_minilm " in f"{table} "  # not the warm-second-decode int8 twin
     assert "--batch-sizes 1,8,32,128 --threads 1,2" in sweep and "--record" in sweep
     assert f"--results-dir {tmp_path / 'results'}" in sweep
 

@@ -80,20 +80,15 @@ def ci95(values: np.ndarray) -> tuple[float, float]:
 
 def paired_bootstrap(a: ItemStats, b: ItemStats, samples: int, seed: int) -> float:
     """p-value that |metric(b) - metric(a)| arose by chance (sacreBLEU paired bootstrap)."""
-    n = len(a.stats)
-    observed = abs(b.value() - a.value())
-    diffs = []
-    for counts in _count_chunks(n, samples, seed):
-        diffs.append(np.abs(b.from_sums(counts @ b.stats, n) - a.from_sums(counts @ a.stats, n)))
-    d = np.concatenate(diffs)
-    return _p_value(d - d.mean(), observed)
+    return paired_tests({"m": (a, b)}, samples, seed)["m"][0]
 
 
 def paired_delta_ci(a: ItemStats, b: ItemStats, samples: int, seed: int) -> tuple[float, float]:
     """95 % interval of metric(a) − metric(b) over the resamples :func:`paired_bootstrap` draws (same
     seed, the same items for both systems): how large the difference is, beside whether it is chance."""
-    values = bootstrap_values({"a": a, "b": b}, samples, seed)
-    return ci95(values["a"] - values["b"])
+    ci = paired_tests({"m": (a, b)}, samples, seed, delta_ci=True)["m"][1]
+    assert ci is not None
+    return ci
 
 
 def approximate_randomization(a: ItemStats, b: ItemStats, trials: int, seed: int) -> float:

@@ -18,9 +18,10 @@ STAND_INS="--stand-in encoder_random=encoder_bert --stand-in encoder_unilm=encod
 # the paper rows, CTranslate2 int8, and every NAR row's int8 twin (#60: "int8 vs CT2 int8" beside "fp32 vs fairseq")
 ROWS=fairseq_transformer,fairseq_inst,fairseq_inat,fairseq_levt,fairseq_cmlm,fairseq_nat,encoder_bert,encoder_minilm,fairseq_transformer_ct2
 ROWS+=,fairseq_inst_int8,fairseq_inat_int8,fairseq_levt_int8,fairseq_cmlm_int8,fairseq_nat_int8,encoder_bert_int8,encoder_minilm_int8
-# The known-ratio control on fp32 encoder_minilm, not the auto choice (the fastest: encoder_minilm_int8), whose second
-# back-to-back decode runs 9 % faster than its first, so its "decode twice" arm is truly 1.91x and fails the 2 +- 3 %
-# rule however well the meter reads it; fp32 encoder_minilm's runs 0.8 % faster (benchmarks/bench_x2_warm.py).
+# The known-ratio control on fp32 encoder_minilm, which the auto choice (the fastest at float32) also picks: the fastest
+# of all, encoder_minilm_int8, runs its second back-to-back decode 9 % faster than its first, so its "decode twice" arm
+# is truly 1.91x and fails the 2 +- 3 % rule however well the meter reads; fp32 encoder_minilm's runs 0.8 % faster
+# (benchmarks/bench_x2_warm.py). Named here so the records say so whatever auto picks later.
 COMMON="--budget paper --weights random --baseline fairseq_transformer --systems $ROWS --device cpu --set fairseq_transformer_ct2.compute_type=int8 --x2-control encoder_minilm --record --results-dir $RESULTS"
 TABLE="--n 200 --rounds 3 --min-items 200 $STAND_INS"
 SWEEP="--batch-sizes 1,8,32,128 --threads 1,2 --n 24 --min-items 24 --rounds 3 --min-batches 3"

@@ -313,3 +313,29 @@ def test_an_int8_linear_counts_its_integer_flops() -> None:
     with counting([model]) as tally:
         model[0][0](torch.randn(3, 16))
     assert tally["flops"] == 2 * 3 * 16 * 32 and tally["layers"] == 1
+
+
+def test_the_auto_known_ratio_control_is_the_fastest_float32_system() -> None:
+    """An int8 twin's second back-to-back decode runs 5-9 % warm (benchmarks/bench_x2_warm.py), so its twice arm is
+    truly about 1.91x: ``auto`` skips int8 systems when a float32 one is timed, and says so; a named one is kept."""
+    from types import SimpleNamespace
+
+    from bench.latency.timing import TimingPlan, _pick_x2, compute_type
+
+    def described(**config: object) -> SimpleNamespace:
+        return SimpleNamespace(describe=lambda: SimpleNamespace(config=config))
+
+    assert compute_type(described(compute_type="int8")) == "int8"
+    assert compute_type(described(compute_type="int8", compute_type_used="int8_float32")) == "int8_float32"
+    assert compute_type(described(ctranslate2={"compute_type": "int8", "compute_type_used": "int8"})) == "int8"
+    assert compute_type(described()) == "float32" and compute_type(object()) == "float32"
+    names = ["ar", "nat_int8", "nat", "mini_int8"]
+    pace = {"ar": 100.0, "nat_int8": 3.0, "nat": 7.0, "mini_int8": 2.0}
+    compute = {"ar": "float32", "nat_int8": "int8", "nat": "float32", "mini_int8": "int8"}
+    plan = TimingPlan(units=[[0]], x2="auto")
+    assert _pick_x2(plan, names, "mini_int8", frozenset(), pace, compute) == "nat"
+    assert _pick_x2(plan, names, "nat", frozenset(), pace, compute) == "nat"
+    every_int8 = dict.fromkeys(names, "int8")
+    assert _pick_x2(plan, names, "mini_int8", frozenset(), pace, every_int8) == "mini_int8"
+    assert _pick_x2(TimingPlan(units=[[0]], x2="nat_int8"), names, "mini_int8", frozenset(), pace, compute) \
+        == "nat_int8"

@@ -58,8 +58,9 @@ def latency(
                             "is the meter's own false difference. 'auto' (the fastest system), a system, or 'none' "
                             "(then no speed-up is VALID).")] = "auto",
     x2_control: Annotated[str, _design(help="The known-ratio control: an arm that decodes every item "
-                                    "twice, truly 2.00x slower; the meter must read it within 3 %. 'auto' (the A/A "
-                                    "control's system), a system, or 'none'.")] = "auto",
+                                    "twice, truly 2.00x slower; the meter must read it within 3 %. 'auto' (the "
+                                    "fastest system at float32: an int8 model's second decode runs warm), a system, "
+                                    "or 'none'.")] = "auto",
     min_items: Annotated[int, _design(help="Fewer timed items per system make the run INVALID.")] = 100,
     warmup_items: Annotated[int, _design(help="Untimed items per system before timing (at least this "
                                       "many and --warmup-s).")] = 20,

@@ -71,8 +71,8 @@ def measure(
     median over rounds is the system's latency; ``stats`` summarize those medians, and the speed-up over
     ``baseline`` is the ratio of their sums with a paired bootstrap CI over units (:mod:`bench.latency.paired`).
     ``aa``: the A/A control's system ("auto": the fastest in the untimed reference pass; None: none, and then no
-    speed-up can be VALID); ``x2``: the known-ratio control's system ("auto": the A/A system; None: none), timed as
-    an arm that decodes every item twice and must read 2.00x. ``reference_outputs[name]`` (the quality run's
+    speed-up can be VALID); ``x2``: the known-ratio control's system ("auto": the fastest at float32; None: none),
+    timed as an arm that decodes every item twice and must read 2.00x. ``reference_outputs[name]`` (the quality run's
     outputs, in ``examples`` order) is compared with what ``name`` produced; every timed output must also equal the
     system's own untimed reference pass. ``length_forced`` gives each system the reference length (whitespace
     tokens of the target) via ``decode_one(example, forced_length=L)``, for speed columns of untrained models. A

@@ -58,7 +58,7 @@ class LatencyPlan:
     max_rounds: int = 12
     max_duration_s: float = 600.0
     aa: str | None = "auto"
-    x2: str | None = None  # the known-ratio control's system ("auto": the A/A system; None: none)
+    x2: str | None = None  # the known-ratio control's system ("auto": the fastest at float32; None: none)
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
                                "'auto' (the fastest) or 'none'.")
     if x2 not in (None, "auto") and x2 not in names:
         raise LatencyPlanError(f"--x2-control {x2!r}: the known-ratio control must be one of the timed systems "
-                               f"({', '.join(names)}), 'auto' (the A/A control's system) or 'none'.")
+                               f"({', '.join(names)}), 'auto' (the fastest system at float32) or 'none'.")
     if weights is not None and weights not in WEIGHTS:
         raise LatencyPlanError(f"--weights {weights!r}: the only choice is 'random' (leave it out for the systems' "
                                "own weights).")

@@ -45,7 +45,7 @@ class Settings:
     aa: str | None = "auto"  # the A/A control's system ("auto": the fastest; None: none)
     max_rounds: int = 12  # extra rounds while a speed-up is INCONCLUSIVE, up to this many in all
     thresholds: dict[str, float] | None = None  # the rules of a VALID speed-up (bench.latency.paired.Thresholds)
-    x2: str | None = None  # the known-ratio control's system ("auto": the A/A system; None: none)
+    x2: str | None = None  # the known-ratio control's system ("auto": the fastest at float32; None: none)
 
 
 @dataclass

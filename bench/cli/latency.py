@@ -22,8 +22,8 @@ _sweep = partial(typer.Option, rich_help_panel=SWEEP)
 
 @ui.app.command("latency")
 def latency(
-    task: Annotated[str, typer.Option(help="Task.")],
-    systems: Annotated[str, typer.Option(help="Comma-separated system names.")],
+    task: Annotated[str, typer.Option(help="Task (or give --runs).")] = "",
+    systems: Annotated[str, typer.Option(help="Comma-separated system names (or give --runs).")] = "",
     split: Annotated[str, typer.Option(help="Split.")] = "test",
     baseline: Annotated[str | None, typer.Option(help="Baseline system for speed-ups (timed too).")] = None,
     budget: Annotated[str, typer.Option(help="Budget of the systems' presets (paper: the papers' sizes).")] = "smoke",
@@ -34,6 +34,8 @@ def latency(
         "without download or training: for speed columns only; implies --length-forced.")] = None,
     length_forced: Annotated[bool, typer.Option("--length-forced", help="Force reference lengths (untrained weights).")
                              ] = False,
+    runs: Annotated[str | None, typer.Option(help="Comma-separated run ids: time those runs' own trained models "
+                                             "(they give the systems, task, split and budget).")] = None,
     set_: Annotated[list[str], typer.Option("--set", help="Override key=value for every system, or system.key=value "
                                             "for one (repeatable), e.g. fairseq_cmlm.iterations=4.")
                     ] = [],  # noqa: B006
@@ -94,30 +96,29 @@ def latency(
     --systems fairseq_nat,fairseq_cmlm,encoder_bert --stand-in mist_bert=encoder_bert --record
     """
     from bench.api.errors import UserError
-    from bench.latency.plan import plan_latency, run_latency
+    from bench.latency.plan import run_latency
     from bench.latency.render import report_renderable
 
     try:
-        plan = plan_latency(task, systems, split=split, baseline=baseline, budget=budget, n=n, rounds=rounds,
-                            min_items=min_items, length_forced=length_forced, weights=weights, sets=set_,
-                            stand_ins=stand_in, seed=seed, precision=precision,
-                            warmup_items=warmup_items, warmup_s=warmup_s, min_duration_s=min_duration_s,
-                            max_rounds=max_rounds, max_duration_s=time_budget_s,
-                            aa=None if aa == "none" else aa, x2=None if x2_control == "none" else x2_control)
+        from bench.workflows.trained_latency import plan_command
+        plan, loaders = plan_command(
+            task, systems, runs, split=split, baseline=baseline, budget=budget,
+            results_dir=None if results_dir == RESULTS_DIR else results_dir, data_dir=data_dir,
+            say=ui.say(ui.err_console), n=n, rounds=rounds, min_items=min_items, length_forced=length_forced,
+            weights=weights, sets=set_, stand_ins=stand_in, seed=seed, precision=precision, warmup_items=warmup_items,
+            warmup_s=warmup_s, min_duration_s=min_duration_s, max_rounds=max_rounds, max_duration_s=time_budget_s,
+            aa=None if aa == "none" else aa, x2=None if x2_control == "none" else x2_control)
         for note in plan.notes:
             ui.err_console.print(f"[yellow]note:[/] {ui.lit(note)}", soft_wrap=True)
-        harness = None
-        if record:
-            from bench.runs import harness_info
-
-            harness = harness_info()  # the code that timed, for the record
+        from bench.runs import harness_info
+        harness = harness_info() if record else None  # the code that timed, for the record
         if batch_sizes is not None:
             _render_sweep(plan, batch_sizes, threads, bucket, energy, data_dir, device, results_dir if record else None,
-                          harness, as_json, min_batches, quiet_gate)
+                          harness, as_json, min_batches, quiet_gate, loaders)
             return
         done = run_latency(plan, data_dir=data_dir, device=device, say=ui.say(ui.err_console),
                            console=ui.err_console, record_to=results_dir if record else None, harness=harness,
-                           quiet_gate=quiet_gate)
+                           quiet_gate=quiet_gate, loaders=loaders)
     except (UserError, ValueError, ImportError) as exc:
         ui.fail(str(exc))
     if as_json:
@@ -130,14 +131,15 @@ def latency(
 
 def _render_sweep(plan: object, batch_sizes: str, threads: str, bucket: str, energy: bool, data_dir: object,
                   device: str, record_to: object, harness: object, as_json: bool, min_batches: int = 8,
-                  quiet_gate: float | None = None) -> None:
+                  quiet_gate: float | None = None, loaders: object = None) -> None:
     """``--batch-sizes``: the sweep instead of the single-stream meter (records under sweep/)."""
     from bench.latency.plan import positive_ints, run_sweep
 
     record, path = run_sweep(plan, positive_ints("--batch-sizes", batch_sizes), positive_ints("--threads", threads),  # type: ignore[arg-type]
                              bucket=bucket, energy=energy, data_dir=data_dir, device=device,  # type: ignore[arg-type]
                              min_batches=min_batches, quiet_gate=quiet_gate,
-                             say=ui.say(ui.err_console), record_to=record_to, harness=harness)  # type: ignore[arg-type]
+                             say=ui.say(ui.err_console), record_to=record_to, harness=harness,  # type: ignore[arg-type]
+                             loaders=loaders)  # type: ignore[arg-type]
     if as_json:
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
     else:

@@ -59,6 +59,9 @@ class LatencyPlan:
     max_duration_s: float = 600.0
     aa: str | None = "auto"
     x2: str | None = None  # the known-ratio control's system ("auto": the fastest at float32; None: none)
+    #: system -> the recorded run whose own trained model is timed (``bench latency --runs``;
+    #: :mod:`bench.workflows.trained_latency` resolves and loads them)
+    runs: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,8 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
                  length_forced: bool = False, weights: str | None = None, sets: Sequence[str] = (),
                  stand_ins: Sequence[str] = (), seed: int = 0, precision: str = "fp32", warmup_items: int = 20,
                  warmup_s: float = 5.0, min_duration_s: float = 10.0, max_rounds: int = 12,
-                 max_duration_s: float = 600.0, aa: str | None = "auto", x2: str | None = None) -> LatencyPlan:
+                 max_duration_s: float = 600.0, aa: str | None = "auto", x2: str | None = None,
+                 runs: Mapping[str, str] | None = None) -> LatencyPlan:
     """Check and settle the options of a measurement (``systems``: names, or one comma-separated string;
     ``sets``: ``key=value`` for every system or ``system.key=value``; ``stand_ins``: ``ROW=TIMED``). Raises a
     :class:`~bench.api.errors.UserError` naming the option; builds nothing."""
@@ -98,6 +102,10 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
     if x2 not in (None, "auto") and x2 not in names:
         raise LatencyPlanError(f"--x2-control {x2!r}: the known-ratio control must be one of the timed systems "
                                f"({', '.join(names)}), 'auto' (the fastest system at float32) or 'none'.")
+    runs = dict(runs or {})
+    if runs and weights is not None:
+        raise LatencyPlanError(f"--runs with --weights {weights}: a recorded run is timed with its own trained "
+                               "model; leave --weights out (or time architectures with --weights random alone).")
     if weights is not None and weights not in WEIGHTS:
         raise LatencyPlanError(f"--weights {weights!r}: the only choice is 'random' (leave it out for the systems' "
                                "own weights).")
@@ -113,7 +121,7 @@ def plan_latency(task: str, systems: str | Sequence[str], *, split: str = "test"
                        overrides=overrides, stand_ins=parse_stand_ins(stand_ins, names), seed=seed,
                        precision=precision, notes=tuple(notes), warmup_items=warmup_items, warmup_s=warmup_s,
                        min_duration_s=min_duration_s, max_rounds=max_rounds, max_duration_s=max_duration_s, aa=aa,
-                       x2=x2)
+                       x2=x2, runs=runs)
 
 
 def _refuse_references(names: Sequence[str], option: str) -> None:
@@ -132,7 +140,8 @@ def _refuse_references(names: Sequence[str], option: str) -> None:
 
 def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str = "auto",
                 say: Callable[[str], None] = print, console: Any = None, record_to: Path | None = None,
-                harness: Mapping[str, Any] | None = None, quiet_gate: float | None = None) -> LatencyRun:
+                harness: Mapping[str, Any] | None = None, quiet_gate: float | None = None,
+                loaders: Mapping[str, Callable[[str], Any]] | None = None) -> LatencyRun:
     """Place, build (every system first: a bad override writes no split cache), time ``plan`` interleaved
     and, with ``record_to`` (a results folder), write its latency record (``harness``: the code that timed)."""
     import tempfile
@@ -149,7 +158,7 @@ def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str 
     names = list(plan.systems)
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as work:
         prep = prepare(names, plan.budget, plan.overrides, plan.task, Path(work), plan.stand_ins, data_dir,
-                       say=say, device=placed)
+                       say=say, device=placed, loaders=loaders)
         sp = load_split(plan.task, plan.split, data_dir=data_dir)
         report = measure(prep.systems, list(sp.examples), baseline=plan.baseline, n=plan.n, rounds=plan.rounds,
                          length_forced=plan.length_forced, seed=plan.seed, min_items=plan.min_items,
@@ -161,10 +170,15 @@ def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str 
         return LatencyRun(report)
     spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),
                        baseline=plan.baseline, n=plan.n, rounds=plan.rounds, length_forced=plan.length_forced,
-                       weights=plan.weights or "as-configured", overrides=prep.overrides, stand_ins=prep.stand_ins,
-                       seed=plan.seed)
+                       weights=_weights(plan), overrides=prep.overrides, stand_ins=prep.stand_ins,
+                       seed=plan.seed, runs=plan.runs)
     record = build_record(spec, report, prep.infos, prep.stand_in_basis, harness)
     return LatencyRun(report, write_latency_record(record_to, record))
+
+
+def _weights(plan: LatencyPlan) -> str:
+    """What a record says the timed weights were: "random", "trained" (recorded runs' own models) or as configured."""
+    return plan.weights or ("trained" if plan.runs else "as-configured")
 
 
 def positive_ints(option: str, text: str) -> list[int]:
@@ -184,7 +198,7 @@ def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[i
               energy: bool = False, min_batches: int = 8, data_dir: Path | None = None, device: str = "auto",
               say: Callable[[str], None] = print, record_to: Path | None = None,
               harness: Mapping[str, Any] | None = None, quiet_gate: float | None = None,
-              ) -> tuple[dict[str, Any], Path | None]:
+              loaders: Mapping[str, Callable[[str], Any]] | None = None) -> tuple[dict[str, Any], Path | None]:
     """``bench latency --batch-sizes``: build ``plan``'s systems as :func:`run_latency` does, sweep them
     (:func:`bench.latency.sweep.sweep`) and, with ``record_to``, write ``sweep/<id>.json`` there (a record
     of its own kind, so the latency records and the tables that read them are untouched)."""
@@ -204,7 +218,7 @@ def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[i
     names = list(plan.systems)
     with tempfile.TemporaryDirectory(prefix="bench-sweep-") as work:
         prep = prepare(names, plan.budget, plan.overrides, plan.task, Path(work), plan.stand_ins, data_dir,
-                       say=say, device=placed)
+                       say=say, device=placed, loaders=loaders)
         sp = load_split(plan.task, plan.split, data_dir=data_dir)
         result = sweep(prep.systems, list(sp.examples), plan.baseline, batch_sizes, threads, min_items=plan.n,
                        min_batches=min_batches, rounds=plan.rounds, seed=plan.seed,
@@ -216,8 +230,8 @@ def run_sweep(plan: LatencyPlan, batch_sizes: Sequence[int], threads: Sequence[i
     created = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
     spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),
                        baseline=plan.baseline, n=plan.n, rounds=plan.rounds, length_forced=plan.length_forced,
-                       weights=plan.weights or "as-configured", overrides=prep.overrides, stand_ins=prep.stand_ins,
-                       seed=plan.seed)
+                       weights=_weights(plan), overrides=prep.overrides, stand_ins=prep.stand_ins,
+                       seed=plan.seed, runs=plan.runs)
     stamp = created.replace("-", "").replace(":", "").split("+")[0]
     sweep_id = f"{plan.task}--{plan.split}--{plan.budget}--sweep--{stamp}--{spec.digest()}"
     record = {"schema": SWEEP_RECORD_SCHEMA, "kind": "sweep", "sweep_id": sweep_id, "created": created,

@@ -3,8 +3,9 @@
 Why here and not in the CLI: which systems get a model (and how) decides what a speed column
 means, so the rules are one tested function: ``weights=random`` systems are built untrained at
 their configured (paper) size with ``fit`` (0 updates, no download); systems that need no
-training (reference baselines, ``init_from``) are loaded; anything else is refused, because this
-command trains nothing. Stand-ins let one timed system speak for another row, explicitly.
+training (reference baselines, ``init_from``) are loaded; recorded runs' own models come loaded
+(``loaders``: ``bench latency --runs``); anything else is refused, because this command trains
+nothing. Stand-ins let one timed system speak for another row, explicitly.
 """
 
 from __future__ import annotations
@@ -79,15 +80,19 @@ def prepare(
     data_dir: Path | None = None,
     say: Callable[[str], None] = print,
     device: str = "cpu",
+    loaders: Mapping[str, Callable[[str], Any]] | None = None,
 ) -> PreparedLatency:
     """Build every system in ``names`` on ``device`` (resolved by the caller: every timed model and
-    input must sit there); see the module docstring for which get a model and how."""
+    input must sit there); see the module docstring for which get a model and how. ``loaders[name](device)``
+    gives a system already holding its trained model, placed (``bench latency --runs``:
+    :mod:`bench.workflows.trained_latency`); it is taken as given."""
     from bench.data import TASKS, load_split, task_info
     from bench.env.device import fit_on
     from systems import build
 
     TASKS.get(task)  # an unknown task is a one-line error before anything is built
-    built = {n: build(n, budget, dict(overrides.get(n, {}))) for n in names}
+    loaded = {n: load(device) for n, load in (loaders or {}).items() if n in names}
+    built = {n: loaded[n] if n in loaded else build(n, budget, dict(overrides.get(n, {}))) for n in names}
     no_random = [n for n in names if _is_random(overrides.get(n, {})) and not built[n].supports_random_weights]
     if no_random:
         from bench.api.errors import UserError
@@ -106,14 +111,16 @@ def prepare(
     info = task_info(task, train)
     for n in names:
         system = built[n]
+        if n in loaded:
+            continue
         if _is_random(overrides.get(n, {})) or not _needs_training(system):
             say(f"[build] {n} ({budget} budget{', untrained' if _is_random(overrides.get(n, {})) else ''}) on {device}")
             fit_on(system, info, workroot / n, device)
         else:
             raise ValueError(
                 f"'{n}' needs a trained model and `bench latency` trains nothing. Time a trained run with "
-                f"`bench run --system {n} --latency-n N`, decode another run's checkpoint where the system "
-                "supports it (e.g. --set init_from=<workdir> for the NAR systems), or time its paper-size "
+                f"`bench run --system {n} --latency-n N`, time recorded runs' own models with `--runs RUN_ID,...` "
+                "(paired against a trained baseline run), or time its paper-size "
                 "architecture untrained with --weights random (length-forced)."
             )
     infos = {n: built[n].describe() for n in names}

@@ -36,16 +36,21 @@ class LatencySpec:
     n: int
     rounds: int
     length_forced: bool
-    weights: str  # "random" when --weights random was given, else "as configured"
+    weights: str  # "random" (--weights random), "trained" (--runs: recorded runs' own models), else "as configured"
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # system -> overrides
     stand_ins: Mapping[str, str] = field(default_factory=dict)  # row system -> timed system
     seed: int = 0
+    runs: Mapping[str, str] = field(default_factory=dict)  # system -> the recorded run whose model was timed
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["systems"] = list(self.systems)
         out["overrides"] = {k: dict(v) for k, v in sorted(self.overrides.items())}
         out["stand_ins"] = dict(sorted(self.stand_ins.items()))
+        if self.runs:
+            out["runs"] = dict(sorted(self.runs.items()))
+        else:
+            del out["runs"]  # records before --runs keep their spec, and so their digest and id
         return out
 
     def digest(self) -> str:

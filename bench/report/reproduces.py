@@ -99,6 +99,9 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
             f"(`{lat.get('signature', '')}`)",
             setting=timing_setting(rec),
         )
+    trained = _trained_speed(rec, latency_records)
+    if trained is not None:
+        return trained
     spec = rec.get("spec") or {}
     if spec.get("budget") == "smoke":
         return None  # a paper row's timing speaks for the trained budgets' models, not for a smoke-size one
@@ -132,6 +135,40 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
             f"`results/latency/{src.record['latency_id']}.json` ({_label(table)}'s speed column)",
             latency_id=src.record["latency_id"],
             setting=timing_setting(src.record),
+        )
+    return None
+
+
+def _trained_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
+    """The run's own model timed by ``bench latency --runs`` (the record's ``spec.runs`` names this run): the
+    newest such timing, paired against the trained baseline run it was timed with."""
+    run_id = rec.get("run_id")
+    hits = [lr for lr in latency_records
+            if run_id and run_id in ((lr.get("spec") or {}).get("runs") or {}).values()]
+    for lr in sorted(hits, key=lambda r: (str(r.get("created")), str(r.get("latency_id"))), reverse=True):
+        runs = lr["spec"]["runs"]
+        system = next(s for s, r in runs.items() if r == run_id)
+        entry, base = lr["systems"].get(system) or {}, lr.get("baseline")
+        sp = entry.get("speedup") or {}
+        is_base = system == base
+        if is_base:
+            sp = {"mean": 1.0, "mean_ci95": [1.0, 1.0]}
+        if sp.get("mean") is None:
+            continue
+        lo_hi = sp.get("mean_ci95")
+        verdict = str(sp.get("verdict")) if speed.is_paired(lr) and sp.get("verdict") else None
+        return RunSpeed(
+            float(sp["mean"]),
+            (float(lo_hi[0]), float(lo_hi[1])) if isinstance(lo_hi, list) and len(lo_hi) == 2 else None,
+            own=True,
+            valid=is_base or verdict == "VALID",
+            verdict=None if is_base else verdict,
+            baseline=is_base,
+            work=speed.work_text(lr, str(base), system).strip(" ()") if speed.is_paired(lr) else "",
+            source=f"this run's model vs run `{runs.get(str(base), base)}` (`{base}`), {speed.timing_mode(lr)} on "
+            f"{speed.machine(lr)}: `results/latency/{lr['latency_id']}.json`",
+            latency_id=lr["latency_id"],
+            setting=timing_setting(lr),
         )
     return None
 

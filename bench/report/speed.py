@@ -59,13 +59,14 @@ def is_gpu_record(rec: dict) -> bool:
 def find_source(table: Table, latency_records: Sequence[dict], budget: str | None) -> SpeedSource | None:
     """The preferred matching record (same task, same baseline; same budget when one is asked), or an empty source.
 
-    Preferred: the newest VALID GPU record; failing that, the newest record (CPU or GPU, valid or not)."""
+    Preferred: the newest VALID GPU record; failing that, the newest record (CPU or GPU, valid or not). A timing of
+    recorded runs' own models (``bench latency --runs``) is not a paper row's: it speaks on those runs' board rows."""
     if speed_column(table) is None:
         return None
     task, base = table_task(table), baseline_system(table)
     found = [
         r for r in latency_records
-        if r["spec"]["task"] == task and r.get("baseline") == base and base is not None
+        if r["spec"]["task"] == task and r.get("baseline") == base and base is not None and not r["spec"].get("runs")
         and (budget is None or r["spec"]["budget"] == budget)
     ]
     found.sort(key=lambda r: (is_gpu_record(r) and bool(r.get("valid")), r["created"], r["latency_id"]))
@@ -191,6 +192,8 @@ def timing_mode(rec: dict) -> str:
     mode = ["length-forced" if spec["length_forced"] else "free-running lengths"]
     if spec["weights"] == "random":
         mode.append("random weights")
+    elif spec["weights"] == "trained":
+        mode.append("the runs' trained models")
     return ", ".join([*mode, "batch 1"])
 
 

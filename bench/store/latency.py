@@ -15,7 +15,7 @@ from typing import Any
 
 from bench.store.files import StoreError, is_number
 from bench.store.integrity import Problem, latency_record_problems
-from bench.store.paired import LABELS, VERDICTS, design_problems, speedup_problems
+from bench.store.paired import LABELS, VERDICTS, design_problems, runs_problems, speedup_problems
 from bench.store.paths import latency_dir, latency_record_file
 from bench.store.sealed import SealedStore
 from bench.store.verdicts import latency_verdict_problems
@@ -82,6 +82,7 @@ def validate_latency_record(rec: Any, path: Path | str = "<record>") -> dict[str
         if rec["valid"] != (rec["verdict"] == "VALID"):
             raise STORE.edited(path, Problem("valid", f"is {rec['valid']!r} but the verdict is {rec['verdict']!r}"))
     problems = latency_record_problems(rec) + _roster_problems(rec)
+    problems += list(runs_problems(spec))
     if rec["schema"] >= 2:
         problems += list(design_problems(rec))
         for name, entry in systems.items():

@@ -145,6 +145,27 @@ def design_problems(block: Mapping[str, Any], where: str = "") -> Iterator[Probl
                     yield Problem(f"{at}work.{name}.{key}", f"must be a count, got {w.get(key)!r}")
 
 
+def runs_problems(spec: Mapping[str, Any]) -> Iterator[Problem]:
+    """``spec.runs`` (``bench latency --runs``): each timed system mapped to the recorded run whose model it timed, a
+    run id by the one identifier rule (the board links a speed-up to that run's row by it)."""
+    from bench.api.names import identifier_problem
+
+    runs = spec.get("runs")
+    if runs is None:
+        return
+    systems = spec.get("systems")
+    if not isinstance(runs, Mapping) or not runs:
+        yield Problem("spec.runs", "must be a non-empty object of system -> run id")
+        return
+    for system, run_id in runs.items():
+        if not isinstance(systems, list) or system not in systems:
+            yield Problem("spec.runs", f"names {str(system)[:60]!r}, which is not one of 'spec.systems'")
+        elif not isinstance(run_id, str) or identifier_problem(run_id) is not None:
+            yield Problem(f"spec.runs.{system}", "must be a run id (letters, digits, '_', '.', '+' and '-')")
+    if spec.get("weights") != "trained":
+        yield Problem("spec.weights", "must be 'trained' where 'spec.runs' names the runs whose models were timed")
+
+
 def arm_timings(block: Mapping[str, Any], arm: str) -> int:
     """How many timings ``arm`` has in a block's trial log (the quiet gate's counts must cover exactly these)."""
     trials = block.get("trials")

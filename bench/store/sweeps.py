@@ -18,7 +18,7 @@ from typing import Any
 from bench.api.numbers import finite
 from bench.store.files import StoreError
 from bench.store.integrity import Problem, gate_count_problems
-from bench.store.paired import VERDICTS, arm_timings, design_problems, speedup_problems
+from bench.store.paired import VERDICTS, arm_timings, design_problems, runs_problems, speedup_problems
 from bench.store.paths import sweep_dir, sweep_record_file
 from bench.store.sealed import SealedStore
 from bench.store.verdicts import sweep_verdict_problems
@@ -98,7 +98,7 @@ def validate_sweep_record(rec: Any, path: Path | str = "<record>") -> dict[str, 
     sw = rec.get("sweep")
     if not isinstance(sw, dict):
         raise _fail(path, "'sweep' must be an object")
-    problems = list(sweep_problems(sw, systems)) or sweep_verdict_problems(rec)  # then each verdict word
+    problems = [*runs_problems(spec), *sweep_problems(sw, systems)] or sweep_verdict_problems(rec)  # then verdicts
     if problems:
         raise STORE.edited(path, problems[0])
     return rec

@@ -55,3 +55,15 @@ def test_a_moving_machine_is_named_and_still_timed(tmp_path: Path):
 def test_an_unknown_step_is_refused(tmp_path: Path):
     done, calls = _run(tmp_path, quiet_steps=5, steps="t9")
     assert done.returncode == 2 and "unknown step t9" in done.stdout and calls == []
+
+
+def test_the_trained_step_times_the_boards_runs_by_id(tmp_path: Path):
+    """`STEPS=tq`: the trained Quora runs, each with its own model (bench latency --runs), no random weights."""
+    done, calls = _run(tmp_path, quiet_steps=5, steps="tq")
+    assert done.returncode == 0, done.stdout + done.stderr
+    timed = calls[1]
+    assert "--runs fairseq_transformer--quora--test--cpu--s42--b0395e29," in timed
+    assert "--baseline fairseq_transformer" in timed and "--record" in timed
+    assert "--weights" not in timed and "--systems" not in timed and "--task" not in timed
+    ids = timed.split("--runs ")[1].split()[0].split(",")
+    assert all((ROOT / "results" / f"{i}.json").is_file() for i in ids), "a run id the script names is not recorded"

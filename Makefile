@@ -8,7 +8,8 @@ STAMP  := $(VENV)/.installed
 WHEELS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bench/wheels
 FAIRSEQ_WHL = $(WHEELS)/fairseq_fixed-0.12.3.1-cp311-cp311-linux_x86_64.whl
 
-.PHONY: setup fairseq demo test test-fast check-deep bench lint clean gpu-bundle gpu-check speed-evidence
+.PHONY: setup fairseq demo test test-fast check-deep bench lint clean gpu-bundle gpu-check speed-evidence \
+	trained-quora
 
 setup: $(STAMP)
 
@@ -75,6 +76,11 @@ bench: setup
 # paired rounds with A/A and known-ratio controls, so a shared machine can time it (docs/latency.md); hours.
 speed-evidence: setup fairseq
 	BENCH=$(BENCH) bash scripts/speed_evidence.sh
+
+# The trained cpu Quora models of the board made again here (same specs, same run ids), decoded at int8, then timed
+# with their own models (#56 quality and speed on one row, #60 int8 quality); about 5 h on both cores.
+trained-quora: setup fairseq
+	BENCH=$(BENCH) bash scripts/trained_quora.sh
 
 lint: setup
 	$(VENV)/bin/ruff check bench systems tests benchmarks scripts

@@ -27,14 +27,16 @@ COMMON="--budget paper --weights random --baseline fairseq_transformer --systems
 TABLE="--n 200 --rounds 3 --min-items 200 $STAND_INS"
 SWEEP="--batch-sizes 1,8,32,128 --threads 1,2 --n 24 --min-items 24 --rounds 3 --min-batches 3"
 
-# tq: the trained cpu-budget Quora runs on the board, each timed with its own model (bench latency --runs), so quality
-# and speed sit on one row; their models must be on this machine (the error names the `bench run` that trains each).
-# Listed: the runs whose spec today's presets still resolve to the recorded model (greedy AR baseline and CTranslate2
-# int8 on its model, LevT, InsT). fairseq_nat 56d34669, fairseq_cmlm f71a0733, mist_minilm_l6 63d155f0 and
-# encoder_minilm_l6 8f4fd33a resolve to another training key now: retrain them (`bench run ... --budget cpu`, new
-# run ids) and add the new ids here.
+# tq: the trained cpu-budget Quora runs on the board and their int8 decodes, each timed with its own model (bench
+# latency --runs), so quality and speed sit on one row and "int8 vs CT2 int8" is of trained models. Their models must
+# be on this machine: scripts/trained_quora.sh makes them (same specs, so the same run ids) and then runs this step.
 TRAINED="fairseq_transformer--quora--test--cpu--s42--b0395e29,fairseq_transformer_ct2--quora--test--cpu--s42--7e9e684a"
+TRAINED+=",fairseq_nat--quora--test--cpu--s42--56d34669,fairseq_cmlm--quora--test--cpu--s42--f71a0733"
 TRAINED+=",fairseq_levt--quora--test--cpu--s42--3707e74f,fairseq_inst--quora--test--cpu--s42--9bc7a828"
+TRAINED+=",mist_minilm_l6--quora--test--cpu--s42--63d155f0"
+TRAINED+=",fairseq_nat_int8--quora--test--cpu--s42--32076143,fairseq_cmlm_int8--quora--test--cpu--s42--75a85b2a"
+TRAINED+=",fairseq_levt_int8--quora--test--cpu--s42--62b35728,fairseq_inst_int8--quora--test--cpu--s42--14be51d5"
+TRAINED+=",mist_minilm_l6_int8--quora--test--cpu--s42--6272c449"
 
 declare -A CMD=(
   [t1]="--task squad_qg --split test $TABLE"

@@ -66,4 +66,31 @@ def test_the_trained_step_times_the_boards_runs_by_id(tmp_path: Path):
     assert "--baseline fairseq_transformer" in timed and "--record" in timed
     assert "--weights" not in timed and "--systems" not in timed and "--task" not in timed
     ids = timed.split("--runs ")[1].split()[0].split(",")
-    assert all((ROOT / "results" / f"{i}.json").is_file() for i in ids), "a run id the script names is not recorded"
+    assert len(ids) == len(set(ids)) == 12
+
+
+def test_the_trained_queue_makes_exactly_the_runs_the_timing_step_names(tmp_path: Path):
+    """scripts/trained_quora.sh: every board run's spec trained (two at a time), its int8 decode, then STEPS=tq; the
+    run ids those specs hash to are the ones the timing step names (a run id is its spec's hash)."""
+    from bench.runs.spec import RunSpec
+
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "bench"
+    fake.write_text(f'#!/usr/bin/env bash\necho "$*" >> {log}\nexit 0\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    env = {**os.environ, "BENCH": str(fake), "RESULTS": str(tmp_path / "results")}
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "trained_quora.sh")], env=env, capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = log.read_text().splitlines()
+    runs = [c for c in calls if c.startswith("run ")]
+    assert len(runs) == 12 and all("--task quora --budget cpu" in c and "--force" in c for c in runs)
+    made = set()
+    for c in runs:
+        words = c.split()
+        sets = dict(w.split("=", 1) for i, w in enumerate(words) if i and words[i - 1] == "--set")
+        made.add(RunSpec(words[words.index("--system") + 1], "quora", budget="cpu",
+                         overrides={k: int(v) if v.isdigit() else v for k, v in sets.items()}).run_id)
+    timed = next(c for c in calls if c.startswith("latency "))
+    assert set(timed.split("--runs ")[1].split()[0].split(",")) == made
+    assert all((ROOT / "results" / f"{i}.json").is_file() for i in made if "_int8" not in i)

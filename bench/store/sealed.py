@@ -9,7 +9,9 @@ there is one path, and a kind is a :class:`SealedStore` value that plugs into it
    (a link out of the folder is refused);
 2. every name a path is built from (:attr:`SealedStore.names`) is checked against the one identifier rule
    (:mod:`bench.api.names`) before any path is built from it;
-3. the kind's validator checks the schema, the types and the ranges (it names the field);
+3. the rules every kind shares (:func:`shared_problem`: a ``created`` is a timestamp, a resample count and a seed
+   are whole numbers in range, wherever they stand), then the kind's validator checks the schema, the types and
+   the ranges (it names the field);
 4. the seal: the digest fits the content, or the record has none and its content is pinned as legacy
    (:func:`bench.store.integrity.digest_problem`, :mod:`bench.store.legacy`).
 
@@ -19,6 +21,7 @@ Writers run steps 2 and 3, then seal and write atomically. The registry of kinds
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -76,6 +79,9 @@ class SealedStore:
             problem = identifier_problem(value)
             if problem is not None:
                 raise self.fail(path, f"'{field}' {problem}")
+        shared = shared_problem(data)
+        if shared is not None:
+            raise self.fail(path, shared)
         try:
             return self.validate(data, path)
         except UserError:
@@ -170,6 +176,69 @@ class SealedStore:
         return self.save(self.file(results_dir, str(record[self.id_field])), record)
 
 
+#: the most resamples a record may claim: ``--deep`` re-derives its intervals and p-values with that many (a
+#: forger's 10^10 was an 80 GB allocation, 10^9 an hour); the harness writes 1,000 to 2,000
+MAX_RESAMPLES = 100_000
+#: keys that mean one thing in every kind of record, wherever they stand: a resample count, a seed
+RESAMPLE_KEYS = frozenset({"n_resamples"})
+SEED_KEYS = frozenset({"seed"})
+#: a seed fits in 63 bits (torch and numpy take it; a larger one is no seed the harness wrote)
+MAX_SEED = 2**63 - 1
+
+
+def shared_problem(data: Any) -> str | None:
+    """What breaks a rule every kind of record shares, or None:
+
+    - ``created`` (top level), where given, is an ISO-8601 timestamp with its UTC offset: it orders records (the
+      newest of a spec is the one shown), so ``"not-a-date"`` (sorted after every real date) or a number would
+      shadow the records made after it;
+    - every ``n_resamples`` is a whole number from 1 to :data:`MAX_RESAMPLES`, and every ``seed`` a whole number
+      of at most 63 bits, wherever they stand: ``--deep`` re-derives with them, so they bound its time and memory.
+    """
+    if isinstance(data, Mapping) and "created" in data:
+        created = data["created"]
+        if not isinstance(created, str) or (created and _timestamp(created) is None):
+            return (f"'created' is {str(created)[:60]!r}, not an ISO-8601 timestamp with its UTC offset "
+                    "(2026-11-29T10:45:45+00:00): it orders the records")
+    for where, key, value in _keyed(data, RESAMPLE_KEYS | SEED_KEYS, ""):
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if key in RESAMPLE_KEYS and not (whole and 1 <= value <= MAX_RESAMPLES):
+            return (f"'{where}' is {value!r:.40}, not a resample count (a whole number from 1 to "
+                    f"{MAX_RESAMPLES:,}; `--deep` resamples that many times)")
+        if key in SEED_KEYS and value is not None and not (whole and abs(value) <= MAX_SEED):
+            return f"'{where}' is {value!r:.40}, not a seed (a whole number of at most 63 bits)"
+    return None
+
+
+def _timestamp(text: str) -> _dt.datetime | None:
+    try:
+        when = _dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
+
+
+_SCALARS = frozenset({int, float, str, bool, type(None)})
+
+
+def _keyed(node: Any, keys: frozenset[str], at: str) -> Iterator[tuple[str, str, Any]]:
+    """(shown path, key, value) of every object entry whose key is in ``keys``, at any depth (lists of numbers, most
+    of a latency record, are passed over without a step per number)."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            where = f"{at}.{key}" if at else str(key)
+            if key in keys:
+                yield where, key, value
+            if isinstance(value, Mapping | list):
+                yield from _keyed(value, keys, where)
+    elif isinstance(node, list):
+        if _SCALARS.issuperset(map(type, node)):  # a list of numbers: most of a latency record, passed at C speed
+            return
+        for i, item in enumerate(node):
+            if isinstance(item, Mapping | list):
+                yield from _keyed(item, keys, f"{at}[{i}]")
+
+
 def name_values(data: Any, fields: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
     """(shown field, value) of every name ``fields`` point at in ``data`` (see :attr:`SealedStore.names`)."""
     for spec in fields:
@@ -203,4 +272,4 @@ def _walk(node: Any, parts: list[str], at: str) -> Iterator[tuple[str, Any]]:
         yield from _walk(node[head], rest, f"{at}{head}" + ("." if rest else ""))
 
 
-__all__ = ["SealedStore", "name_values"]
+__all__ = ["MAX_RESAMPLES", "MAX_SEED", "SealedStore", "name_values", "shared_problem"]

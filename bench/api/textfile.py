@@ -25,7 +25,7 @@ from pathlib import Path
 from bench.api.errors import UserError
 
 __all__ = ["BOM", "DATA", "DOCUMENT", "OUTPUTS", "RECORD", "Limits", "TextFileError", "TextFileNotFound",
-           "read_bytes_checked", "size_label"]
+           "not_a_file", "read_bytes_checked", "size_label"]
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 BOM = b"\xef\xbb\xbf"

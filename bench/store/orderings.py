@@ -126,7 +126,8 @@ def _file(results_dir: Path | str, name: str) -> Path:
 
 #: orderings (``results/ordering/*.json``), the store's kind ``ordering``
 STORE = OrderingStore(OrderingError, "Ordering", "bench order", AGAIN, "paper", ordering_dir, _file,
-                      validate_ordering, names=ORDERING_NAMES, kind=KIND)
+                      validate_ordering, names=ORDERING_NAMES, kind=KIND,
+                      non_finite=("tau_b", "tau_ci95[]"))  # τ-b is undefined (NaN) when every reproduced value ties
 
 
 def read_ordering(path: Path | str) -> dict[str, Any]:

@@ -73,8 +73,8 @@ def read_queue(path: Path) -> list[RunSpec]:
                                  "give the options of one `bench run`, e.g. --system unilm --task squad_qg "
                                  "--budget cpu --limit 2000.") from None
         if extra:
-            raise QueueFileError(f"{path}:{lineno}: unknown option(s) {clip(str(extra), 200)} in {_shown(raw)}; a queue line "
-                                 "takes --system --task --split --budget --seed --set --limit.")
+            raise QueueFileError(f"{path}:{lineno}: unknown option(s) {clip(str(extra), 200)} in {_shown(raw)}; a "
+                                 "queue line takes --system --task --split --budget --seed --set --limit.")
         try:
             overrides = parse_overrides(args.set_)
         except ValueError as exc:

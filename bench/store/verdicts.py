@@ -255,7 +255,8 @@ def latency_verdict_problems(rec: Mapping[str, Any]) -> list[Problem]:
 
 def _latency(rec: Mapping[str, Any]) -> Iterator[Problem]:
     systems: Mapping[str, Any] = rec["systems"]
-    settings = rec.get("settings") if isinstance(rec.get("settings"), Mapping) else {}
+    given = rec.get("settings")
+    settings: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     stated = [*rules_problems((rec.get("design") or {}).get("thresholds"), settings.get("canary_tolerance"),
                               "design.thresholds", "settings.canary_tolerance"),
               *rules_problems(settings.get("thresholds"), None, "settings.thresholds", "")]

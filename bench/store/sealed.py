@@ -10,8 +10,8 @@ there is one path, and a kind is a :class:`SealedStore` value that plugs into it
 2. every name a path is built from (:attr:`SealedStore.names`) is checked against the one identifier rule
    (:mod:`bench.api.names`) before any path is built from it;
 3. the rules every kind shares (:func:`shared_problem`: a ``created`` is a timestamp, a resample count and a seed
-   are whole numbers in range, wherever they stand), then the kind's validator checks the schema, the types and
-   the ranges (it names the field);
+   are whole numbers in range and no number is NaN or infinite, wherever they stand), then the kind's validator
+   checks the schema, the types and the ranges (it names the field);
 4. the seal: the digest fits the content, or the record has none and its content is pinned as legacy
    (:func:`bench.store.integrity.digest_problem`, :mod:`bench.store.legacy`).
 
@@ -234,8 +234,8 @@ def _timestamp(text: str) -> _dt.datetime | None:
 def _patterns(specs: tuple[str, ...]) -> re.Pattern[str]:
     """Field specs (``a.b``, ``a[]``, ``a{}.b``) as one pattern of the paths :func:`_scan` shows."""
     def one(spec: str) -> str:
-        out = re.escape(spec).replace(r"\[\]", r"\[\d+\]").replace(r"\{\}", r"\.[^.\[]+")
-        return out
+        return re.escape(spec).replace(r"\[\]", r"\[\d+\]").replace(r"\{\}", r"\.[^.\[]+")
+
     return re.compile("|".join(f"(?:{one(s)})" for s in specs) or r"(?!)")
 
 

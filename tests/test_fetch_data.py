@@ -104,6 +104,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(416)
             return
         self.send_response(206 if rng else 200)
+        if rng:  # a 206 says which bytes it holds (RFC 9110 §15.3.7): the harness appends only the ones it asked for
+            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
         self.send_header("Content-Length", str(len(body) - start))
         self.end_headers()
         self.wfile.write(body[start:])

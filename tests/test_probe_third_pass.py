@@ -177,5 +177,5 @@ def test_table_check_names_a_reports_dir_that_is_no_folder(tmp_path: Path) -> No
     shutil.copy(FIXTURE, results / FIXTURE.name)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    with pytest.raises(MissingDirError, match="--reports-dir .*fifo: is a file, not a folder"):
+    with pytest.raises(MissingDirError, match=r"--reports-dir .*fifo: is a FIFO \(named pipe\), not a folder"):
         render_all(results, fifo, check=True)

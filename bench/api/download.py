@@ -25,6 +25,7 @@ from __future__ import annotations
 import errno
 import http.client
 import os
+import re
 import socket
 import stat
 import threading
@@ -254,6 +255,10 @@ def download(url: str, part: Path, bounds: Bounds, *, resume: bool = True, heade
     except MemoryError:
         raise DownloadError(f"{url}: ran out of memory while downloading. Fix: free memory and {fix}.") from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+        if _not_http(exc) and not watch.expired:  # the host answered, with something that is no HTTP response
+            raise DownloadError(f"{url}: the server's answer is not valid HTTP ({type(exc).__name__}: "
+                                f"{str(exc)[:200]}); nothing was kept. Fix: check the URL (or the mirror); "
+                                f"{fix}.") from None
         if watch.expired:
             raise _late(url, bounds, fix) from None
         if isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError):
@@ -264,6 +269,20 @@ def download(url: str, part: Path, bounds: Bounds, *, resume: bool = True, heade
                             f"stopped ({time.monotonic() - started:.0f} s in).", kept=True) from None
     finally:
         timer.cancel()
+
+
+def _not_http(exc: BaseException) -> bool:
+    """An answer no HTTP client can read (a bad status line, a header line over 64 KiB, more than 100 headers): the
+    host was reached, so "where the host can be reached; it resumes" would mislead. A connection closed before or
+    during the answer (``RemoteDisconnected``, ``IncompleteRead``) is the network's, and resumable."""
+    return isinstance(exc, http.client.HTTPException) and not isinstance(
+        exc, http.client.IncompleteRead | http.client.RemoteDisconnected)
+
+
+def _resumed_at(resp: Any) -> int | None:
+    """Where a 206 answer's body starts (``Content-Range: bytes START-END/TOTAL``), or None when it does not say."""
+    m = re.fullmatch(r"\s*bytes\s+(\d+)-\d+/(?:\d+|\*)\s*", resp.headers.get("Content-Range") or "")
+    return int(m.group(1)) if m else None
 
 
 def _late(url: str, bounds: Bounds, fix: str) -> DownloadError:
@@ -282,7 +301,13 @@ def _transfer(opener: Any, request: urllib.request.Request, part: Path, have: in
         if total is not None and total > bounds.max_bytes:
             raise DownloadError(f"{url}: announces {total:,} bytes, over the {bounds.max_bytes:,}-byte cap of this "
                                 f"file; nothing was downloaded. Fix: check the URL (or the mirror); {fix}.")
-        fd = open_part(part, append=resumed)
+        fd = open_part(part, append=resumed)  # a link or a special file is refused here, before anything else
+        if resumed and _resumed_at(resp) != have:  # appended, another offset's bytes would make a file no one sent
+            os.close(fd)
+            part.unlink(missing_ok=True)
+            raise DownloadError(f"{url}: asked to resume at byte {have:,}, the server answered with the bytes of "
+                                f"{resp.headers.get('Content-Range') or 'no Content-Range'}; the partial file was "
+                                f"removed, nothing appended. Fix: {fix} (it starts over).")
         done = start
         window_at, window_bytes = time.monotonic(), 0
         read = getattr(resp, "read1", resp.read)

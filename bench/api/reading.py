@@ -112,9 +112,10 @@ def parse_json(text: str | bytes, where: Path | str, fix: str = DEFAULT_FIX) -> 
     return obj
 
 
-def read_json(path: Path | str, fix: str = DEFAULT_FIX) -> Any:
-    """The parsed JSON of ``path`` (see :func:`read_text` and :func:`parse_json` for what fails, and how)."""
-    return parse_json(read_text(path, fix), path, fix)
+def read_json(path: Path | str, fix: str = DEFAULT_FIX, *, limits: Limits = DOCUMENT) -> Any:
+    """The parsed JSON of ``path`` (see :func:`read_text` and :func:`parse_json` for what fails, and how), within
+    ``limits`` (a record: :data:`bench.api.textfile.RECORD`)."""
+    return parse_json(read_text(path, fix, limits=limits), path, fix)
 
 
 def read_yaml(path: Path | str, fix: str = DEFAULT_FIX) -> Any:

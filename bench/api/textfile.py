@@ -24,8 +24,8 @@ from pathlib import Path
 
 from bench.api.errors import UserError
 
-__all__ = ["BOM", "DATA", "DOCUMENT", "OUTPUTS", "Limits", "TextFileError", "TextFileNotFound", "read_bytes_checked",
-           "size_label"]
+__all__ = ["BOM", "DATA", "DOCUMENT", "OUTPUTS", "RECORD", "Limits", "TextFileError", "TextFileNotFound",
+           "not_a_file", "read_bytes_checked", "size_label"]
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 BOM = b"\xef\xbb\xbf"
@@ -45,6 +45,10 @@ class Limits:
     #: a NUL byte is refused: no output text holds one, a UTF-16 file saved without a BOM is half NULs (and reads
     #: as "valid UTF-8" garbage), and the external scorers (Perl, Java) and the pages treat it each their own way
     refuse_nul: bool = False
+    #: at most this many JSON values, counted before parsing as the bytes ``,`` ``[`` ``{`` (an over-count: those in
+    #: strings count too); None: no cap. Parsed, a byte of JSON can take 20 bytes of memory (``[{},{},…]``: a dict
+    #: per 3 bytes), so the size cap alone let one 256 MiB record take about 5 GB
+    max_values: int | None = None
 
 
 #: a hypothesis, reference or key file (score --hyp/--ref/--key, compare, submit) and a stored outputs file: one
@@ -55,6 +59,10 @@ OUTPUTS = Limits("outputs file", 256 * MiB, 64 * KiB, refuse_bom=True, max_lines
 DATA = Limits("data file", 2 * GiB, 4 * MiB, max_lines=20_000_000)
 #: a record, a manifest, a paper table, a queue file, a JSON data file (SQuAD's train file is 30 MB on one line)
 DOCUMENT = Limits("file", 256 * MiB, None)
+#: a record under a results folder (every kind, read by the store): the largest committed one is 2.5 MB with
+#: about 150,000 values (a latency record with its raw timings), so these caps leave 13x room and bound what one
+#: record takes in memory to a few hundred MB
+RECORD = Limits("record", 32 * MiB, None, max_values=2_000_000)
 
 
 class TextFileError(UserError, ValueError):
@@ -155,6 +163,12 @@ def read_bytes_checked(path: Path | str, limits: Limits = DOCUMENT) -> bytes:
                             _split_fix(limits))
     if limits.max_line is not None:
         _check_lines(p, data, limits)
+    if limits.max_values is not None:
+        values = data.count(b",") + data.count(b"[") + data.count(b"{")
+        if values > limits.max_values:
+            raise TextFileError(p, f"about {values:,} JSON values, over the {limits.max_values:,}-value cap for "
+                                   f"{_a(limits.what)} (parsed, it would take many times its size in memory)",
+                                _split_fix(limits))
     return data
 
 

@@ -52,7 +52,9 @@ def table_cmd(
     result = report.render_all(source, reports_dir, check=check, budget=budget, prune=prune, changed=changed)
     if check:
         if result:
-            ui.fail("reports/ is stale; run `bench table` and commit:\n" + "\n".join(map(ui.shown, result)), code=1)
+            for stale in result:  # one line each, above the error line (which is one line)
+                ui.err_console.print(ui.plain(ui.shown(stale)))
+            ui.fail(f"reports/ is stale ({len(result)} file(s), listed above); run `bench table` and commit.", code=1)
         ui.console.print("[green]reports/ matches results/[/]")
         if deep:
             _render_deep(source, jobs)

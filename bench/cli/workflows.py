@@ -61,7 +61,8 @@ def calibrate_cmd(
 def order_cmd(
     target: Annotated[str, typer.Argument(help="paper:table, e.g. mist:3")],
     budget: Annotated[str, typer.Option(help="Budget of the runs whose order is compared.")] = "cpu",
-    samples: Annotated[int, typer.Option(help="Bootstrap resamples (≥ 1).")] = 1000,
+    samples: Annotated[int, typer.Option(help="Bootstrap resamples (1 to 100,000: what an ordering record may "
+                                              "claim, since `--deep` resamples it again).")] = 1000,
     results_dir: EvidenceDir = None,
     data_dir: DataDir = None,
 ) -> None:
@@ -73,9 +74,13 @@ def order_cmd(
     from bench.papers import parse_table_ref
     from bench.runs.folders import evidence_dir
     from bench.store.records import require_dir
+    from bench.store.sealed import MAX_RESAMPLES
     from bench.workflows.ordering import compute
 
     ui.check_counts(("--samples", samples, 1))
+    if samples > MAX_RESAMPLES:
+        ui.fail(f"--samples {samples}: at most {MAX_RESAMPLES:,} (an ordering record claims no more: `bench table "
+                "--check --deep` resamples it again).")
     try:
         paper, table = parse_table_ref(target)
         done = compute(paper, table, budget, require_dir(evidence_dir(results_dir)), data_dir, samples=samples,

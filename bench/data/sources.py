@@ -15,6 +15,7 @@ from pathlib import Path
 from bench.api.errors import DataError
 from bench.api.paths import repo_root
 from bench.api.reading import read_text
+from bench.api.textfile import not_a_file
 
 #: the fix for a raw data file that is not the text or JSON it should be
 DATA_FIX = "restore it from the shared data (`bench data verify` names altered files)"
@@ -47,13 +48,14 @@ def data_dir(explicit: Path | str | None = None) -> Path:
         return path.resolve()
     lines = []
     for i, (how, p) in enumerate(candidates):
-        state = ("not found" if not p or not p.exists() else "is a file, not a folder") if i == chosen else (
-            "not given" if p is None else "not consulted")
+        if i != chosen:
+            state = "not given" if p is None else "not consulted"
+        else:  # /dev/null or a FIFO is named as what it is, never "a file"
+            state = "not found" if not p or not p.exists() else f"is {not_a_file(p) or 'a file'}, not a folder"
         lines.append(f"{how}: {p if p is not None else '-'} ({state})")
-    raise DataError(
-        "Data directory not found. Looked at:\n  "
-        + "\n  ".join(lines)
-        + f"\n{fetch_fix(path)}; or pass --data-dir DIR / set ${ENV_VAR}=DIR to a directory holding the raw "
+    raise DataError(  # one line: the CLI prints every error as one line
+        "Data directory not found. Looked at: " + "; ".join(lines)
+        + f". {fetch_fix(path)}; or pass --data-dir DIR / set ${ENV_VAR}=DIR to a directory holding the raw "
         f"data and its {SUMS_FILE}."
     )
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import shlex
 from pathlib import Path
+from typing import NoReturn
 
 from bench.api.errors import UserError
 from bench.api.reading import read_text
+from bench.api.text import clip, clip_repr
 from bench.runs import RunSpec, parse_overrides
 
 _TEXT_FIX = "write it as UTF-8 text, one `bench run` option line per run"
@@ -24,8 +26,16 @@ class QueueFileError(UserError, ValueError):
     """A line of a queue file that is not a `bench run` command; the message names file and line."""
 
 
+class _Quiet(argparse.ArgumentParser):
+    """A parser that says nothing itself: ``exit_on_error=False`` still prints "bench run: error: ..." and exits for
+    missing options (Python 3.11), a stray second line beside the harness's one error line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise argparse.ArgumentError(None, message)
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bench run", add_help=False, exit_on_error=False)
+    p = _Quiet(prog="bench run", add_help=False, exit_on_error=False)
     p.add_argument("--system", required=True)
     p.add_argument("--task", required=True)
     p.add_argument("--split", default="test")
@@ -34,6 +44,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--set", dest="set_", action="append", default=[])
     p.add_argument("--limit", type=int, default=None)
     return p
+
+
+def _shown(value: object) -> str:
+    """A queue line as a message quotes it: cut to 200 characters (a line may be any length)."""
+    return clip_repr(value.strip() if isinstance(value, str) else str(value), 200)
 
 
 def read_queue(path: Path) -> list[RunSpec]:
@@ -46,7 +61,7 @@ def read_queue(path: Path) -> list[RunSpec]:
         try:
             words = shlex.split(raw, comments=True)
         except ValueError as exc:
-            raise QueueFileError(f"{path}:{lineno}: {exc}: {raw.strip()!r}") from None
+            raise QueueFileError(f"{path}:{lineno}: {exc}: {_shown(raw)}") from None
         if not words:
             continue
         if words[:2] == ["bench", "run"]:
@@ -54,12 +69,12 @@ def read_queue(path: Path) -> list[RunSpec]:
         try:
             args, extra = parser.parse_known_args(words)
         except (argparse.ArgumentError, SystemExit) as exc:
-            raise QueueFileError(f"{path}:{lineno}: {exc or 'needs --system and --task'}: {raw.strip()!r}. Fix: "
+            raise QueueFileError(f"{path}:{lineno}: {exc or 'needs --system and --task'}: {_shown(raw)}. Fix: "
                                  "give the options of one `bench run`, e.g. --system unilm --task squad_qg "
                                  "--budget cpu --limit 2000.") from None
         if extra:
-            raise QueueFileError(f"{path}:{lineno}: unknown option(s) {extra} in {raw.strip()!r}; a queue line takes "
-                                 "--system --task --split --budget --seed --set --limit.")
+            raise QueueFileError(f"{path}:{lineno}: unknown option(s) {clip(str(extra), 200)} in {_shown(raw)}; a "
+                                 "queue line takes --system --task --split --budget --seed --set --limit.")
         try:
             overrides = parse_overrides(args.set_)
         except ValueError as exc:

@@ -62,11 +62,13 @@ def read_entry(path: Path) -> dict[str, Any] | None:
     hash fails) or filed under another key than its own (the key it was written under is in it, and must be the
     file's name: an intact entry of one comparison copied over another's would show the wrong pair's numbers).
     Read like every other input (:func:`bench.api.reading.read_json`): a FIFO, a device, a directory or a file over
-    the size cap is a miss, never a hang or an unbounded read."""
+    the caps of a record is a miss, never a hang or an unbounded read (:data:`bench.api.textfile.RECORD`: an entry is
+    a few kB, and 256 MiB of ``[{},…]`` would take about 5 GB parsed)."""
     from bench.api.reading import read_json
+    from bench.api.textfile import RECORD
 
     try:
-        entry = read_json(path)
+        entry = read_json(path, limits=RECORD)
         result = entry["result"]
     except (OSError, ValueError, KeyError, TypeError):
         return None

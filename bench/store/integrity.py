@@ -340,6 +340,12 @@ def _ranking_problems(data: Mapping[str, Any]) -> Iterator[Problem]:
             yield Problem(f"pairs[{i}].reported_delta", f"is {d!r}, but the reported numbers differ by "
                                                         f"{a['reported'] - b['reported']:.4f}")
     ys = [r["reproduced"] for r in ranked]
+    if isinstance(tau, float) and math.isnan(tau):  # undefined only when the rows tie (stored values tie or not)
+        defined = _tau_b([r["reported"] for r in ranked], ys)
+        if defined is not None:
+            yield Problem("tau_b", f"is NaN (undefined), but its rows' reported and reproduced values give "
+                                   f"{defined:.4f}")
+        return
     if not _num(tau) or any(0 < abs(p - q) < 1e-3 for i, p in enumerate(ys) for q in ys[i + 1:]):
         return
     fresh = _tau_b([r["reported"] for r in ranked], ys)

@@ -17,7 +17,7 @@ from bench.store.files import StoreError, is_number
 from bench.store.integrity import ordering_problems
 from bench.store.outputs import StoredRecord
 from bench.store.paths import ordering_dir, ordering_file
-from bench.store.sealed import SealedStore
+from bench.store.sealed import MAX_RESAMPLES, SealedStore
 
 KIND = "ordering"
 #: the fields of an ordering file names are built from: its own file, the runs it names
@@ -52,6 +52,11 @@ def validate_ordering(data: Any, path: Path | str = "<ordering>") -> dict[str, A
     for key in ("paper", "table", "group", "budget", "column", "metric"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise _fail(path, f"'{key}' must be a non-empty string")
+    samples = data.get("samples")  # `--deep` bootstraps the ordering again with this many resamples
+    if samples is not None and not (isinstance(samples, int) and not isinstance(samples, bool)
+                                    and 1 <= samples <= MAX_RESAMPLES):
+        raise _fail(path, f"'samples' is {samples!r:.40}, not a resample count (a whole number from 1 to "
+                          f"{MAX_RESAMPLES:,}; `--deep` resamples that many times)")
     rows = data.get("rows")
     if not isinstance(rows, list) or not rows:
         raise _fail(path, "'rows' must be a non-empty list")
@@ -121,7 +126,8 @@ def _file(results_dir: Path | str, name: str) -> Path:
 
 #: orderings (``results/ordering/*.json``), the store's kind ``ordering``
 STORE = OrderingStore(OrderingError, "Ordering", "bench order", AGAIN, "paper", ordering_dir, _file,
-                      validate_ordering, names=ORDERING_NAMES, kind=KIND)
+                      validate_ordering, names=ORDERING_NAMES, kind=KIND,
+                      non_finite=("tau_b", "tau_ci95[]"))  # τ-b is undefined (NaN) when every reproduced value ties
 
 
 def read_ordering(path: Path | str) -> dict[str, Any]:

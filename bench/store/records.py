@@ -21,6 +21,7 @@ from typing import Any
 
 from bench.api.errors import UserError
 from bench.api.names import identifier_problem
+from bench.api.textfile import not_a_file
 from bench.store.files import StoreError, is_number, write_json
 from bench.store.integrity import DIGEST_FIELD, Problem, digest_problem, record_problems, sealed, unsealed
 from bench.store.outputs import outputs_location
@@ -291,7 +292,7 @@ def require_dir(path: Path | str, option: str = "--results-dir", holds: str = "t
     p = Path(path)
     if p.is_dir():
         return p
-    state = "is a file, not a folder" if p.exists() else "does not exist"
+    state = f"is {not_a_file(p) or 'a file'}, not a folder" if p.exists() else "does not exist"  # /dev/null: a device
     parent = p.absolute().parent
     siblings = [d.name for d in parent.iterdir() if d.is_dir()] if parent.is_dir() else []
     close = difflib.get_close_matches(p.name, siblings, n=1, cutoff=0.6)

@@ -9,7 +9,9 @@ there is one path, and a kind is a :class:`SealedStore` value that plugs into it
    (a link out of the folder is refused);
 2. every name a path is built from (:attr:`SealedStore.names`) is checked against the one identifier rule
    (:mod:`bench.api.names`) before any path is built from it;
-3. the kind's validator checks the schema, the types and the ranges (it names the field);
+3. the rules every kind shares (:func:`shared_problem`: a ``created`` is a timestamp, a resample count and a seed
+   are whole numbers in range and no number is NaN or infinite, wherever they stand), then the kind's validator
+   checks the schema, the types and the ranges (it names the field);
 4. the seal: the digest fits the content, or the record has none and its content is pinned as legacy
    (:func:`bench.store.integrity.digest_problem`, :mod:`bench.store.legacy`).
 
@@ -19,7 +21,10 @@ Writers run steps 2 and 3, then seal and write atomically. The registry of kinds
 
 from __future__ import annotations
 
+import datetime as _dt
+import math
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +57,8 @@ class SealedStore:
     #: the record's id names its file (``<run_id>.json``): a file in its folder under another name is refused,
     #: so one id is one file (a copy under a new name would be counted twice, and `show ID` would miss it)
     id_names_file: bool = False
+    #: the number fields that may be NaN (undefined; field specs as :attr:`names`); every other number is finite
+    non_finite: tuple[str, ...] = ()
 
     def fail(self, path: Path | str, msg: str) -> StoreError:
         return self.error(f"{path}: {msg}. {self.name} records are written by `{self.command}`; "
@@ -76,6 +83,9 @@ class SealedStore:
             problem = identifier_problem(value)
             if problem is not None:
                 raise self.fail(path, f"'{field}' {problem}")
+        shared = shared_problem(data, self.non_finite)
+        if shared is not None:
+            raise self.fail(path, shared)
         try:
             return self.validate(data, path)
         except UserError:
@@ -170,6 +180,103 @@ class SealedStore:
         return self.save(self.file(results_dir, str(record[self.id_field])), record)
 
 
+#: the most resamples a record may claim: ``--deep`` re-derives its intervals and p-values with that many (a
+#: forger's 10^10 was an 80 GB allocation, 10^9 an hour); the harness writes 1,000 to 2,000
+MAX_RESAMPLES = 100_000
+#: keys that mean one thing in every kind of record, wherever they stand: a resample count, a seed
+RESAMPLE_KEYS = frozenset({"n_resamples"})
+SEED_KEYS = frozenset({"seed"})
+#: a seed fits in 63 bits (torch and numpy take it; a larger one is no seed the harness wrote)
+MAX_SEED = 2**63 - 1
+
+
+def shared_problem(data: Any, non_finite: tuple[str, ...] = ()) -> str | None:
+    """What breaks a rule every kind of record shares, or None:
+
+    - ``created`` (top level), where given, is an ISO-8601 timestamp with its UTC offset: it orders records (the
+      newest of a spec is the one shown), so ``"not-a-date"`` (sorted after every real date) or a number would
+      shadow the records made after it;
+    - every ``n_resamples`` is a whole number from 1 to :data:`MAX_RESAMPLES`, and every ``seed`` a whole number
+      of at most 63 bits, wherever they stand: ``--deep`` re-derives with them, so they bound its time and memory;
+    - no number is NaN or infinite (JSON's ``NaN``, ``Infinity``, ``1e999``) but where the kind says it may be
+      (``non_finite``, field specs as :attr:`SealedStore.names`: an ordering's undefined τ-b): every comparison
+      with NaN is false, so a NaN drift or canary reading passed every check it met, and a verdict with it.
+    """
+    if isinstance(data, Mapping) and "created" in data:
+        created = data["created"]
+        if not isinstance(created, str) or (created and _timestamp(created) is None):
+            return (f"'created' is {str(created)[:60]!r}, not an ISO-8601 timestamp with its UTC offset "
+                    "(2026-11-29T10:45:45+00:00): it orders the records")
+    allowed = _patterns(non_finite)
+    for where, key, value in _scan(data, RESAMPLE_KEYS | SEED_KEYS, ""):
+        if key is None:
+            if not (math.isnan(value) and allowed.fullmatch(where)):  # undefined may be NaN, never infinite
+                return (f"'{where}' is {value!r}, not a number the harness writes there (NaN or infinite: every "
+                        "check compares it as false)")
+            continue
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if key in RESAMPLE_KEYS and not (whole and 1 <= value <= MAX_RESAMPLES):
+            return (f"'{where}' is {value!r:.40}, not a resample count (a whole number from 1 to "
+                    f"{MAX_RESAMPLES:,}; `--deep` resamples that many times)")
+        if key in SEED_KEYS and value is not None and not (whole and abs(value) <= MAX_SEED):
+            return f"'{where}' is {value!r:.40}, not a seed (a whole number of at most 63 bits)"
+    return None
+
+
+def _timestamp(text: str) -> _dt.datetime | None:
+    try:
+        when = _dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
+
+
+def _patterns(specs: tuple[str, ...]) -> re.Pattern[str]:
+    """Field specs (``a.b``, ``a[]``, ``a{}.b``) as one pattern of the paths :func:`_scan` shows."""
+    def one(spec: str) -> str:
+        return re.escape(spec).replace(r"\[\]", r"\[\d+\]").replace(r"\{\}", r"\.[^.\[]+")
+
+    return re.compile("|".join(f"(?:{one(s)})" for s in specs) or r"(?!)")
+
+
+_SCALARS = frozenset({int, float, str, bool, type(None)})
+
+
+def _bad(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _finite_sum(items: list[Any]) -> bool:
+    """Whether a list of scalars surely holds no NaN or infinity: its sum, at C speed, is finite (a list with a
+    string or a sum that overflows is looked at item by item)."""
+    try:
+        return math.isfinite(sum(items, 0.0))
+    except (TypeError, OverflowError):
+        return False
+
+
+def _scan(node: Any, keys: frozenset[str], at: str) -> Iterator[tuple[str, str | None, Any]]:
+    """(shown path, key, value) of every object entry whose key is in ``keys``, and (path, None, value) of every
+    NaN or infinite number, at any depth (a list of numbers, most of a latency record, is summed, not walked)."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            where = f"{at}.{key}" if at else str(key)
+            if key in keys:
+                yield where, key, value
+            if _bad(value):
+                yield where, None, value
+            elif isinstance(value, Mapping | list):
+                yield from _scan(value, keys, where)
+    elif isinstance(node, list):
+        if _SCALARS.issuperset(map(type, node)) and _finite_sum(node):
+            return
+        for i, item in enumerate(node):
+            if _bad(item):
+                yield f"{at}[{i}]", None, item
+            elif isinstance(item, Mapping | list):
+                yield from _scan(item, keys, f"{at}[{i}]")
+
+
 def name_values(data: Any, fields: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
     """(shown field, value) of every name ``fields`` point at in ``data`` (see :attr:`SealedStore.names`)."""
     for spec in fields:
@@ -203,4 +310,4 @@ def _walk(node: Any, parts: list[str], at: str) -> Iterator[tuple[str, Any]]:
         yield from _walk(node[head], rest, f"{at}{head}" + ("." if rest else ""))
 
 
-__all__ = ["SealedStore", "name_values"]
+__all__ = ["MAX_RESAMPLES", "MAX_SEED", "SealedStore", "name_values", "shared_problem"]

@@ -57,6 +57,34 @@ class Rules:
         return cls(**kept, x2_band=float(data["x2_band"]) if "x2_band" in data else None)
 
 
+#: the harness's rules: :class:`bench.latency.paired.Thresholds`' defaults (a test keeps them equal); no command
+#: states others
+HARNESS = Rules()
+#: per threshold, the least value that is still a rule (a ratio below 1 or a negative band no speed-up meets)
+_LEAST = {"aa_max": 0.0, "ci_ratio": 1.0, "round_spread": 1.0, "x2_band": 0.0}
+
+
+def rules_problems(thresholds: Any, tolerance: Any, at: str, tolerance_at: str) -> Iterator[Problem]:
+    """The thresholds and the canary tolerance a record states are the harness's, or stricter: each verdict here is
+    derived against them, so a forger who loosened them (``ci_ratio`` 1e9, a tolerance of 10) and resealed had every
+    verdict derive VALID. Absent ones are the harness's (``x2_band`` absent: the older known-ratio rule)."""
+    if thresholds is not None:
+        if not isinstance(thresholds, Mapping):
+            yield Problem(at, "must be an object of thresholds")
+            return
+        for key, least in _LEAST.items():
+            most = getattr(HARNESS, key)
+            value = thresholds.get(key)
+            if key in thresholds and not (finite(value) and least <= value <= most):
+                yield Problem(f"{at}.{key}", f"is {value!r}, but a record is judged by the harness's threshold {most} "
+                                             f"or a stricter one (from {least}): a loosened rule would make a verdict "
+                                             "VALID")
+    if tolerance is not None and not (finite(tolerance) and 0 < tolerance <= CANARY_TOLERANCE):
+        yield Problem(tolerance_at, f"is {tolerance!r}, but the canary is judged by the harness's tolerance "
+                                    f"{CANARY_TOLERANCE} or a stricter one (above 0): a loosened tolerance would hide "
+                                    "a drift")
+
+
 def _ci(sp: Mapping[str, Any]) -> tuple[float, float]:
     lo, hi = sp["mean_ci95"]
     return float(lo), float(hi)
@@ -227,7 +255,15 @@ def latency_verdict_problems(rec: Mapping[str, Any]) -> list[Problem]:
 
 def _latency(rec: Mapping[str, Any]) -> Iterator[Problem]:
     systems: Mapping[str, Any] = rec["systems"]
-    tolerance = _tolerance((rec.get("settings") or {}).get("canary_tolerance"))
+    given = rec.get("settings")
+    settings: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    stated = [*rules_problems((rec.get("design") or {}).get("thresholds"), settings.get("canary_tolerance"),
+                              "design.thresholds", "settings.canary_tolerance"),
+              *rules_problems(settings.get("thresholds"), None, "settings.thresholds", "")]
+    if stated:
+        yield stated[0]
+        return
+    tolerance = _tolerance(settings.get("canary_tolerance"))
     if rec.get("schema", 1) < 2:  # the block design: no per-speed-up verdicts; valid is the verdict
         if (rec.get("valid") is True) == bool(rec.get("invalid_reasons")):
             yield Problem("valid", f"is {rec.get('valid')!r} with {len(rec.get('invalid_reasons') or [])} invalid "
@@ -309,6 +345,12 @@ def _sweep(rec: Mapping[str, Any]) -> Iterator[Problem]:
             return
     invalid, ms = _reasons(rec.get("invalid_reasons")) or [], _reasons(rec.get("ms_reasons", [])) or []
     baseline = (rec.get("spec") or {}).get("baseline")
+    for i, group in enumerate(sw["groups"]):
+        tolerance_given = rec.get("canary_tolerance") if i == 0 else None
+        for problem in rules_problems(group["design"].get("thresholds"), tolerance_given,
+                                      f"sweep.groups[{i}].design.thresholds", "canary_tolerance"):
+            yield problem
+            return
     tolerance = _tolerance(rec.get("canary_tolerance"))
     verdicts: list[str] = []
     for i, group in enumerate(sw["groups"]):
@@ -350,5 +392,5 @@ def _sweep(rec: Mapping[str, Any]) -> Iterator[Problem]:
     yield from _summary_words(rec, worst([v for v in verdicts if v in VERDICTS]))
 
 
-__all__ = ["Rules", "aa_verdicts", "canary_problems", "latency_verdict_problems", "own_verdicts",
-           "sweep_verdict_problems", "worst", "x2_verdicts"]
+__all__ = ["HARNESS", "Rules", "aa_verdicts", "canary_problems", "latency_verdict_problems", "own_verdicts",
+           "rules_problems", "sweep_verdict_problems", "worst", "x2_verdicts"]

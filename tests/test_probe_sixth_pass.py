@@ -78,6 +78,14 @@ Outputs and promotion:
 - S40 ``bench promote`` of a workspace run whose outputs file is a link out of the workspace -> clean (refused,
   nothing written)
 
+The seal's own field and a record's place:
+
+- S41 ``digest`` null, empty, upper-case, ``SHA256:``-prefixed, with a leading space, or a list, on a sealed and on a
+  pinned legacy record -> clean (refused: a digest is ``sha256:<hex>`` exactly; a null never makes legacy)
+- S42 a pinned legacy test-split run copied into ``results/calibration/`` -> held: it reads as a calibration point
+  (pinned by content, wherever it lies), and no summary names it, so nothing shows it (a summary naming it is
+  held to its split and system by the third pass's cross-check)
+
 Left for a later pass: a trained timing's output hashes are not compared with the run's recorded outputs (the tie
 that would prove the timed model is the run's), and ``bench compare``/``submit`` were not probed further here.
 """
@@ -469,3 +477,29 @@ def test_a_record_copied_for_a_probe_is_unchanged() -> None:
         kind = kinds.kind_of(RESULTS, path)
         assert kind is not None and kind.read_in(RESULTS, path)
     assert copy.deepcopy(_data(RUN))["run_id"] == RUN.stem
+
+
+# ---------------------------------------------------------------- S41-S42: the seal's own field, a record's place
+
+@pytest.mark.parametrize("value", [None, "", "upper", "SHA256:", " ", ["list"]],
+                         ids=["null", "empty", "upper-hex", "upper-prefix", "leading-space", "list"])
+def test_a_digest_of_another_form_is_refused_even_on_a_legacy_record(value: Any) -> None:
+    for path in (RUN, LEGACY):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        real = data.get("digest") or "sha256:" + "0" * 64
+        data["digest"] = {"upper": real.upper(), "SHA256:": real.replace("sha256:", "SHA256:"),
+                          " ": " " + real, ("list",): [real]}.get(value if not isinstance(value, list) else ("list",),
+                                                                 value)
+        with pytest.raises(StoreError, match=r"'digest' must be 'sha256:<hex>'"):
+            kinds.KINDS["run"].accept(data, path)
+
+
+def test_a_test_split_run_copied_into_calibration_is_shown_by_no_summary(tmp_path: Path) -> None:
+    from bench.store.calibration import load_summaries
+
+    folder = tmp_path / "results" / "calibration"
+    (folder / "outputs").mkdir(parents=True)
+    (folder / LEGACY.name).write_bytes(LEGACY.read_bytes())
+    (folder / "outputs" / f"{LEGACY.stem}.txt").write_bytes((RESULTS / "outputs" / f"{LEGACY.stem}.txt").read_bytes())
+    assert kinds.read(tmp_path / "results", folder / LEGACY.name)["spec"]["split"] == "test"
+    assert load_summaries(tmp_path / "results") == []

@@ -102,7 +102,7 @@ def test_runs_that_do_not_belong_in_one_timing_are_refused_in_one_line(two_runs:
     root, fp32, _ = two_runs
     results = str(root / "results")
     cases = [
-        (["--runs", f"{fp32['run_id']},{fp32['run_id']}"], "are both runs of encoder_minilm_l6"),
+        (["--runs", f"{fp32['run_id']},{fp32['run_id']}"], f"--runs names {fp32['run_id']} twice"),
         (["--runs", fp32["run_id"], "--systems", "encoder_minilm_l6"], "leave --systems and --task out"),
         (["--runs", fp32["run_id"], "--weights", "random"], "--runs with --weights random"),
         (["--runs", "no_such_run"], "no_such_run"),
@@ -118,13 +118,14 @@ def test_runs_that_do_not_belong_in_one_timing_are_refused_in_one_line(two_runs:
 def test_the_store_checks_spec_runs_against_the_timed_systems() -> None:
     from bench.store.paired import runs_problems
 
-    spec = {"systems": ["a", "b"], "weights": "trained", "runs": {"a": "a--quora--test--cpu--s42--12345678"}}
+    spec = {"systems": ["a", "b"], "task": "quora", "split": "test", "budget": "cpu", "weights": "trained",
+            "runs": {"a": "a--quora--test--cpu--s42--12345678", "b": "b--quora--test--cpu--s42--12345678"}}
     assert list(runs_problems(spec)) == []
-    assert list(runs_problems({k: v for k, v in spec.items() if k != "runs"})) == []
+    assert list(runs_problems({k: v for k, v in spec.items() if k not in ("runs", "weights")})) == []
     wrong = [
-        ({**spec, "runs": {"c": "x"}}, "not one of 'spec.systems'"),
-        ({**spec, "runs": {"a": "../x"}}, "must be a run id"),
-        ({**spec, "runs": {"a": 5}}, "must be a run id"),
+        ({**spec, "runs": {**spec["runs"], "c": "x"}}, "not one of 'spec.systems'"),
+        ({**spec, "runs": {**spec["runs"], "a": "../x"}}, "must be a run id"),
+        ({**spec, "runs": {**spec["runs"], "a": 5}}, "must be a run id"),
         ({**spec, "runs": {}}, "non-empty object"),
         ({**spec, "runs": ["a"]}, "non-empty object"),
         ({**spec, "weights": "random"}, "must be 'trained'"),

@@ -26,6 +26,7 @@ import pytest
 
 from bench.api.text import BIDI_CONTROLS
 from bench.data.cache import cache_root
+from bench.store.ids import run_id_of
 from bench.store.integrity import sealed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,13 +53,25 @@ def _edit(work: Path, run_id: str, change: Callable[[dict], None]) -> None:
     rec = json.loads(path.read_text(encoding="utf-8"))
     change(rec)
     rec = sealed(rec)  # a contributor's edit with a fresh digest (#57): what reaches the renderers past the seal
+    if rec["run_id"] != run_id:  # renamed to the id its edited spec gives it (an id is its content's, #57)
+        path.unlink()
+        path = path.with_name(f"{rec['run_id']}.json")
     path.write_text(json.dumps(rec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _hostile_outputs(work: Path, run_id: str) -> None:
+def _hostile_spec() -> dict:
+    spec = json.loads((REPO / "results" / f"{RUN}.json").read_text(encoding="utf-8"))["spec"]
+    return {**spec, "overrides": {"k" + HOSTILE: FORGED}}
+
+
+#: the run record with hostile overrides, under the id they give it (a forger who edits a spec renames the record)
+HOSTILE_RUN = run_id_of(_hostile_spec())
+
+
+def _hostile_outputs(work: Path, run_id: str, source: str | None = None) -> None:
     """Its outputs with hostile first lines (one per line: the harness refuses \\n and \\r inside), kept where its
     run id puts them and named by an absolute path, with the sha256 re-sealed: a contributor's hand edit."""
-    src = REPO / "results" / "outputs" / f"{run_id}.txt"
+    src = REPO / "results" / "outputs" / f"{source or run_id}.txt"
     lines = src.read_text(encoding="utf-8").split("\n")
     lines[0], lines[1] = HOSTILE, "[/bold] closes nothing \u2028 [red]x"
     dest = work / "results" / "outputs" / f"{run_id}.txt"
@@ -76,10 +89,13 @@ def _hostile_names(work: Path) -> None:
     def run(rec: dict) -> None:
         # (spec.system is a name a file name is built from: an identifier, checked at load, #57; probed below)
         rec["system"]["family"] = FORGED + HOSTILE
-        rec["spec"]["overrides"] = {"k" + HOSTILE: FORGED}
+        rec["spec"] = _hostile_spec()
+        rec["run_id"] = HOSTILE_RUN
+        if rec["outputs"].get("path"):
+            rec["outputs"]["path"] = f"results/outputs/{HOSTILE_RUN}.txt"
 
     def sub(rec: dict) -> None:
-        rec["submission"]["name"] = "convs2s" + HOSTILE
+        # (submission.name is part of its id, and a name: refused at load since #57, like spec.system below)
         rec["submission"]["meta"] = {"what": FORGED + HOSTILE, "k" + HOSTILE: "[x](javascript:alert(1))"}
 
     _edit(work, RUN, run)
@@ -99,17 +115,17 @@ class Probe:
 
 def _both(work: Path) -> None:
     _hostile_names(work)
-    _hostile_outputs(work, RUN)
+    _hostile_outputs(work, HOSTILE_RUN, RUN)
 
 
 RES = ("--results-dir", "{work}/results")
 PROBES = [
     Probe("table writes inert markdown and HTML", ("table", *RES, "--reports-dir", "{work}/reports", "--prune"),
           writes=("reports/",), setup=_hostile_names),
-    Probe("show prints outputs and names as text", ("show", RUN, *RES, "-n", "3"),
+    Probe("show prints outputs and names as text", ("show", HOSTILE_RUN, *RES, "-n", "3"),
           shows=("[red]red [/bold]", "[/bold] closes nothing", "<script>alert(1)</script>", "\\u202eevil"),
           setup=_both),
-    Probe("compare of hostile runs", ("compare", RUN, TWIN, *RES), codes=(0, 2), setup=_both),
+    Probe("compare of hostile runs", ("compare", HOSTILE_RUN, TWIN, *RES), codes=(0, 2), setup=_both),
     Probe("export of hostile records", ("export", *RES, "--out", "{work}/out.csv"), writes=("out.csv",),
           setup=_hostile_names),
     Probe("show of a run id with markup", ("show", "[/bold][red]x", *RES), codes=(2,), names="[/bold][red]x"),

@@ -16,6 +16,7 @@ import pytest
 from bench.report import render_all
 from bench.report import speed_page as sp
 from bench.report.markdown import parse_tables
+from bench.store.ids import sweep_record_id
 from bench.store.integrity import sealed, unsealed
 from bench.store.sweeps import SweepRecordError, load_sweep_records, read_sweep_record, write_sweep_record
 
@@ -207,6 +208,7 @@ def test_a_record_without_a_baseline(record: dict, tmp_path: Path) -> None:
     record["sweep"]["crossover"] = {}
     for c in record["sweep"]["cells"]:
         c["speedup"] = None
+    record["sweep_id"] = sweep_record_id(record)  # a sweep of another spec: its own id (bench.store.ids)
     results, reports = _results(tmp_path, record), tmp_path / "reports"
     render_all(results, reports)
     md = (reports / "speed-squad_qg.md").read_text()

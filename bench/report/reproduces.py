@@ -139,15 +139,21 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
     return None
 
 
+#: what a trained timing and the run it is shown for must share, beside the system
+_SAME = ("task", "split", "budget")
+
+
 def _trained_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
     """The run's own model timed by ``bench latency --runs`` (the record's ``spec.runs`` names this run): the
     newest such timing, paired against the trained baseline run it was timed with."""
-    run_id = rec.get("run_id")
+    run_id, spec = rec.get("run_id"), rec.get("spec") or {}
     hits = [lr for lr in latency_records
             if run_id and run_id in ((lr.get("spec") or {}).get("runs") or {}).values()]
     for lr in sorted(hits, key=lambda r: (str(r.get("created")), str(r.get("latency_id"))), reverse=True):
         runs = lr["spec"]["runs"]
         system = next(s for s, r in runs.items() if r == run_id)
+        if (system, *(lr["spec"].get(k) for k in _SAME)) != (spec.get("system"), *(spec.get(k) for k in _SAME)):
+            continue  # the store refuses such a record (its run ids are their specs'); a record is never trusted here
         entry, base = lr["systems"].get(system) or {}, lr.get("baseline")
         sp = entry.get("speedup") or {}
         is_base = system == base

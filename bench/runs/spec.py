@@ -3,8 +3,6 @@ id, and the range checks every command that makes one applies before any file, w
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -62,8 +60,9 @@ class RunSpec:
 
     @property
     def run_id(self) -> str:
-        digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:8]
-        return f"{self.system}--{self.task}--{self.split}--{self.budget}--s{self.seed}--{digest}"
+        from bench.store.ids import run_id_of  # the one formula: every reader holds a run record to it
+
+        return run_id_of(self.to_json())
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> RunSpec:

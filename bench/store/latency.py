@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.store.files import StoreError, is_number
+from bench.store.ids import latency_record_id
 from bench.store.integrity import Problem, latency_record_problems
 from bench.store.paired import LABELS, VERDICTS, design_problems, runs_problems, speedup_problems
 from bench.store.paths import latency_dir, latency_record_file
@@ -114,7 +115,8 @@ def _roster_problems(rec: Mapping[str, Any]) -> list[Problem]:
 STORE = SealedStore(LatencyRecordError, "Latency", "bench latency --record", "measure again", "latency_id",
                     latency_dir, latency_record_file, lambda rec, path: validate_latency_record(rec, path),
                     names=("latency_id", "spec.task", "spec.split", "spec.budget", "spec.baseline", "spec.systems[]",
-                           "systems{}"), kind=KIND, id_names_file=True)
+                           "systems{}"), kind=KIND, id_names_file=True,
+                    identity=latency_record_id)
 
 
 def read_latency_record(path: Path | str) -> dict[str, Any]:

@@ -147,11 +147,17 @@ def design_problems(block: Mapping[str, Any], where: str = "") -> Iterator[Probl
 
 def runs_problems(spec: Mapping[str, Any]) -> Iterator[Problem]:
     """``spec.runs`` (``bench latency --runs``): each timed system mapped to the recorded run whose model it timed, a
-    run id by the one identifier rule (the board links a speed-up to that run's row by it)."""
+    run id by the one identifier rule (the board links a speed-up to that run's row by it). The claim is tied to the
+    runs it names: weights "trained" if and only if runs are named, every timed system with a run of its own, each
+    run id naming that system and the record's task, split and budget (a run id is its spec's,
+    :mod:`bench.store.ids`, so a speed-up cannot be put on another system's or another task's row), and no system's
+    override saying its weights were random."""
     from bench.api.names import identifier_problem
 
     runs = spec.get("runs")
     if runs is None:
+        if spec.get("weights") == "trained":
+            yield Problem("spec.weights", "is 'trained' but 'spec.runs' names no runs whose models were timed")
         return
     systems = spec.get("systems")
     if not isinstance(runs, Mapping) or not runs:
@@ -162,6 +168,21 @@ def runs_problems(spec: Mapping[str, Any]) -> Iterator[Problem]:
             yield Problem("spec.runs", f"names {str(system)[:60]!r}, which is not one of 'spec.systems'")
         elif not isinstance(run_id, str) or identifier_problem(run_id) is not None:
             yield Problem(f"spec.runs.{system}", "must be a run id (letters, digits, '_', '.', '+' and '-')")
+        elif not run_id.startswith(f"{system}--{spec.get('task')}--{spec.get('split')}--{spec.get('budget')}--"):
+            yield Problem(f"spec.runs.{system}", f"is {run_id!r}, not a run of {system} on the record's task, split "
+                                                 f"and budget ({system}--{spec.get('task')}--{spec.get('split')}--"
+                                                 f"{spec.get('budget')}--…): a speed-up is shown on its run's row")
+    if isinstance(systems, list) and not set(systems) <= set(runs):
+        missing = sorted(str(s) for s in set(systems) - set(runs))
+        yield Problem("spec.runs", f"names no run for {', '.join(missing)[:120]}: with --runs every timed system is a "
+                                   "recorded run's model")
+    ids = [r for r in runs.values() if isinstance(r, str)]
+    if len(set(ids)) != len(ids):
+        yield Problem("spec.runs", "names one run for two systems: each run's model is timed once")
+    overrides = spec.get("overrides")
+    for system, values in (overrides.items() if isinstance(overrides, Mapping) else ()):
+        if isinstance(values, Mapping) and values.get("weights") == "random":
+            yield Problem(f"spec.overrides.{system}.weights", "is 'random' in a record of the runs' trained models")
     if spec.get("weights") != "trained":
         yield Problem("spec.weights", "must be 'trained' where 'spec.runs' names the runs whose models were timed")
 

@@ -23,6 +23,7 @@ from bench.api.errors import UserError
 from bench.api.names import identifier_problem
 from bench.api.textfile import not_a_file
 from bench.store.files import StoreError, is_number, write_json
+from bench.store.ids import run_record_id
 from bench.store.integrity import DIGEST_FIELD, Problem, digest_problem, record_problems, sealed, unsealed
 from bench.store.outputs import outputs_location
 from bench.store.paths import run_record_file
@@ -423,4 +424,4 @@ def _run_folder(results_dir: Path | str) -> Path:
 
 #: run records (``results/<run_id>.json``; kind ``run`` or ``external``), the store's kind ``run``
 RUNS = RunStore(RecordError, "Run", "bench run", _redo, "run_id", _run_folder, run_record_file, validate_record,
-                names=RUN_NAMES, kind="run", id_names_file=True)
+                names=RUN_NAMES, kind="run", id_names_file=True, identity=run_record_id)

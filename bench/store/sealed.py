@@ -11,7 +11,8 @@ there is one path, and a kind is a :class:`SealedStore` value that plugs into it
    (:mod:`bench.api.names`) before any path is built from it;
 3. the rules every kind shares (:func:`shared_problem`: a ``created`` is a timestamp, a resample count and a seed
    are whole numbers in range and no number is NaN or infinite, wherever they stand), then the kind's validator
-   checks the schema, the types and the ranges (it names the field);
+   checks the schema, the types and the ranges (it names the field), then a kind whose id is derived from its
+   content is held to it (:attr:`SealedStore.identity`, :mod:`bench.store.ids`);
 4. the seal: the digest fits the content, or the record has none and its content is pinned as legacy
    (:func:`bench.store.integrity.digest_problem`, :mod:`bench.store.legacy`).
 
@@ -59,6 +60,10 @@ class SealedStore:
     id_names_file: bool = False
     #: the number fields that may be NaN (undefined; field specs as :attr:`names`); every other number is finite
     non_finite: tuple[str, ...] = ()
+    #: the id the record's content gives it (:mod:`bench.store.ids`; None: the record has none to check), held against
+    #: its :attr:`id_field` after the validator: an id is how a record is found and linked, so a record whose spec was
+    #: edited under its old id (resealed) is not the record its id names
+    identity: Callable[[Mapping[str, Any]], str | None] | None = None
 
     def fail(self, path: Path | str, msg: str) -> StoreError:
         return self.error(f"{path}: {msg}. {self.name} records are written by `{self.command}`; "
@@ -87,12 +92,19 @@ class SealedStore:
         if shared is not None:
             raise self.fail(path, shared)
         try:
-            return self.validate(data, path)
+            rec = self.validate(data, path)
+            own = self.identity(rec) if self.identity is not None and isinstance(rec, Mapping) else None
         except UserError:
             raise
         except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError) as exc:
             raise self.fail(path, f"a field has the wrong JSON type or shape ({type(exc).__name__}: "
                                   f"{str(exc)[:200]})") from None
+        if own is not None and rec.get(self.id_field) != own:
+            raise self.edited(path, Problem(self.id_field, f"is {str(rec.get(self.id_field))[:120]!r}, but what the "
+                                                           f"record says it is gives the id {own!r} (an id is its "
+                                                           "content's: a spec edited under an old id is not the "
+                                                           "record that id names)"), rec)
+        return rec
 
     def raw(self, path: Path | str) -> Any:
         """The parsed JSON of ``path`` (step 1), nothing checked yet."""

@@ -13,11 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench.store.ids import SUBMISSION_BUDGET
 from bench.store.paths import outputs_text_file, run_record_file
 from bench.store.records import RUNS, RecordError, RunRecord, load_records, read_record, validate_record
 
 KIND = "external"
-BUDGET = "external"  # never one of the run budgets: no table matches it to a reproduction
+BUDGET = SUBMISSION_BUDGET  # "external": never one of the run budgets: no table matches it to a reproduction
 
 
 def is_submission(rec: Mapping[str, Any]) -> bool:

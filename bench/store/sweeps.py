@@ -17,6 +17,7 @@ from typing import Any
 
 from bench.api.numbers import finite
 from bench.store.files import StoreError
+from bench.store.ids import sweep_record_id
 from bench.store.integrity import Problem, gate_count_problems
 from bench.store.paired import VERDICTS, arm_timings, design_problems, runs_problems, speedup_problems
 from bench.store.paths import sweep_dir, sweep_record_file
@@ -296,7 +297,8 @@ def _model_problems(models: Any, systems: list[str]) -> Iterator[Problem]:
 STORE = SealedStore(SweepRecordError, "Sweep", "bench latency --batch-sizes ... --record", "sweep again", "sweep_id",
                     sweep_dir, sweep_record_file, lambda rec, path: validate_sweep_record(rec, path),
                     names=("sweep_id", "spec.task", "spec.split", "spec.budget", "spec.baseline", "spec.systems[]",
-                           "systems{}"), kind=KIND, id_names_file=True)
+                           "systems{}"), kind=KIND, id_names_file=True,
+                    identity=sweep_record_id)
 
 
 def read_sweep_record(path: Path | str) -> dict[str, Any]:

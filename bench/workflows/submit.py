@@ -14,7 +14,6 @@ it was scored for.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import re
 import time
 from collections.abc import Mapping
@@ -25,6 +24,7 @@ from bench.api.errors import UserError
 from bench.api.paths import RESULTS_DIR
 from bench.api.registry import folded, name_problem
 from bench.api.text import join_lines
+from bench.store import ids
 from bench.store.records import RunRecord
 from bench.store.submissions import (
     BUDGET,
@@ -41,8 +41,9 @@ class SubmissionError(UserError, ValueError):
 
 
 def submission_id(name: str, task: str, split: str, outputs_sha256: str, paper: str | None, row: str | None) -> str:
-    digest = hashlib.sha256("\0".join([name, task, split, outputs_sha256, paper or "", row or ""]).encode())
-    return f"{name}--{task}--{split}--{BUDGET}--{digest.hexdigest()[:8]}"
+    """A submission's id (the store's formula, :func:`bench.store.ids.submission_id`: every reader holds a record to
+    it)."""
+    return ids.submission_id(name, task, split, outputs_sha256, paper, row)
 
 
 #: a ``--meta`` key: a short identifier (it becomes a column of `bench export` and a label in the tables)

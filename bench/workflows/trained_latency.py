@@ -49,7 +49,13 @@ def resolve_runs(ids: Sequence[str], results_dir: Path | str | None = None) -> l
         if rec.get("kind") == "external":
             raise TrainedRunError(f"--runs {given}: {run_id} is a submission (outputs from elsewhere, no model here) "
                                   "and cannot be timed; give runs made by `bench run`.")
-        model = rec.get("model")
+        if any(r.run_id == run_id for r in out):
+            raise TrainedRunError(f"--runs names {run_id} twice; give each run once.")
+        model, system = rec.get("model"), rec.get("system")
+        if isinstance(system, Mapping) and system.get("family") == "reference":
+            raise TrainedRunError(f"--runs {given}: {run_id} is a run of the reference baseline "
+                                  f"{rec['spec']['system']}, which has no trained model to time; time it by name with "
+                                  "--systems.")
         if not isinstance(model, Mapping) or not isinstance(model.get("workdir"), str):
             raise TrainedRunError(f"--runs {given}: {path} names no model workdir (a run of a reference baseline "
                                   "or an older record); time such a system by name with --systems.")

@@ -66,6 +66,7 @@ def test_recorded_runs_are_timed_with_their_own_models_and_the_board_reads_the_s
                 *FAST, "--record", "--results-dir", str(root / "results")])
     assert out.exit_code == 0, out.output  # type: ignore[attr-defined]
     assert "[load] encoder_minilm_l6_int8: the model of run" in out.output  # type: ignore[attr-defined]
+    assert "decoded 6 of the split's 30000 examples" in " ".join(out.output.split())  # type: ignore[attr-defined]
     [rec] = load_latency_records(root / "results")
     assert rec["spec"]["weights"] == "trained" and "--trained--free--" in rec["latency_id"]
     assert rec["spec"]["runs"] == {"encoder_minilm_l6": fp32["run_id"], "encoder_minilm_l6_int8": int8["run_id"]}
@@ -132,3 +133,28 @@ def test_the_store_checks_spec_runs_against_the_timed_systems() -> None:
     ]
     for bad, why in wrong:
         assert any(why in p.what for p in runs_problems(bad)), (bad, why)
+
+
+@pytest.mark.slow
+def test_a_timed_model_whose_outputs_are_not_the_runs_is_invalid(two_runs: tuple[Path, dict, dict],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's recorded outputs are the reference every timed output must equal: a model that decodes otherwise
+    is not the run's model, and its speed-up must not stand on the run's row."""
+    from bench.data import load_split
+    from bench.latency.plan import run_latency
+    from bench.workflows.trained_latency import plan_runs
+
+    root, fp32, int8 = two_runs
+    monkeypatch.setenv("BENCH_CACHE", str(root / "cache"))
+    plan, inputs = plan_runs([fp32["run_id"], int8["run_id"]], baseline="encoder_minilm_l6",
+                             results_dir=root / "results", say=lambda _m: None, n=4, rounds=3, min_items=4,
+                             max_rounds=3, warmup_items=1, warmup_s=0.0, min_duration_s=0.0)
+    assert inputs.references == {}  # 6 of 30,000 examples: named, not compared
+    n = len(load_split("quora", "test").examples)
+    forged = {"encoder_minilm_l6_int8": ["not what the run wrote"] * n}
+    done = run_latency(plan, device="cpu", say=lambda _m: None, loaders=inputs.loaders, reference_outputs=forged)
+    systems = done.report.to_json()["systems"]
+    entry = systems["encoder_minilm_l6_int8"]
+    assert entry["verdict"] == "INVALID" and any("outputs differ from the quality run" in r
+                                                 for r in entry["invalid_reasons"])
+    assert systems["encoder_minilm_l6"]["verdict"] != "INVALID"

@@ -101,7 +101,7 @@ def latency(
 
     try:
         from bench.workflows.trained_latency import plan_command
-        plan, loaders = plan_command(
+        plan, inputs = plan_command(
             task, systems, runs, split=split, baseline=baseline, budget=budget,
             results_dir=None if results_dir == RESULTS_DIR else results_dir, data_dir=data_dir,
             say=ui.say(ui.err_console), n=n, rounds=rounds, min_items=min_items, length_forced=length_forced,
@@ -114,11 +114,11 @@ def latency(
         harness = harness_info() if record else None  # the code that timed, for the record
         if batch_sizes is not None:
             _render_sweep(plan, batch_sizes, threads, bucket, energy, data_dir, device, results_dir if record else None,
-                          harness, as_json, min_batches, quiet_gate, loaders)
+                          harness, as_json, min_batches, quiet_gate, inputs and inputs.loaders)
             return
         done = run_latency(plan, data_dir=data_dir, device=device, say=ui.say(ui.err_console),
                            console=ui.err_console, record_to=results_dir if record else None, harness=harness,
-                           quiet_gate=quiet_gate, loaders=loaders)
+                           quiet_gate=quiet_gate, **(inputs.kwargs() if inputs else {}))
     except (UserError, ValueError, ImportError) as exc:
         ui.fail(str(exc))
     if as_json:

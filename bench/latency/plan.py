@@ -141,7 +141,8 @@ def _refuse_references(names: Sequence[str], option: str) -> None:
 def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str = "auto",
                 say: Callable[[str], None] = print, console: Any = None, record_to: Path | None = None,
                 harness: Mapping[str, Any] | None = None, quiet_gate: float | None = None,
-                loaders: Mapping[str, Callable[[str], Any]] | None = None) -> LatencyRun:
+                loaders: Mapping[str, Callable[[str], Any]] | None = None,
+                reference_outputs: Mapping[str, Sequence[str]] | None = None) -> LatencyRun:
     """Place, build (every system first: a bad override writes no split cache), time ``plan`` interleaved
     and, with ``record_to`` (a results folder), write its latency record (``harness``: the code that timed)."""
     import tempfile
@@ -165,7 +166,7 @@ def run_latency(plan: LatencyPlan, *, data_dir: Path | None = None, device: str 
                          console=console, precision=plan.precision, device=placed,
                          warmup_items=plan.warmup_items, warmup_s=plan.warmup_s, min_duration_s=plan.min_duration_s,
                          quiet_gate=quiet_gate, aa=plan.aa, x2=plan.x2, max_rounds=plan.max_rounds,
-                         max_duration_s=plan.max_duration_s, say=say)
+                         max_duration_s=plan.max_duration_s, say=say, reference_outputs=reference_outputs)
     if record_to is None:
         return LatencyRun(report)
     spec = LatencySpec(task=plan.task, split=plan.split, budget=plan.budget, systems=tuple(names),

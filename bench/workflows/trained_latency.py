@@ -34,6 +34,20 @@ class TrainedRun:
     run_id: str
     spec: Any
     workdir: Path
+    record: Mapping[str, Any] | None = None  # the run record, whose outputs the timed ones must equal
+
+
+@dataclass(frozen=True)
+class RunsInputs:
+    """What :func:`~bench.latency.plan.run_latency` needs beyond the plan to time recorded runs: each run's model
+    loader, and its recorded outputs (split order), which the timed model's outputs must equal (else the model timed
+    is not the run's, and its speed-up is INVALID)."""
+
+    loaders: dict[str, Callable[[str], Any]]
+    references: dict[str, list[str]]
+
+    def kwargs(self) -> dict[str, Any]:
+        return {"loaders": self.loaders, "reference_outputs": self.references or None}
 
 
 def resolve_runs(ids: Sequence[str], results_dir: Path | str | None = None) -> list[TrainedRun]:
@@ -60,7 +74,7 @@ def resolve_runs(ids: Sequence[str], results_dir: Path | str | None = None) -> l
             raise TrainedRunError(f"--runs {given}: {path} names no model workdir (a run of a reference baseline "
                                   "or an older record); time such a system by name with --systems.")
         spec = RunSpec.from_json(rec["spec"])
-        out.append(TrainedRun(spec.system, run_id, spec, Path(model["workdir"])))
+        out.append(TrainedRun(spec.system, run_id, spec, Path(model["workdir"]), rec))
     if not out:
         raise TrainedRunError("--runs: give at least one run id (bench show lists them).")
     for field in ("task", "split", "budget"):
@@ -116,11 +130,11 @@ def run_map(runs: Sequence[TrainedRun]) -> dict[str, str]:
 
 def plan_runs(ids: Sequence[str], *, baseline: str | None = None, results_dir: Path | str | None = None,
               data_dir: Path | None = None, say: Callable[[str], None] = print, **options: Any,
-              ) -> tuple[Any, dict[str, Callable[[str], Any]]]:
+              ) -> tuple[Any, RunsInputs]:
     """The measurement of the runs ``ids`` (a :class:`~bench.latency.plan.LatencyPlan` over their systems, task,
-    split and budget, with ``options`` as :func:`~bench.latency.plan.plan_latency` takes them) and the loader of
-    each run's model for :func:`~bench.latency.plan.run_latency`. ``baseline``: a system among the runs' or a run id
-    among ``ids``."""
+    split and budget, with ``options`` as :func:`~bench.latency.plan.plan_latency` takes them), each run's model
+    loader and its recorded outputs for :func:`~bench.latency.plan.run_latency`. ``baseline``: a system among the
+    runs' or a run id among ``ids``."""
     from bench.latency.plan import LatencyPlanError, plan_latency
 
     runs = resolve_runs(ids, results_dir)
@@ -134,14 +148,38 @@ def plan_runs(ids: Sequence[str], *, baseline: str | None = None, results_dir: P
     plan = plan_latency(first.task, [r.system for r in runs], split=first.split, baseline=baseline,
                         budget=first.budget, runs=run_map(runs), **options)
     loaders = {r.system: _loader(r, data_dir, say) for r in runs}
-    return plan, loaders
+    references = {} if plan.length_forced else run_references(runs, data_dir, say)
+    return plan, RunsInputs(loaders, references)
+
+
+def run_references(runs: Sequence[TrainedRun], data_dir: Path | None,
+                   say: Callable[[str], None]) -> dict[str, list[str]]:
+    """system -> its run's recorded outputs, in split order, for each run that decoded the whole split (the meter
+    compares every timed item with them); a run of the split's first N examples only is named, not compared."""
+    from bench.data import load_split
+    from bench.runs.lookup import outputs_of
+
+    out: dict[str, list[str]] = {}
+    if not runs:
+        return out
+    n = len(load_split(runs[0].spec.task, runs[0].spec.split, data_dir=data_dir).examples)
+    for r in runs:
+        if r.record is None:
+            continue
+        lines = outputs_of(r.record)  # type: ignore[arg-type]  # the StoredRecord itself: it knows its file
+        if len(lines) == n:
+            out[r.system] = lines
+        else:
+            say(f"note: {r.run_id} decoded {len(lines)} of the split's {n} examples, so its timed outputs are not "
+                "compared with its recorded ones")
+    return out
 
 
 def plan_command(task: str, systems: str, runs: str | None, *, split: str, baseline: str | None, budget: str,
                  results_dir: Path | str | None, data_dir: Path | None, say: Callable[[str], None], **options: Any,
-                 ) -> tuple[Any, dict[str, Callable[[str], Any]] | None]:
+                 ) -> tuple[Any, RunsInputs | None]:
     """What ``bench latency`` times: ``--runs`` (recorded runs, which give the systems and the task) or ``--task`` and
-    ``--systems``; the plan and, for runs, their models' loaders."""
+    ``--systems``; the plan and, for runs, their models' loaders and recorded outputs."""
     from bench.latency.plan import plan_latency
 
     if runs is not None:
@@ -159,4 +197,5 @@ def _loader(run: TrainedRun, data_dir: Path | None, say: Callable[[str], None]) 
     return lambda device: load_trained(run, device, data_dir, say)
 
 
-__all__ = ["TrainedRun", "TrainedRunError", "load_trained", "plan_command", "plan_runs", "resolve_runs", "run_map"]
+__all__ = ["RunsInputs", "TrainedRun", "TrainedRunError", "load_trained", "plan_command", "plan_runs", "resolve_runs",
+           "run_map", "run_references"]

@@ -73,10 +73,9 @@ def say(to: Console) -> Callable[[str], None]:
 
 
 def print_error(message: str) -> None:
-    """One ``error:`` line, the CLI's only way to say an error; its text printed as it is (``[/x]`` too), on one
-    line: a line break in it becomes a space, so a value inside the message (a file name holding ``\n``) cannot
-    start a forged line of its own. Piped or logged the line is never broken (a script greps for it whole); on a
-    terminal it wraps to the window."""
+    """One ``error:`` line, the CLI's only way to say an error, its text as it is (``[/x]`` too) with line breaks as
+    spaces (a file name holding ``\n`` cannot forge a line). Piped or logged the line is never broken (a script
+    greps for it whole); on a terminal it wraps to the window."""
     err_console.print(f"[bold red]error:[/] {lit(message, one_line=True)}", soft_wrap=not err_console.is_terminal)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.store.latency import LatencyRecordError, validate_latency_record
+from bench.store.latency import LatencyRecordError, read_latency_record, validate_latency_record
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 TINY = {"steps": 4, "train_examples": 64}
@@ -136,7 +136,7 @@ def test_the_store_checks_spec_runs_against_the_timed_systems() -> None:
 
 
 @pytest.mark.slow
-def test_a_timed_model_whose_outputs_are_not_the_runs_is_invalid(two_runs: tuple[Path, dict, dict],
+def test_a_timed_model_whose_outputs_are_not_the_runs_is_invalid(two_runs: tuple[Path, dict, dict], tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's recorded outputs are the reference every timed output must equal: a model that decodes otherwise
     is not the run's model, and its speed-up must not stand on the run's row."""
@@ -152,7 +152,12 @@ def test_a_timed_model_whose_outputs_are_not_the_runs_is_invalid(two_runs: tuple
     assert inputs.references == {}  # 6 of 30,000 examples: named, not compared
     n = len(load_split("quora", "test").examples)
     forged = {"encoder_minilm_l6_int8": ["not what the run wrote"] * n}
-    done = run_latency(plan, device="cpu", say=lambda _m: None, loaders=inputs.loaders, reference_outputs=forged)
+    done = run_latency(plan, device="cpu", say=lambda _m: None, loaders=inputs.loaders, reference_outputs=forged,
+                       record_to=tmp_path / "results")
+    # the A/A control runs on the int8 system (the fastest), so its reasons break the design: the record says so and
+    # the store, which judges every verdict again at load, agrees (it refused this record once)
+    rec = read_latency_record(done.record)
+    assert rec["aa"]["system"] == "encoder_minilm_l6_int8" and rec["aa"]["verdict"] == "INVALID"
     systems = done.report.to_json()["systems"]
     entry = systems["encoder_minilm_l6_int8"]
     assert entry["verdict"] == "INVALID" and any("outputs differ from the quality run" in r

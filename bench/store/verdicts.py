@@ -290,11 +290,15 @@ def _latency(rec: Mapping[str, Any]) -> Iterator[Problem]:
             return
     control = aa_verdicts(_control(rec, "aa"), th) + x2_verdicts(_control(rec, "x2"), th)
     verdicts = ["INVALID"] if design or any(per.values()) else []
+    # a control whose system has reasons of its own (outputs unlike its recorded run's, non-deterministic) times other
+    # work, so the meter (TimedUnits.judge) counts it among the design's reasons: every verdict is then INVALID
+    owners = [str(c.get("system")) for c in (_control(rec, "aa"), _control(rec, "x2")) if c is not None]
+    design_broken = bool(design) or any(per.get(o) for o in owners)
     for name, entry in systems.items():
         sp = entry.get("speedup")
         at = f"systems.{name}."
         if _judged(sp):
-            broken = bool(design) or bool(per.get(str(base))) or (name != base and bool(per[name]))
+            broken = design_broken or bool(per.get(str(base))) or (name != base and bool(per[name]))
             want = worst((["INVALID"] if broken else []) + control + own_verdicts(sp, th))
             if sp["verdict"] != want:
                 yield _flip(f"{at}speedup.verdict", sp["verdict"], want, "its CI and per-round ratios, the A/A and "
@@ -307,7 +311,7 @@ def _latency(rec: Mapping[str, Any]) -> Iterator[Problem]:
             yield _flip(f"{at}verdict", entry.get("verdict"), "INVALID", "the design's or its own reasons")
         yield from _entry_words(entry, at)
     verdicts += [c["verdict"] for c in (_control(rec, "aa"), _control(rec, "x2")) if c is not None]
-    yield from _controls_checked(rec, th, bool(design), "")
+    yield from _controls_checked(rec, th, design_broken, "")
     yield from _summary_words(rec, worst(verdicts))
     yield from canary_problems(rec.get("canary"), tolerance, _reasons(rec.get("ms_reasons", [])) or [], "")
 

@@ -72,6 +72,11 @@ def test_recorded_runs_are_timed_with_their_own_models_and_the_board_reads_the_s
     assert rec["spec"]["runs"] == {"encoder_minilm_l6": fp32["run_id"], "encoder_minilm_l6_int8": int8["run_id"]}
     assert rec["spec"]["budget"] == "smoke" and rec["spec"]["length_forced"] is False
     assert rederive_latency(rec).differences == []
+    # a board's speed column is the speed-up over the AR baseline: a timing against a NAR baseline (here the int8
+    # model against its own float32 one) is not shown there; against an AR baseline it is the run's own
+    assert run_speed(int8, [rec]) is None
+    rec = copy.deepcopy(rec)
+    rec["systems"]["encoder_minilm_l6"]["system"]["family"] = "AR"
     speed = run_speed(int8, [rec])
     assert speed is not None and speed.own and speed.latency_id == rec["latency_id"]
     assert speed.mean == rec["systems"]["encoder_minilm_l6_int8"]["speedup"]["mean"]
@@ -148,13 +153,14 @@ def test_a_timed_model_whose_outputs_are_not_the_runs_is_invalid(two_runs: tuple
     monkeypatch.setenv("BENCH_CACHE", str(root / "cache"))
     plan, inputs = plan_runs([fp32["run_id"], int8["run_id"]], baseline="encoder_minilm_l6",
                              results_dir=root / "results", say=lambda _m: None, n=4, rounds=3, min_items=4,
-                             max_rounds=3, warmup_items=1, warmup_s=0.0, min_duration_s=0.0)
+                             max_rounds=3, warmup_items=1, warmup_s=0.0, min_duration_s=0.0,
+                             aa="encoder_minilm_l6_int8")
     assert inputs.references == {}  # 6 of 30,000 examples: named, not compared
     n = len(load_split("quora", "test").examples)
     forged = {"encoder_minilm_l6_int8": ["not what the run wrote"] * n}
     done = run_latency(plan, device="cpu", say=lambda _m: None, loaders=inputs.loaders, reference_outputs=forged,
                        record_to=tmp_path / "results")
-    # the A/A control runs on the int8 system (the fastest), so its reasons break the design: the record says so and
+    # the A/A control runs on the int8 system, so its reasons break the design: the record says so and
     # the store, which judges every verdict again at load, agrees (it refused this record once)
     rec = read_latency_record(done.record)
     assert rec["aa"]["system"] == "encoder_minilm_l6_int8" and rec["aa"]["verdict"] == "INVALID"

@@ -145,7 +145,9 @@ _SAME = ("task", "split", "budget")
 
 def _trained_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
     """The run's own model timed by ``bench latency --runs`` (the record's ``spec.runs`` names this run): the
-    newest such timing, paired against the trained baseline run it was timed with."""
+    newest such timing, paired against the trained baseline run it was timed with. Only a timing against an AR
+    baseline speaks here: a board's speed column is the speed-up over the AR baseline, so a timing of an int8 model
+    against its own float32 one (a NAR baseline) is evidence of another frame, not this column's."""
     run_id, spec = rec.get("run_id"), rec.get("spec") or {}
     hits = [lr for lr in latency_records
             if run_id and run_id in ((lr.get("spec") or {}).get("runs") or {}).values()]
@@ -155,6 +157,8 @@ def _trained_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | Non
         if (system, *(lr["spec"].get(k) for k in _SAME)) != (spec.get("system"), *(spec.get(k) for k in _SAME)):
             continue  # the store refuses such a record (its run ids are their specs'); a record is never trusted here
         entry, base = lr["systems"].get(system) or {}, lr.get("baseline")
+        if ((lr["systems"].get(str(base)) or {}).get("system") or {}).get("family") != "AR":
+            continue
         sp = entry.get("speedup") or {}
         is_base = system == base
         if is_base:

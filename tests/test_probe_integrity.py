@@ -31,7 +31,7 @@ DATA = REPO.parent / "shared" / "data"
 RID = "copy_source--quora--test--cpu--s42--af654a53"  # 2,000 Quora outputs, bleu4 27.69, CI [26.52, 28.89]
 SIB = "mist_minilm_l6--quora--test--cpu--s42--2acd50eb"  # the same 2,000 examples (compare)
 RECIPE = "mist-quora"
-LATENCY = next((RESULTS / "latency").glob("quora--*.json"))
+LATENCY = sorted((RESULTS / "latency").glob("quora--test--paper--*.json"))[0]  # the oldest: no digest (pinned)
 PVALUES = RESULTS / "significance" / "pvalues.json"
 ORDERING = RESULTS / "ordering" / "mist-table6--quora--cpu.json"
 

@@ -166,7 +166,7 @@ SAMPLES = [
         ("pick.score", 99.0, "pick"))),
     Sample("calibration point", _first("calibration/*--dev--*.json"),
            (("output_stats.most_frequent_share", 7.0, "most_frequent_share"),)),
-    Sample("latency", _first("latency/*.json"), (("systems.fairseq_nat.speedup.mean", 123.45, "speedup.mean"),)),
+    Sample("latency", _first("latency/quora--test--paper--*.json"), (("systems.fairseq_nat.speedup.mean", 123.45, "speedup.mean"),)),
     Sample("sweep", SWEEP, (("sweep.cells[0].sentences_per_s", 1e300, "sentences_per_s"),)),
     Sample("ordering", _first("ordering/*.json"), (("pairs[0].p_bootstrap", 1.5, "p_bootstrap"),
                                                    ("tau_b", 3.0, "tau_b"))),

@@ -91,8 +91,6 @@ import os
 import re
 import shutil
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -100,11 +98,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from probe_tools import bench_cli as _bench
+from probe_tools import one_line as _one_line
+from probe_tools import record_data as _data
+from probe_tools import refused as _refused
 
-from bench.api.errors import UserError
 from bench.store import kinds
 from bench.store.files import StoreError
-from bench.store.integrity import sealed, unsealed
+from bench.store.integrity import sealed
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
@@ -122,34 +123,6 @@ PAYLOAD = "<img src=x onerror=alert(1)>"
 #: a committed record of each kind that has a ``created``
 CREATED = {"run": SEALED_RUN, "submission": SUBMISSION, "calibration": SUMMARY, "calibration point": POINT,
            "latency": BLOCK, "sweep": SWEEP, "ordering": ORDERING}
-
-
-def _bench(*args: str, tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "BENCH_CACHE": str(tmp_path / "cache"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "bench", "--include", str(INCLUDE), *args], capture_output=True,
-                          text=True, env=full, cwd=ROOT, timeout=120)
-
-
-def _one_line(out: subprocess.CompletedProcess[str], code: int = 2) -> str:
-    assert out.returncode == code, out.stderr[-2000:]
-    assert "Traceback" not in out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1, out.stderr[-2000:]
-    return lines[0]
-
-
-def _data(path: Path) -> dict[str, Any]:
-    return unsealed(json.loads(path.read_text(encoding="utf-8")))
-
-
-def _refused(kind: str, path: Path, data: dict[str, Any], said: str) -> str:
-    """The kind's sealed path refuses ``data`` resealed as ``path``'s content: one StoreError naming the file."""
-    with pytest.raises(UserError) as err:
-        kinds.KINDS[kind].accept(sealed(data), path)
-    assert isinstance(err.value, StoreError), repr(err.value)
-    text = " ".join(str(err.value).split())
-    assert text.startswith(f"{path}: ") and re.search(said, text), text
-    return text
 
 
 def _put(data: Any, at: tuple[Any, ...], value: Any) -> None:

@@ -94,20 +94,20 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from probe_tools import bench_cli as _bench
+from probe_tools import one_line as _one_line
+from probe_tools import record_data as _data
+from probe_tools import refused as _refused
 
 from bench.api.errors import UserError
 from bench.store import kinds
 from bench.store.files import StoreError
 from bench.store.ids import latency_record_id, run_id_of, submission_id, sweep_record_id
-from bench.store.integrity import sealed, unsealed
+from bench.store.integrity import sealed
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
@@ -121,33 +121,6 @@ SUBMISSION = RESULTS / "convs2s_xsum--xsum--test-refs--external--d7438ac2.json"
 PAIRED = RESULTS / "latency" / "quora--test--paper--random--forced--20261129T135536--c4499950.json"
 SWEEP = RESULTS / "sweep" / "quora--test--paper--sweep--20261129T104545--a98489b8.json"
 PAYLOAD = "<img src=x onerror=alert(1)>"
-
-
-def _bench(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "BENCH_CACHE": str(tmp_path / "cache")}
-    return subprocess.run([sys.executable, "-m", "bench", "--include", str(INCLUDE), *args], capture_output=True,
-                          text=True, env=env, cwd=ROOT, timeout=120)
-
-
-def _one_line(out: subprocess.CompletedProcess[str], code: int = 2) -> str:
-    assert out.returncode == code, out.stderr[-2000:]
-    assert "Traceback" not in out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1, out.stderr[-2000:]
-    return lines[0]
-
-
-def _data(path: Path) -> dict[str, Any]:
-    return unsealed(json.loads(path.read_text(encoding="utf-8")))
-
-
-def _refused(kind: str, path: Path, data: dict[str, Any], said: str) -> str:
-    with pytest.raises(UserError) as err:
-        kinds.KINDS[kind].accept(sealed(data), path)
-    assert isinstance(err.value, StoreError), repr(err.value)
-    text = " ".join(str(err.value).split())
-    assert text.startswith(f"{path}: ") and re.search(said, text), text
-    return text
 
 
 # ---------------------------------------------------------------- S01-S12: an id is its content's

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bench.papers import Row, Table, all_tables, load_paper
 from bench.papers.matching import find_matches, recipes_used
@@ -84,6 +85,11 @@ def paper_row_links(rec: dict) -> list[PaperRow]:
     return [PaperRow(table_key(t), _label(t), r.label) for t, r in paper_rows(rec)]
 
 
+def _ci(value: Any) -> tuple[float, float] | None:
+    """A stored ``[lo, hi]`` as a pair of floats (None where a record has none)."""
+    return (float(value[0]), float(value[1])) if isinstance(value, list) and len(value) == 2 else None
+
+
 def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
     """The run's own speed-up, else the one measured for the architecture of a paper row it reproduces (never for a
     smoke run: a paper-size timing says nothing of a smoke-size model)."""
@@ -92,7 +98,7 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
         ci = lat.get("speedup_ci95")
         return RunSpeed(
             float(lat["speedup_mean"]),
-            (float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
+            _ci(ci),
             own=True,
             valid=bool(lat.get("valid", True)),
             source=f"this run, timed on {lat.get('device', '?')} against `{lat.get('baseline', '?')}` "
@@ -123,7 +129,7 @@ def run_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | None:
         verdict = str(sp.get("verdict")) if paired and sp.get("verdict") else None
         return RunSpeed(
             float(sp["mean"]),
-            (float(lo_hi[0]), float(lo_hi[1])) if isinstance(lo_hi, list) and len(lo_hi) == 2 else None,
+            _ci(lo_hi),
             own=False,
             valid=is_base or (verdict == "VALID" if paired else bool(entry.get("valid", True)
                                                                    and src.record.get("valid", True))),
@@ -169,7 +175,7 @@ def _trained_speed(rec: dict, latency_records: Sequence[dict]) -> RunSpeed | Non
         verdict = str(sp.get("verdict")) if speed.is_paired(lr) and sp.get("verdict") else None
         return RunSpeed(
             float(sp["mean"]),
-            (float(lo_hi[0]), float(lo_hi[1])) if isinstance(lo_hi, list) and len(lo_hi) == 2 else None,
+            _ci(lo_hi),
             own=True,
             valid=is_base or verdict == "VALID",
             verdict=None if is_base else verdict,

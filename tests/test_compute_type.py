@@ -95,6 +95,20 @@ def test_twins_are_presets_with_the_compute_type_set() -> None:
         check_compute_type("fp8", "x")
 
 
+@pytest.mark.parametrize("name", ["mist_minilm_l6", "encoder_minilm_l6", "fairseq_nat", "fairseq_levt"])
+def test_an_int8_quality_run_decodes_at_the_batch_the_meter_times(name: str) -> None:
+    """int8 rounding grows a padded batch's float noise into other tokens (trained MIST: 6/300 items), so an int8
+    run decodes item by item unless its batch size is set; float32 keeps its preset's batch."""
+    from systems.presets import INT8_DECODE_BATCH_SIZE
+
+    fp32 = build(name, "cpu").cfg.decode_batch_size
+    assert fp32 > 1 and INT8_DECODE_BATCH_SIZE == 1
+    assert build(f"{name}_int8", "cpu").cfg.decode_batch_size == 1
+    assert build(name, "cpu", {"compute_type": "int8"}).describe().config["decode_batch_size"] == 1
+    assert build(f"{name}_int8", "cpu", {"decode_batch_size": 16}).cfg.decode_batch_size == 16  # the user's
+    assert build(name, "cpu", {"compute_type": "float32"}).cfg.decode_batch_size == fp32
+
+
 def test_a_device_that_cannot_run_the_compute_type_is_refused_in_one_line() -> None:
     check_device("int8", "cpu", "x")
     check_device("float16", "cuda:1", "x")

@@ -18,6 +18,7 @@ from systems.presets import (
     QuantizableConfig,
     check_compute_type,
     compute_twins,
+    int8_decode_batch,
     ranged,
     replace_fields,
     sized,
@@ -299,4 +300,4 @@ def apply_overrides(cfg: FairseqConfig, overrides: dict[str, Any]) -> FairseqCon
             "(the recipe's architecture, untrained, for timing only)"
         )
     check_compute_type(out.compute_type, cfg.system)
-    return out
+    return int8_decode_batch(out, overrides)

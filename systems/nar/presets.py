@@ -18,6 +18,7 @@ from systems.presets import (
     check_compute_type,
     check_source_window,
     compute_twins,
+    int8_decode_batch,
     ranged,
     replace_fields,
 )
@@ -242,7 +243,7 @@ def apply_overrides(cfg: NARConfig, overrides: dict[str, Any]) -> NARConfig:
         raise ValueError(f"override decode='{out.decode}': choose single, mist_iter or mask_predict")
     check_source_window(out.source_window, allow_none=True)
     check_compute_type(out.compute_type, "NAR systems")
-    return out
+    return int8_decode_batch(out, overrides)
 
 
 def _random_weights(cfg: NARConfig, overrides: dict[str, Any]) -> NARConfig:

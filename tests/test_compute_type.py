@@ -109,6 +109,15 @@ def test_an_int8_quality_run_decodes_at_the_batch_the_meter_times(name: str) -> 
     assert build(name, "cpu", {"compute_type": "float32"}).cfg.decode_batch_size == fp32
 
 
+def test_ctranslate2_at_int8_decodes_its_quality_run_item_by_item_too() -> None:
+    ct2 = build("fairseq_transformer_ct2", "cpu")  # "default": int8 on a CPU
+    assert ct2.quality_batch_size == 1 and ct2.describe().config["decode_batch_size"] == 1
+    assert build("fairseq_transformer_ct2", "cpu", {"compute_type": "int8_float32"}).quality_batch_size == 1
+    fp32 = build("fairseq_transformer_ct2", "cpu", {"compute_type": "float32"})
+    assert fp32.quality_batch_size == fp32.cfg.decode_batch_size > 1
+    assert build("fairseq_transformer_ct2", "cpu", {"decode_batch_size": 8}).quality_batch_size == 8
+
+
 def test_a_device_that_cannot_run_the_compute_type_is_refused_in_one_line() -> None:
     check_device("int8", "cpu", "x")
     check_device("float16", "cuda:1", "x")

@@ -19,6 +19,7 @@ from bench.api.types import Example, TaskInfo
 from systems.fairseq_ct2.presets import CITATION, FIELDS, VARIANTS, CT2Settings, split_overrides
 from systems.fairseq_nat.presets import FairseqConfig, apply_overrides, preset
 from systems.fairseq_nat.system import CHECKPOINTS, DICTS, FairseqSystem
+from systems.presets import INT8_DECODE_BATCH_SIZE
 
 
 class CT2System(System):
@@ -38,8 +39,10 @@ class CT2System(System):
     #: the model is fairseq_transformer's: same settings, same workdir, trained once
     model_siblings = tuple(VARIANTS.values())
 
-    def __init__(self, name: str, cfg: FairseqConfig, settings: CT2Settings) -> None:
+    def __init__(self, name: str, cfg: FairseqConfig, settings: CT2Settings, batch_size_set: bool = False) -> None:
         self.name, self.settings = name, settings
+        #: whether ``decode_batch_size`` was set explicitly (else an int8 compute type decodes item by item)
+        self.batch_size_set = batch_size_set
         self.fairseq = FairseqSystem(cfg)
         self.decoder: Any = None
         self.converted: dict[str, Any] | None = None
@@ -62,6 +65,7 @@ class CT2System(System):
         info = self.fairseq.describe()
         config = dict(info.config)
         del config["compute_type"]  # the fairseq model's PyTorch compute type: CTranslate2's own is below
+        config["decode_batch_size"] = self.quality_batch_size
         config["ctranslate2"] = {
             "decodes_model_of": self.cfg.system,
             "compute_type": self.settings.compute_type,
@@ -132,12 +136,23 @@ class CT2System(System):
                                "Time it length-forced (bench latency --length-forced) or drop weights=random.")
         return self.decoder
 
+    @property
+    def quality_batch_size(self) -> int:
+        """The batch a quality run decodes in: ``decode_batch_size``, but 1 at an int8 compute type unless it was
+        set (systems.presets.INT8_DECODE_BATCH_SIZE: int8 rounding grows the float noise of padding into other
+        tokens; CTranslate2 says the same of its CPU batches, OpenNMT/CTranslate2#693), so the score is of exactly
+        what the meter times at batch 1."""
+        used = str(self.settings.resolved_compute_type(self.device.partition(":")[0]))
+        if used.startswith("int8") and not self.batch_size_set:
+            return INT8_DECODE_BATCH_SIZE
+        return max(1, self.cfg.decode_batch_size)
+
     def decode(self, examples: Sequence[Example]) -> list[str]:
-        """Batched (sorted by source length, ``decode_batch_size`` a call); output in input order."""
+        """Batched (sorted by source length, :attr:`quality_batch_size` a call); output in input order."""
         dec = self._need_decoder()
         order = sorted(range(len(examples)), key=lambda i: len(examples[i].source))
         out = [""] * len(examples)
-        bs = max(1, self.cfg.decode_batch_size)
+        bs = self.quality_batch_size
         for start in range(0, len(order), bs):
             idx = order[start : start + bs]
             texts = dec.translate([examples[i].source for i in idx], self.device, self.cfg.threads)
@@ -200,4 +215,4 @@ def make(system: str, budget: str, overrides: Mapping[str, Any] | None = None) -
     if bad:
         raise ValueError(f"Unknown override(s) {bad} for {system}; known: {', '.join(sorted(known | set(FIELDS)))}")
     cfg = apply_overrides(preset(VARIANTS[system], check_budget(budget)), rest)
-    return CT2System(system, cfg, settings)
+    return CT2System(system, cfg, settings, batch_size_set="decode_batch_size" in rest)

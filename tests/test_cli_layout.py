@@ -71,9 +71,8 @@ def test_cli_modules_define_commands_renderers_and_option_types_only() -> None:
 
 
 #: commands whose --results-dir defaults to the committed results/: they build committed files from the evidence
-#: (EvidenceDir), or record evidence only when asked to (`bench latency --record`, the lead's timing evidence)
+#: (EvidenceDir). `bench latency --record` is not one: a newcomer's timing goes to the workspace like a run.
 EVIDENCE_READERS = {"table_cmd", "order_cmd"}
-RECORDS_ON_REQUEST = {"latency"}
 
 
 def test_every_command_takes_the_one_results_dir_option() -> None:
@@ -83,7 +82,6 @@ def test_every_command_takes_the_one_results_dir_option() -> None:
     import inspect
     from typing import get_type_hints
 
-    from bench.api.paths import RESULTS_DIR
     from bench.cli import app, common
 
     seen = 0
@@ -96,8 +94,6 @@ def test_every_command_takes_the_one_results_dir_option() -> None:
         hint = get_type_hints(fn, include_extras=True)["results_dir"]
         if name in EVIDENCE_READERS:
             assert hint == common.EvidenceDir and param.default is None, f"{module}.{name}"
-        elif name in RECORDS_ON_REQUEST:
-            assert param.default == RESULTS_DIR, f"{module}.{name}: --results-dir defaults to {param.default}"
         else:
             assert param.default is None, f"{module}.{name}: --results-dir defaults to {param.default}, not the rule"
             assert hint == common.ResultsDir, f"{module}.{name}: --results-dir is declared again, not common.ResultsDir"

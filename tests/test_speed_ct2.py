@@ -122,7 +122,7 @@ def test_a_record_without_ct2_shows_a_dash_and_the_command_that_adds_it() -> Non
     command = ("bench latency --task squad_qg --split test --budget paper --weights random --baseline "
                "fairseq_transformer --systems fairseq_transformer,fairseq_nat,encoder_bert,fairseq_transformer_ct2 "
                "--n 6 --rounds 2 --min-items 1 --device cpu --stand-in mist_bert=encoder_bert "
-               "--set fairseq_transformer_ct2.compute_type=int8 --record")
+               "--set fairseq_transformer_ct2.compute_type=int8 --record --results-dir results")
     assert f"`{command}`" in md and f"did not time `{CT2}`" in md
 
 

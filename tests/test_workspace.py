@@ -37,6 +37,30 @@ def bench(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> su
                           timeout=900, env={**os.environ, "COLUMNS": "120", **(env or {})})
 
 
+def test_a_latency_record_goes_to_the_workspace_and_a_copy_of_it_is_evidence(tmp_path: Path) -> None:
+    """`bench latency --record` makes a record like `bench run` does: into the workspace, saying so, with the `cp`
+    that makes it evidence (a timing record's id is its content, so the copy is read as the same record)."""
+    from bench.store.latency import load_latency_records
+
+    before = snapshot()
+    workspace = tmp_path / "workspace"
+    timed = bench("latency", "--task", "quora", "--systems", "copy_source,lead1", "--baseline", "copy_source",
+                  "--n", "4", "--min-items", "4", "--rounds", "3", "--max-rounds", "3", "--warmup-items", "1",
+                  "--warmup-s", "0", "--min-duration-s", "0", "--device", "cpu", "--record",
+                  env={"BENCH_RESULTS": str(workspace)})
+    assert timed.returncode == 0, timed.stderr[-2000:]
+    (record,) = (workspace / "latency").glob("quora--test--smoke--*.json")
+    assert snapshot() == before, "bench latency --record without --results-dir changed the committed results"
+    said = timed.stderr.splitlines()
+    assert f"Not committed: this latency record is in {workspace} (your workspace)" in " ".join(said)
+    cp = next(line.split() for line in said if line.strip().startswith("cp "))
+    assert cp == ["cp", str(record), "results/latency/"]
+    evidence = tmp_path / "evidence" / "latency"
+    evidence.mkdir(parents=True)
+    subprocess.run([*cp[:2], str(evidence)], check=True)
+    assert [r["latency_id"] for r in load_latency_records(evidence.parent)] == [record.stem]
+
+
 def test_the_headline_run_and_bench_run_write_only_the_workspace(tmp_path: Path) -> None:
     import bench as api
 

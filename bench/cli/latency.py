@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from bench.cli import common as ui
-from bench.cli.common import RESULTS_DIR, DataDir, DeviceOpt, ResultsDir
+from bench.cli.common import DataDir, DeviceOpt, ResultsDir
 
 #: the option groups of `bench latency --help` (#58: 273 lines at 80 columns)
 DESIGN = "Timing design (docs/latency.md)"
@@ -44,7 +44,7 @@ def latency(
                                                 "mist_bert=encoder_bert (repeatable).")] = [],  # noqa: B006
     record: Annotated[bool, typer.Option("--record", help="Write latency/<id>.json in the results folder (read by "
                                          "`bench table`).")] = False,
-    results_dir: ResultsDir = RESULTS_DIR,
+    results_dir: ResultsDir = None,
     precision: Annotated[str, typer.Option(help="fp32 | bf16 | auto: one decode precision for every system (autocast), "
                                    "in the signature when not fp32.")] = "fp32",
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
@@ -100,10 +100,11 @@ def latency(
     from bench.latency.render import report_renderable
 
     try:
+        from bench.runs.folders import write_dir, written_note
         from bench.workflows.trained_latency import plan_command
         plan, inputs = plan_command(
             task, systems, runs, split=split, baseline=baseline, budget=budget,
-            results_dir=None if results_dir == RESULTS_DIR else results_dir, data_dir=data_dir,
+            results_dir=results_dir, data_dir=data_dir,
             say=ui.say(ui.err_console), n=n, rounds=rounds, min_items=min_items, length_forced=length_forced,
             weights=weights, sets=set_, stand_ins=stand_in, seed=seed, precision=precision, warmup_items=warmup_items,
             warmup_s=warmup_s, min_duration_s=min_duration_s, max_rounds=max_rounds, max_duration_s=time_budget_s,
@@ -111,13 +112,13 @@ def latency(
         for note in plan.notes:
             ui.err_console.print(f"[yellow]note:[/] {ui.lit(note)}", soft_wrap=True)
         from bench.runs import harness_info
-        harness = harness_info() if record else None  # the code that timed, for the record
+        harness, record_to = (harness_info(), write_dir(results_dir)) if record else (None, None)  # the code that timed
         if batch_sizes is not None:
-            _render_sweep(plan, batch_sizes, threads, bucket, energy, data_dir, device, results_dir if record else None,
+            _render_sweep(plan, batch_sizes, threads, bucket, energy, data_dir, device, record_to,
                           harness, as_json, min_batches, quiet_gate, inputs and inputs.loaders)
             return
         done = run_latency(plan, data_dir=data_dir, device=device, say=ui.say(ui.err_console),
-                           console=ui.err_console, record_to=results_dir if record else None, harness=harness,
+                           console=ui.err_console, record_to=record_to, harness=harness,
                            quiet_gate=quiet_gate, **(inputs.kwargs() if inputs else {}))
     except (UserError, ValueError, ImportError) as exc:
         ui.fail(str(exc))
@@ -126,7 +127,7 @@ def latency(
     else:
         ui.console.print(report_renderable(done.report))
     if done.record is not None:
-        ui.err_console.print(ui.plain(f"wrote {ui.shown(done.record)}"))
+        ui.err_console.print(*map(ui.plain, written_note(done.record).splitlines()), sep="\n", soft_wrap=True)
 
 
 def _render_sweep(plan: object, batch_sizes: str, threads: str, bucket: str, energy: bool, data_dir: object,
@@ -134,6 +135,8 @@ def _render_sweep(plan: object, batch_sizes: str, threads: str, bucket: str, ene
                   quiet_gate: float | None = None, loaders: object = None) -> None:
     """``--batch-sizes``: the sweep instead of the single-stream meter (records under sweep/)."""
     from bench.latency.plan import positive_ints, run_sweep
+    from bench.latency.render import sweep_lines
+    from bench.runs.folders import written_note
 
     record, path = run_sweep(plan, positive_ints("--batch-sizes", batch_sizes), positive_ints("--threads", threads),  # type: ignore[arg-type]
                              bucket=bucket, energy=energy, data_dir=data_dir, device=device,  # type: ignore[arg-type]
@@ -143,12 +146,10 @@ def _render_sweep(plan: object, batch_sizes: str, threads: str, bucket: str, ene
     if as_json:
         sys.stdout.write(json.dumps(record, indent=2) + "\n")
     else:
-        from bench.latency.render import sweep_lines
-
         for line in sweep_lines(record):
             ui.console.print(ui.plain(line))
     if path is not None:
-        ui.err_console.print(ui.plain(f"wrote {ui.shown(path)}"))
+        ui.err_console.print(*map(ui.plain, written_note(path).splitlines()), sep="\n", soft_wrap=True)
 
 
 @ui.app.command("preflight")

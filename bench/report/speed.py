@@ -138,7 +138,8 @@ def speed_preamble(source: SpeedSource) -> str:
     if source.record is None:
         return (
             f"Speed: published only; no latency record for task `{source.task}` with baseline "
-            f"`{source.baseline}` under `results/latency/` (measure with `bench latency --record`)."
+            f"`{source.baseline}` under `results/latency/` (measure with `bench latency --record --results-dir "
+            "results`)."
         )
     rec, spec = source.record, source.record["spec"]
     where = machine(rec)

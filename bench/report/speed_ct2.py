@@ -153,7 +153,8 @@ def timing_command(source: SpeedSource) -> str:
     if rec is None:
         base = source.baseline or "fairseq_transformer"
         return (f"bench latency --task {source.task} --budget paper --weights random --baseline {base} --systems "
-                f"{base},<the table's other systems>,{CT2_SYSTEM} --set {CT2_SYSTEM}.compute_type={WANTED} --record")
+                f"{base},<the table's other systems>,{CT2_SYSTEM} --set {CT2_SYSTEM}.compute_type={WANTED} --record "
+                "--results-dir results")
     spec, settings = rec["spec"], rec.get("settings") or {}
     systems = [s for s in spec["systems"] if s != CT2_SYSTEM] + [CT2_SYSTEM]
     args = ["bench", "latency", "--task", spec["task"], "--split", spec["split"], "--budget", spec["budget"]]
@@ -167,7 +168,7 @@ def timing_command(source: SpeedSource) -> str:
         args += ["--device", str(settings["device"])]
     for row, timed in sorted((spec.get("stand_ins") or {}).items()):
         args += ["--stand-in", f"{row}={timed}"]
-    args += ["--set", f"{CT2_SYSTEM}.compute_type={WANTED}", "--record"]
+    args += ["--set", f"{CT2_SYSTEM}.compute_type={WANTED}", "--record", "--results-dir", "results"]
     return _plain(shlex.join(args))
 
 

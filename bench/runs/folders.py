@@ -133,6 +133,27 @@ def where_note(record: Path) -> str | None:
             f"into results/, the committed evidence:\n  bench promote {record.stem}{source}")
 
 
+#: the record kinds a timing command writes, each in its own subfolder of a results folder
+TIMING_KINDS = ("latency", "sweep")
+
+
+def written_note(record: Path | str) -> str:
+    """``wrote <record>``, and for a timing record (``<folder>/latency/<id>.json``, ``.../sweep/...``) outside
+    results/ that it is not evidence and how it becomes evidence: a copy, since its id is its content (a copied
+    record is the same record; ``bench promote`` is for run records)."""
+    from bench.runs.paths import said_path
+
+    path = Path(record)
+    kind, folder = path.parent.name, path.parent.parent
+    line = f"wrote {said_path(path)}"
+    if kind not in TIMING_KINDS or is_evidence(folder):
+        return line
+    mine = " (your workspace)" if _same(folder, workspace_dir()) else ""
+    return (f"{line}\nNot committed: this {kind} record is in {said_path(folder)}{mine}; the boards read results/. "
+            f"To make it evidence, copy it (its id is its content):\n  cp {said_path(path)} "
+            f"{said_path(RESULTS_DIR / kind)}/")
+
+
 def load_all(where: Folders) -> list[dict[str, Any]]:
     """The complete records of every read folder (each knows its file), sorted by run id; a run id in two folders
     is read from the first (the workspace's re-run shadows the committed one)."""

@@ -9,7 +9,8 @@
 #   git worktree add --detach ../speed-ev HEAD && cd ../speed-ev && BENCH=<venv>/bin/bench bash scripts/speed_evidence.sh
 # The tables time 200 items each (about 1 h each on a 2-core VM: a CI of about ±5 % needs that many items, since a
 # NAR-over-AR speed-up grows with each item's length); a sweep takes 1-2 h. `STEPS="t3 sq"` runs a subset; `STEPS=tq`
-# (not in the default list) times the trained Quora runs' own models once they are trained on this machine.
+# (not in the default list) times the trained Quora runs' own models once they are trained on this machine (RUNS=...
+# a subset of them).
 # Then `bench table` renders the speed columns and reports/speed-<task>.{md,html}.
 set -u
 BENCH=${BENCH:-bench}
@@ -37,6 +38,8 @@ TRAINED+=",mist_minilm_l6--quora--test--cpu--s42--63d155f0"
 TRAINED+=",fairseq_nat_int8--quora--test--cpu--s42--32076143,fairseq_cmlm_int8--quora--test--cpu--s42--75a85b2a"
 TRAINED+=",fairseq_levt_int8--quora--test--cpu--s42--62b35728,fairseq_inst_int8--quora--test--cpu--s42--14be51d5"
 TRAINED+=",mist_minilm_l6_int8--quora--test--cpu--s42--6272c449"
+# RUNS=id,id,...: time only these (e.g. the runs whose models this machine has: the baseline's and a NAR one's)
+TRAINED=${RUNS:-$TRAINED}
 
 declare -A CMD=(
   [t1]="--task squad_qg --split test $TABLE"

@@ -12,7 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(tmp_path: Path, quiet_steps: int, steps: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+def _run(tmp_path: Path, quiet_steps: int, steps: str, runs: str | None = None
+         ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     log = tmp_path / "calls.log"
     fake = tmp_path / "bench"
     # preflight passes for the first `quiet_steps` calls, then reports a machine that moved (exit 3)
@@ -25,7 +27,8 @@ fi
 exit 0
 """)
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    env = {**os.environ, "BENCH": str(fake), "STEPS": steps, "RESULTS": str(tmp_path / "results")}
+    env = {**os.environ, "BENCH": str(fake), "STEPS": steps, "RESULTS": str(tmp_path / "results"),
+           **({"RUNS": runs} if runs else {})}
     done = subprocess.run(["bash", str(ROOT / "scripts" / "speed_evidence.sh")], env=env, capture_output=True,
                           text=True, timeout=60)
     return done, log.read_text().splitlines() if log.exists() else []
@@ -67,6 +70,9 @@ def test_the_trained_step_times_the_boards_runs_by_id(tmp_path: Path):
     assert "--weights" not in timed and "--systems" not in timed and "--task" not in timed
     ids = timed.split("--runs ")[1].split()[0].split(",")
     assert len(ids) == len(set(ids)) == 12
+    subset = "fairseq_transformer--quora--test--cpu--s42--b0395e29,mist_minilm_l6--quora--test--cpu--s42--63d155f0"
+    done, calls = _run(tmp_path / "subset", quiet_steps=5, steps="tq", runs=subset)
+    assert done.returncode == 0 and calls[1].split("--runs ")[1].split()[0] == subset  # RUNS=: those runs only
 
 
 def test_the_trained_queue_makes_exactly_the_runs_the_timing_step_names(tmp_path: Path):

@@ -17,6 +17,7 @@ class Kind(str, Enum):
     systems = "systems"
     recipes = "recipes"
     runs = "runs"
+    latency = "latency"
 
 
 @ui.app.command("ls")
@@ -24,17 +25,22 @@ def ls(
     kind: Annotated[Kind, typer.Argument(help="What to list.")],
     run_ids: Annotated[list[str] | None, typer.Argument(help="runs: only these runs (ids, or the short ids the pages "
                                                         "show).", show_default=False)] = None,
-    task: Annotated[str | None, typer.Option(help="runs: only this task.")] = None,
+    task: Annotated[str | None, typer.Option(help="runs, latency: only this task.")] = None,
     system: Annotated[str | None, typer.Option(help="runs: only this system.")] = None,
     budget: Annotated[str | None, typer.Option(help="runs: only this budget.")] = None,
     results_dir: ResultsDir = None,
 ) -> None:
-    """List registered tasks, systems (with the budgets each runs at here, and its cpu stand-in) or recipes, or
-    the recorded runs (one line each: run id, system, task, split, budget, examples, headline score)."""
+    """List registered tasks, systems (with the budgets each runs at here, and its cpu stand-in) or recipes, the
+    recorded runs (one line each: run id, system, task, split, budget, examples, headline score), or the latency and
+    sweep records (each with what the boards make of it: read, superseded by another, or not shown)."""
     from bench.env.term_layout import Rows, print_fitted
 
+    if kind is Kind.latency and not (system or budget or run_ids):
+        _render_timings(task, results_dir)
+        return
     if kind is not Kind.runs and (task or system or budget or run_ids):
-        ui.fail("run ids, --task, --system and --budget filter `bench ls runs`; the registries are listed whole.")
+        ui.fail("run ids, --task, --system and --budget filter `bench ls runs` (--task also `bench ls latency`); "
+                "the registries are listed whole.")
     if kind is Kind.runs:
         _render_runs(task, system, budget, results_dir, run_ids or [])
         return
@@ -128,3 +134,32 @@ def _render_runs(task: str | None, system: str | None, budget: str | None, resul
         given = " ".join(f"--{k} {v}" for k, v in (("task", task), ("system", system), ("budget", budget)) if v)
         ui.fail(f"No record in {where.describe()} matches {given or '--task/--system/--budget'}; "
                 "`bench ls runs` lists all.")
+
+
+def _render_timings(task: str | None, results_dir: Path | None) -> None:
+    """The latency and sweep records of each folder read (bench.report.timing_index), oldest first."""
+    from bench.env.term_layout import Rows, print_fitted
+    from bench.report.timing_index import timing_index
+    from bench.runs.folders import folders, is_evidence, label
+    from bench.runs.paths import said_path
+
+    where, shown = folders(results_dir), 0
+    for folder in where.read:
+        try:
+            entries = timing_index(folder, task)
+        except ValueError as exc:
+            ui.fail(str(exc))
+        rows = Rows(["record", "design", "weights", "systems", "speed-ups", "ms", "boards"], atomic=(0, 1, 2, 4, 5),
+                    right=(3,), optional=(1, 2, 3, 5), title="" if where.explicit else label(folder),
+                    caption="record: its file is latency/ or sweep/ + record + .json; speed-ups: the record's "
+                    "verdict (docs/latency.md); ms: the milliseconds' label; boards: what `bench table` makes of it"
+                    + ("" if is_evidence(folder) else f" with --results-dir {said_path(folder)} (it reads results/)")
+                    + "; superseded: a table reads one record per task and baseline, a speed page one sweep.")
+        for e in entries:
+            rows.add(e.record_id, e.design, e.weights, str(e.systems), e.verdict, e.ms_label, e.status)
+        if rows.rows:
+            shown += 1
+            print_fitted(rows, ui.console)
+    if not shown:
+        ui.fail(f"No latency or sweep record in {where.describe()}{f' for task {task}' if task else ''}; "
+                "`bench latency --record` makes one.")

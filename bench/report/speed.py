@@ -69,8 +69,13 @@ def find_source(table: Table, latency_records: Sequence[dict], budget: str | Non
         if r["spec"]["task"] == task and r.get("baseline") == base and base is not None and not r["spec"].get("runs")
         and (budget is None or r["spec"]["budget"] == budget)
     ]
-    found.sort(key=lambda r: (is_gpu_record(r) and bool(r.get("valid")), r["created"], r["latency_id"]))
-    return SpeedSource(task, base, found[-1] if found else None)
+    return SpeedSource(task, base, max(found, key=preference) if found else None)
+
+
+def preference(rec: dict) -> tuple[bool, str, str]:
+    """How a table prefers among the latency records of its task and baseline (the greatest wins): a VALID GPU
+    record, then the newest (``created``, then the id)."""
+    return (is_gpu_record(rec) and bool(rec.get("valid")), str(rec["created"]), str(rec["latency_id"]))
 
 
 def timed_as(rec: dict, system: str | None) -> tuple[str, dict] | None:

@@ -17,6 +17,7 @@ from bench.api.text import split_lines
 from bench.api.textfile import OUTPUTS
 from bench.runs.evaluation import first_examples
 from bench.runs.folders import Folders, RunNotFound, find, folders
+from bench.store.examples import spec_limit
 from bench.store.outputs import OutputsPathError, record_source
 from bench.store.records import OutputsChangedError, check_outputs, outputs_file
 
@@ -57,13 +58,11 @@ def outputs_text(rec: dict[str, Any]) -> str:
 
 
 def split_of(rec: dict[str, Any], data_dir: Path | None = None) -> Any:
-    """The examples the run scored (its ``--limit`` prefix), checked against the record's split hash."""
+    """The examples the run scored (its spec's ``--limit`` prefix), checked against the record's split hash."""
     from bench.data import load_split
 
     spec, data = rec["spec"], rec["data"]
-    split = first_examples(
-        load_split(spec["task"], spec["split"], data_dir=data_dir), data["n_examples"] if data.get("partial") else None
-    )
+    split = first_examples(load_split(spec["task"], spec["split"], data_dir=data_dir), spec_limit(spec))
     if split.sha256 != data["split_sha256"]:
         raise RunLookupError(f"{rec['run_id']}: the {spec['task']}/{spec['split']} split changed since it was scored.")
     return split

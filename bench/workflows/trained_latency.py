@@ -97,6 +97,7 @@ def load_trained(run: TrainedRun, device: str, data_dir: Path | None, say: Calla
     (so nothing is trained here: a missing model is a one-line error naming the command that trains it again)."""
     from bench.runs.identity import training_workdir
     from bench.runs.pipeline import build, prepare, train
+    from bench.runs.staleness import stale_reason
 
     system = build(run.spec)
     resolved = training_workdir(run.spec, system)
@@ -107,6 +108,11 @@ def load_trained(run: TrainedRun, device: str, data_dir: Path | None, say: Calla
         raise TrainedRunError(f"{run.run_id}: the code now resolves this run's training settings to another model "
                               f"({resolved.name}, the record names {run.workdir.name}), so its model cannot be found "
                               f"again; run `{again}` for a record of today's model, and time that.")
+    stale = stale_reason(run.record, run.spec, system) if run.record is not None else None
+    if stale is not None:  # its decode settings are not today's (int8's decode_batch_size): the timed model would
+        # decode otherwise than the run did, and its outputs could not equal the run's (INVALID after the timing)
+        raise TrainedRunError(f"{run.run_id}: {stale}, so the model timed would not decode as the run did; run "
+                              f"`{again} --force` for a record of today's settings, and time that.")
     if not resolved.is_dir() or not any(resolved.iterdir()):
         raise TrainedRunError(f"{run.run_id}: its model folder {resolved} is not on this machine (a record travels, "
                               f"its model does not); `{again}` trains it again (the same settings give the same "

@@ -28,6 +28,8 @@ A record whose ``data`` contradicts its spec (resealed: the digest is a checksum
   "nothing new to score" and the copy stayed lost: ``show`` said "missing"); the copy is written again
 - T11 ``--paper mist:1 --row transformer`` (a SQuAD table) for Quora outputs -> fixed (refused up front, before
   scoring: it was recorded, and the board linked the Quora row to the SQuAD paper row)
+- T11b ``--paper mist:1`` without ``--row`` for Quora outputs -> fixed (recorded, then shown under no table: a
+  submission naming a table is shown only there, and only on that table's data)
 - T12 a submission record naming such a row (resealed, its id remade) -> fixed: the board reads a paper row only on
   the submission's own task and split (:meth:`bench.papers.Table.scores_on`)
 
@@ -51,6 +53,9 @@ Rewriters on forged records:
   recorded batched ones (INVALID after the timing); now refused before loading, naming the change and the command
 - T21 a run of the split's first N examples -> held, by design and named: its outputs are not compared (the meter
   times items of the whole split); the note says so
+- T28 ``compare`` and ``latency --runs`` of a record whose status is ``failed`` or ``running`` (no schema check
+  applies to it: a spec of the wrong type, no ``data``) -> fixed (TypeError and KeyError tracebacks; now one line:
+  only a finished run, :func:`bench.runs.lookup.find_finished`)
 
 int8's ``decode_batch_size`` (resolved to 1 at ``compute_type=int8`` unless set):
 
@@ -66,13 +71,18 @@ A hostile mirror through ``fetch --data`` (a pinned file; a local server):
 - T26 the right bytes gzip-encoded (``Content-Encoding: gzip``) -> clean (sha256 refused, nothing kept)
 - T27 206 with ``Content-Range: bytes 3-5/6`` to a fresh request -> clean (sha256 refused, nothing kept)
 
-26 probes (27 ids, T17 and T23 held, T21 held by design); 16 found a hole (T01-T08, T10-T16, T20, T22), fixed in
-the store (:mod:`bench.store.examples`, :mod:`bench.store.records`), the rewriters' shared rules, ``submit`` and
-two board readers.
+29 probes (T01-T28 and T11b); 20 found a hole, from 9 causes: a record's examples taken from its ``data`` rather
+than its spec (T01-T05, T14-T16, T18), a record that names no outputs (T06, T07), outputs checked by their bytes' hash
+only (T08), a submission's lost copy (T10), a paper row or table of another task (T11, T11b, T12), an unscored record
+read unchecked (T13), a stale run timed as its own model (T20), the twin rule (T22), and a record that is no finished
+run given to ``compare`` or ``latency --runs`` (T28). Fixed in the store (:mod:`bench.store.examples`,
+:mod:`bench.store.records`), the lookups (:mod:`bench.runs.lookup`), ``submit``, ``latency --runs`` and two board
+readers; 6 clean (T09, T19, T24-T27), 3 held (T17, T21 by design, T23).
 
 Left for a later pass: a partial run's timed outputs are never compared (T21); a submission that names a paper row
 is shown with that row's architecture speed-up (``run_speed``), which times the harness's model, not the submitted
-outputs' one.
+outputs' one; a submission of the split's references themselves ranks first (no statistic counts outputs equal to
+their reference).
 """
 
 from __future__ import annotations
@@ -263,6 +273,9 @@ def test_submit_refuses_a_paper_row_of_another_tasks_table() -> None:
     with pytest.raises(SubmissionError, match=r"--row 'transformer' of mist:1 is scored on squad_qg/test, not on "
                                               r"quora/test \(these outputs'\)"):
         check_paper_row("mist:1", "transformer", "quora", "test")
+    assert check_paper_row("mist:3", None, "quora", "test") == ("mist:3", None)
+    with pytest.raises(SubmissionError, match=r"--paper mist:1 has no column on quora/test"):
+        check_paper_row("mist:1", None, "quora", "test")  # was recorded, and shown under no table
 
 
 def test_the_board_reads_a_submissions_paper_row_on_its_own_task_only() -> None:
@@ -332,14 +345,19 @@ def test_promote_and_refile_refuse_a_prefix_record(tmp_path: Path) -> None:
     assert sorted(p.name for p in ws.rglob("*")) == listing
 
 
-def test_refile_writes_what_a_record_claims_and_says_where_it_came_from() -> None:
-    """T17, held: what refile checks is the record's own claim (its config); the new record names its old id."""
-    import inspect
+def test_a_records_config_is_its_claim_compared_with_the_code() -> None:
+    """T17, held: refile checks ``--set`` against the record's config (``config_value``), which only the code's own
+    resolution checks: an edited config makes the record stale (named), never a record of other outputs."""
+    from bench.runs.spec import RunSpec
+    from bench.runs.staleness import setting_changes
+    from bench.store.records import config_value
 
-    from bench.workflows import refile
-
-    source = inspect.getsource(refile.refile)
-    assert "config_value(rec, key)" in source and '"from": old.run_id' in source
+    rec = json.loads(MIST.read_text(encoding="utf-8"))
+    spec = RunSpec.from_json(rec["spec"])
+    assert setting_changes(rec, spec) == []
+    rec["system"]["config"]["decode_batch_size"] = 7  # a forger's claim
+    assert config_value(rec, "decode_batch_size") == 7  # what `refile --set decode_batch_size=7` would restate
+    assert setting_changes(rec, spec) == [("decode_batch_size", 7, 64)]  # and what staleness names
 
 
 # ---------------------------------------------------------------- T18-T21: bench latency --runs
@@ -394,6 +412,22 @@ def test_a_partial_runs_outputs_are_named_not_compared(runs_folder: Path) -> Non
     said: list[str] = []
     assert run_references(resolve_runs([MIST.stem], runs_folder), None, said.append) == {}
     assert said and "decoded 2000 of the split's 30000 examples" in said[0]
+
+
+@pytest.mark.parametrize("edit", [lambda d: d.update(status="failed", spec="x"),
+                                  lambda d: (d.update(status="running"), d.pop("data"))], ids=["failed", "running"])
+def test_a_record_that_is_no_finished_run_is_one_line_for_compare_and_latency(runs_folder: Path,
+                                                                             edit: Callable[[dict], Any]) -> None:
+    from bench.runs.lookup import RunLookupError, compare_runs
+    from bench.workflows.trained_latency import resolve_runs
+
+    data = _data(MIST)
+    edit(data)
+    _folder(runs_folder.parent, data, MIST.stem, None)
+    for attempt in (lambda: compare_runs(MIST.stem, COPY.stem, results_dir=runs_folder, use_cache=False),
+                    lambda: resolve_runs([MIST.stem], runs_folder)):
+        with pytest.raises(RunLookupError, match=r"its status is '(failed|running)'; only a finished run"):
+            attempt()  # was: TypeError / KeyError tracebacks (a record of another status has no schema check)
 
 
 # ---------------------------------------------------------------- T22: int8 twins

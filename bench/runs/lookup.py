@@ -37,6 +37,19 @@ def find_record(run_id: str, results_dir: Path | str | Folders | None = None) ->
         raise RunLookupError(str(exc)) from exc
 
 
+def find_finished(run_id: str, results_dir: Path | str | Folders | None = None) -> tuple[Path, dict[str, Any]]:
+    """:func:`find_record`, for commands that use a run's outputs and spec (``compare``, ``latency --runs``): a record
+    of another status than complete or unscored has none of their checks (a failed one, a forged one), and was a
+    TypeError or KeyError traceback there."""
+    from bench.store.records import SCORED_SHAPE
+
+    path, rec = find_record(run_id, results_dir)
+    if rec.get("status") not in SCORED_SHAPE:
+        raise RunLookupError(f"{path}: its status is {rec.get('status')!r}; only a finished run (complete, or "
+                             "unscored: `bench rescore` scores it) has outputs to use. Re-run its spec.")
+    return path, rec
+
+
 def outputs_of(rec: dict[str, Any]) -> list[str]:
     """The run's stored outputs, checked against the sha256 in its record."""
     return split_lines(outputs_text(rec))
@@ -106,7 +119,7 @@ def compare_runs(a: str, b: str, recipes: Sequence[str] | None = None, *,
     from bench.scoring.agreement import identical_outputs
     from bench.scoring.compare_cache import cached_compare
 
-    (_, ra), (_, rb) = find_record(a, results_dir), find_record(b, results_dir)
+    (_, ra), (_, rb) = find_finished(a, results_dir), find_finished(b, results_dir)
     same_examples(ra, rb)
     split = split_of(ra, data_dir)
     hyps_a, hyps_b = outputs_of(ra), outputs_of(rb)

@@ -128,6 +128,10 @@ def check_paper_row(paper: str | None, row: str | None, task: str | None = None,
 
     table = get_table(*parse_table_ref(paper))
     if row is None:
+        if task is not None and split is not None and not any(table.scores_on(r, task, split) for r in table.rows):
+            raise SubmissionError(f"--paper {table.ref} has no column on {task}/{split} (these outputs'), so the "
+                                  "submission would be shown under no table: name a table on that data, or leave "
+                                  "--paper out.")
         return table.ref, None
     for r in table.rows:
         if row in (r.label, r.id):

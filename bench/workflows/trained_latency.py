@@ -53,12 +53,12 @@ class RunsInputs:
 def resolve_runs(ids: Sequence[str], results_dir: Path | str | None = None) -> list[TrainedRun]:
     """The recorded runs ``ids`` name (ids or short ids), checked to belong in one timing: one task, split and
     budget, each system once, each a finished run of a model (not a submission). Builds nothing, loads no model."""
-    from bench.runs.lookup import find_record
+    from bench.runs.lookup import find_finished
     from bench.runs.spec import RunSpec
 
     out: list[TrainedRun] = []
     for given in ids:
-        path, rec = find_record(given, results_dir)
+        path, rec = find_finished(given, results_dir)
         run_id = str(rec.get("run_id", given))
         if rec.get("kind") == "external":
             raise TrainedRunError(f"--runs {given}: {run_id} is a submission (outputs from elsewhere, no model here) "

@@ -44,7 +44,7 @@ def examples_problem(rec: Mapping[str, Any]) -> Problem | None:
     n = split.count if limit is None else min(limit, split.count)
     partial = split.partial or n < split.count
     said = "the whole split" if limit is None else f"--limit {limit}"
-    if data.get("n_examples") != n:
+    if "n_examples" in data and data["n_examples"] != n:  # absent: a hand-made record (--deep holds it to the spec)
         return Problem("data.n_examples", f"is {data.get('n_examples')!r}, but its spec ({said} of "
                                           f"{spec['task']}/{spec['split']}, {split.count:,} examples) scores {n:,}")
     if "partial" in data and data["partial"] is not partial:

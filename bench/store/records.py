@@ -105,7 +105,7 @@ class RunRecord:
         a record its own readers refuse."""
         rec = self.to_json()
         problems = record_problems(rec) if self.status == "complete" else []
-        if self.status == "complete" and (mismatch := examples_problem(rec) or unnamed_outputs(rec)) is not None:
+        if self.status in SCORED_SHAPE and (mismatch := examples_problem(rec) or unnamed_outputs(rec)) is not None:
             problems.append(mismatch)
         problems += [Problem(field, str(why)) for field, value in name_values(rec, RUN_NAMES)
                      if (why := identifier_problem(value)) is not None]
@@ -439,10 +439,10 @@ class RunStore(SealedStore):
 
     def consistent(self, rec: Any, path: Path | str) -> None:
         if rec.get("status") in SCORED_SHAPE:
+            _check_outputs_count(rec, path)  # the outputs file first: an edited count is named at 'outputs.n'
             problem = examples_problem(rec) or unnamed_outputs(rec)  # the spec's examples; outputs named
             if problem is not None:
                 raise _integrity_error(rec, path, problem)
-            _check_outputs_count(rec, path)
 
 
 def _run_folder(results_dir: Path | str) -> Path:

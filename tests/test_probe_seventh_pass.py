@@ -48,8 +48,8 @@ Rewriters on forged records:
 
 - T18 a whole-split run made to look partial, to skip the comparison -> fixed by T01's rule (refused when read)
 - T19 the run's outputs file edited after scoring -> clean (refused, one line, before anything is timed)
-- T20 a run stale since int8's ``decode_batch_size`` rule (the committed int8 record decoded at 64; today's preset
-  resolves 1) -> fixed: its model was loaded and timed, and the timed outputs (one at a time) could not equal the
+- T20 a run stale since int8's ``decode_batch_size`` rule (an int8 record decoded at 64, as the committed one was
+  until a47940d; today's preset resolves 1) -> fixed: its model was loaded and timed, and the timed outputs (one at a time) could not equal the
   recorded batched ones (INVALID after the timing); now refused before loading, naming the change and the command
 - T21 a run of the split's first N examples -> held, by design and named: its outputs are not compared (the meter
   times items of the whole split); the note says so
@@ -112,7 +112,7 @@ RESULTS = ROOT / "results"
 RUN = RESULTS / "fairseq_transformer--quora--test--cpu--s42--b0395e29.json"  # sealed, whole split
 COPY = RESULTS / "copy_source--quora--test--cpu--s42--af654a53.json"  # --limit 2000
 MIST = RESULTS / "mist_minilm_l6--quora--test--cpu--s42--2acd50eb.json"  # --limit 2000, a trained model
-INT8 = RESULTS / "mist_minilm_l6_int8--quora--test--cpu--s42--6272c449.json"  # sealed, decode_batch_size 64
+INT8 = RESULTS / "mist_minilm_l6_int8--quora--test--cpu--s42--6272c449.json"  # sealed, an int8 run
 NQG = RESULTS / "nqg_du2017--squad_qg--test--external--589acdee.json"  # a --no-copy submission
 NQG_OUTPUTS = ROOT.parent / "shared" / "data" / "qg_outputs" / "nqg-du2017-test.txt"
 
@@ -397,9 +397,11 @@ def test_a_stale_int8_run_is_refused_before_its_model_is_loaded(runs_folder: Pat
     from bench.runs.staleness import stale_reason
     from bench.workflows.trained_latency import TrainedRunError, load_trained, resolve_runs
 
-    rec = json.loads(INT8.read_text(encoding="utf-8"))
+    rec = _data(INT8)
+    rec["system"]["config"]["decode_batch_size"] = 64  # decoded batched, as int8 runs were before the rule
     assert stale_reason(rec, RunSpec.from_json(rec["spec"])) == (  # T23: held, named
         "made with other settings than the cpu preset resolves to today: decode_batch_size: 64 -> 1")
+    _folder(runs_folder.parent, rec, INT8.stem, None)  # its outputs stay the copied ones (their hash is unchanged)
     (run,) = resolve_runs([INT8.stem], runs_folder)
     with pytest.raises(TrainedRunError, match=r"decode_batch_size: 64 -> 1, so the model timed would not decode as "
                                               r"the run did; run `bench run --system mist_minilm_l6_int8 .* --force`"):

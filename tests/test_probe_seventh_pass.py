@@ -49,8 +49,9 @@ Rewriters on forged records:
 - T18 a whole-split run made to look partial, to skip the comparison -> fixed by T01's rule (refused when read)
 - T19 the run's outputs file edited after scoring -> clean (refused, one line, before anything is timed)
 - T20 a run stale since int8's ``decode_batch_size`` rule (an int8 record decoded at 64, as the committed one was
-  until a47940d; today's preset resolves 1) -> fixed: its model was loaded and timed, and the timed outputs (one at a time) could not equal the
-  recorded batched ones (INVALID after the timing); now refused before loading, naming the change and the command
+  until a47940d; today's preset resolves 1) -> fixed: its model was loaded and timed, and the timed outputs (one at
+  a time) could not equal the recorded batched ones (INVALID after the timing); now refused before loading, naming
+  the change and the command
 - T21 a run of the split's first N examples -> held, by design and named: its outputs are not compared (the meter
   times items of the whole split); the note says so
 - T28 ``compare`` and ``latency --runs`` of a record whose status is ``failed`` or ``running`` (no schema check

@@ -40,7 +40,7 @@ def _write_record(spec: RunSpec, results: Path, config_changes: dict | None = No
     out.write_text(OUTPUTS, encoding="utf-8")
     rec = {"schema": 1, "run_id": spec.run_id, "status": "complete", "kind": "run", "spec": spec.to_json(),
            "harness": {"git_sha": "abc", "dirty": False}, "system": {"name": spec.system, "config": config},
-           "data": {"split_sha256": "0" * 64, "n_examples": 2},
+           "data": {"split_sha256": "0" * 64, "n_examples": 2},  # the spec's --limit 2
            "outputs": {"path": display_path(out), "sha256": sha256_text(OUTPUTS), "n": 2},
            "model": {"training_key": key, "training_run_id": trained.run_id, "workdir": "w"},
            "scores": {"unilm": {"signature": "s", "metrics": {"bleu4": 9.5}}}, "timings": {"fit_s": 12.0}}
@@ -50,7 +50,7 @@ def _write_record(spec: RunSpec, results: Path, config_changes: dict | None = No
 
 
 def test_an_old_preset_record_is_pinned_to_the_settings_it_was_made_with(tmp_path: Path) -> None:
-    preset = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000)
+    preset = RunSpec("unilm", "squad_qg", budget="cpu", limit=2)
     steps_now = build_system(preset).describe().config["steps"]
     old = _write_record(preset, tmp_path, {"steps": 400})  # made when the preset trained 400 updates
     assert stale_reason(json.loads(old.read_text()), preset) is not None
@@ -65,7 +65,7 @@ def test_an_old_preset_record_is_pinned_to_the_settings_it_was_made_with(tmp_pat
     assert old.exists()  # a refused re-file writes nothing and moves nothing
 
     new = refile(old.stem, {"steps": 400}, [], tmp_path)
-    pinned = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000, overrides={"steps": 400})
+    pinned = RunSpec("unilm", "squad_qg", budget="cpu", limit=2, overrides={"steps": 400})
     assert new == record_path(pinned, tmp_path) and not old.exists()
     rec = json.loads(new.read_text())
     assert rec["run_id"] == pinned.run_id and rec["spec"] == pinned.to_json()
@@ -81,7 +81,7 @@ def test_an_old_preset_record_is_pinned_to_the_settings_it_was_made_with(tmp_pat
 
 def test_a_calibration_point_s_run_becomes_the_preset_s_once_the_preset_adopts_its_value(tmp_path: Path) -> None:
     steps_now = build_system(RunSpec("unilm", "squad_qg", budget="cpu")).describe().config["steps"]
-    point = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000, overrides={"steps": steps_now})
+    point = RunSpec("unilm", "squad_qg", budget="cpu", limit=2, overrides={"steps": steps_now})
     path = _write_record(point, tmp_path)
     moved = refile(path.stem, {}, ["steps"], tmp_path)
     assert json.loads(moved.read_text())["spec"]["overrides"] == {}
@@ -89,7 +89,7 @@ def test_a_calibration_point_s_run_becomes_the_preset_s_once_the_preset_adopts_i
     assert [r["from"] for r in back["refiled"]] == [point.run_id, replace(point, overrides={}).run_id]
     assert back["run_id"] == point.run_id
 
-    other = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000, overrides={"steps": steps_now + 1})
+    other = RunSpec("unilm", "squad_qg", budget="cpu", limit=2, overrides={"steps": steps_now + 1})
     path = _write_record(other, tmp_path)
     with pytest.raises(RefileError, match=f"steps: {steps_now + 1} -> {steps_now}"):
         refile(path.stem, {}, ["steps"], tmp_path)  # the preset does not resolve to what it was made with
@@ -98,7 +98,7 @@ def test_a_calibration_point_s_run_becomes_the_preset_s_once_the_preset_adopts_i
 
 
 def test_refile_refuses_a_spec_that_would_train_another_model_or_overwrite_a_record(tmp_path: Path) -> None:
-    preset = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000)
+    preset = RunSpec("unilm", "squad_qg", budget="cpu", limit=2)
     path = _write_record(preset, tmp_path, {"steps": 400})
     rec = json.loads(path.read_text())
     path.write_text(json.dumps(sealed({**rec, "model": {**rec["model"], "training_key": "0123456789ab"}})))
@@ -106,7 +106,7 @@ def test_refile_refuses_a_spec_that_would_train_another_model_or_overwrite_a_rec
         refile(path.stem, {"steps": 400}, [], tmp_path)
 
     path.write_text(json.dumps(sealed(rec)))
-    pinned = RunSpec("unilm", "squad_qg", budget="cpu", limit=2000, overrides={"steps": 400})
+    pinned = RunSpec("unilm", "squad_qg", budget="cpu", limit=2, overrides={"steps": 400})
     record_path(pinned, tmp_path).write_text("{}")
     with pytest.raises(RefileError, match="exists already"):
         refile(path.stem, {"steps": 400}, [], tmp_path)

@@ -150,6 +150,11 @@ class Table:
     def task_split(self, row: Row, group: Group) -> tuple[str | None, str | None]:
         return (row.task or group.task, row.split or group.split)
 
+    def scores_on(self, row: Row, task: str, split: str) -> bool:
+        """Whether a quality column of ``row`` is on ``task``/``split``: only there can outputs of that split stand
+        beside the row's published numbers (a submission naming a row of another task's table is refused)."""
+        return any(self.task_split(row, g) == (task, split) for g in self.quality_groups())
+
     def reported_recipe(self, row: Row, group: Group) -> str | None:
         """Recipe that produced the published number (None = unknown)."""
         return row.recipes[group.id] if group.id in row.recipes else group.recipe

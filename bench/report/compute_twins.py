@@ -5,8 +5,9 @@ A run's compute type is what its record's system config says it decoded at: ``co
 families, systems/compute.py) or, for CTranslate2, ``ctranslate2.compute_type_used``; a record without either
 decoded at float32. Its **fp32 twin** is the complete record that decoded the same trained model at float32 and
 differs in nothing else: same task, split, budget, seed, limit and training split; the same overrides once
-``compute_type`` is set aside; the same system, or the system the twin's name is a preset of (``encoder_bert_int8``
-is ``encoder_bert`` at int8); and the same ``model.training_key`` and ``model.workdir`` (one checkpoint).
+``compute_type`` and ``decode_batch_size`` are set aside (int8 resolves the batch to 1 unless it is set); the
+same system, or the system the twin's name is a preset of (``encoder_bert_int8`` is ``encoder_bert`` at int8); and
+the same ``model.training_key`` and ``model.workdir`` (one checkpoint).
 """
 
 from __future__ import annotations
@@ -50,8 +51,14 @@ def compute_type(rec: Mapping[str, Any]) -> str:
     return str(value).replace("`", "'") if value else FLOAT32
 
 
+#: overrides set aside when matching a twin: the compute type, and the decode batch its int8 preset resolves to 1
+#: unless set (systems/presets.py ``int8_decode_batch``): an int8 run with ``--set decode_batch_size=1`` decodes as
+#: the one without, and found no twin where that one did
+_SET_ASIDE = ("compute_type", "decode_batch_size")
+
+
 def _without_compute(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {k: v for k, v in (overrides or {}).items() if k != "compute_type"}
+    return {k: v for k, v in (overrides or {}).items() if k not in _SET_ASIDE}
 
 
 def _same_decoding_key(rec: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -72,8 +72,10 @@ def paper_rows(rec: dict) -> list[tuple[Table, Row]]:
     out: list[tuple[Table, Row]] = []
     for t in all_tables():
         if rec.get("kind") == "external":
-            if sub.get("paper") == t.ref and sub.get("row"):
-                out += [(t, r) for r in t.rows if r.id == sub["row"]]
+            if sub.get("paper") == t.ref and sub.get("row"):  # a row on the submission's own task and split only
+                spec = rec.get("spec") or {}
+                out += [(t, r) for r in t.rows if r.id == sub["row"]
+                        and t.scores_on(r, str(spec.get("task")), str(spec.get("split")))]
             continue
         for row in t.rows:
             if any(find_matches([rec], t, row, g, rec["spec"]["budget"]) for g in t.quality_groups()):

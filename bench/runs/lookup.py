@@ -17,6 +17,7 @@ from bench.api.text import split_lines
 from bench.api.textfile import OUTPUTS
 from bench.runs.evaluation import first_examples
 from bench.runs.folders import Folders, RunNotFound, find, folders
+from bench.store.examples import spec_limit
 from bench.store.outputs import OutputsPathError, record_source
 from bench.store.records import OutputsChangedError, check_outputs, outputs_file
 
@@ -34,6 +35,19 @@ def find_record(run_id: str, results_dir: Path | str | Folders | None = None) ->
         return find(run_id, where)
     except RunNotFound as exc:
         raise RunLookupError(str(exc)) from exc
+
+
+def find_finished(run_id: str, results_dir: Path | str | Folders | None = None) -> tuple[Path, dict[str, Any]]:
+    """:func:`find_record`, for commands that use a run's outputs and spec (``compare``, ``latency --runs``): a record
+    of another status than complete or unscored has none of their checks (a failed one, a forged one), and was a
+    TypeError or KeyError traceback there."""
+    from bench.store.records import SCORED_SHAPE
+
+    path, rec = find_record(run_id, results_dir)
+    if rec.get("status") not in SCORED_SHAPE:
+        raise RunLookupError(f"{path}: its status is {rec.get('status')!r}; only a finished run (complete, or "
+                             "unscored: `bench rescore` scores it) has outputs to use. Re-run its spec.")
+    return path, rec
 
 
 def outputs_of(rec: dict[str, Any]) -> list[str]:
@@ -57,13 +71,11 @@ def outputs_text(rec: dict[str, Any]) -> str:
 
 
 def split_of(rec: dict[str, Any], data_dir: Path | None = None) -> Any:
-    """The examples the run scored (its ``--limit`` prefix), checked against the record's split hash."""
+    """The examples the run scored (its spec's ``--limit`` prefix), checked against the record's split hash."""
     from bench.data import load_split
 
     spec, data = rec["spec"], rec["data"]
-    split = first_examples(
-        load_split(spec["task"], spec["split"], data_dir=data_dir), data["n_examples"] if data.get("partial") else None
-    )
+    split = first_examples(load_split(spec["task"], spec["split"], data_dir=data_dir), spec_limit(spec))
     if split.sha256 != data["split_sha256"]:
         raise RunLookupError(f"{rec['run_id']}: the {spec['task']}/{spec['split']} split changed since it was scored.")
     return split
@@ -107,7 +119,7 @@ def compare_runs(a: str, b: str, recipes: Sequence[str] | None = None, *,
     from bench.scoring.agreement import identical_outputs
     from bench.scoring.compare_cache import cached_compare
 
-    (_, ra), (_, rb) = find_record(a, results_dir), find_record(b, results_dir)
+    (_, ra), (_, rb) = find_finished(a, results_dir), find_finished(b, results_dir)
     same_examples(ra, rb)
     split = split_of(ra, data_dir)
     hyps_a, hyps_b = outputs_of(ra), outputs_of(rb)

@@ -18,6 +18,7 @@ from bench.api.errors import UserError
 from bench.api.types import Split, encode
 from bench.runs.evaluation import first_examples
 from bench.store.differences import Difference, compare_numbers
+from bench.store.examples import spec_limit
 
 
 class SplitTamperedError(UserError, ValueError):
@@ -57,7 +58,8 @@ def verified_split(task: str, split: str, data_dir: Path | str | None = None,
 
 def rederive_scores(rec: dict[str, Any], split: Split, session: Any = None) -> list[Difference]:
     """Every score, CI, item count and signature of ``rec``, and its output statistics, recomputed from its
-    outputs and ``split`` (the whole verified split; the record's ``--limit`` prefix is taken here)."""
+    outputs and ``split`` (the whole verified split; the spec's ``--limit`` prefix is taken here, never the
+    ``data`` block's count, which a forger can make fit a cherry-picked prefix)."""
     from bench.runs.lookup import outputs_of
     from bench.scoring import score_split
     from bench.scoring.output_stats import output_stats
@@ -68,7 +70,7 @@ def rederive_scores(rec: dict[str, Any], split: Split, session: Any = None) -> l
         outputs = outputs_of(rec)  # the one line rule (split_lines), as the scorer reads them
     except (UserError, OSError, UnicodeDecodeError) as exc:
         return [Difference(rid, "outputs", (rec.get("outputs") or {}).get("path"), " ".join(str(exc).split()))]
-    scored = first_examples(split, data.get("n_examples") if data.get("partial") else None)
+    scored = first_examples(split, spec_limit(rec.get("spec") or {}))  # the spec's examples, not what 'data' says
     out: list[Difference] = []
     if scored.sha256 != data.get("split_sha256"):
         return [Difference(rid, "data.split_sha256", data.get("split_sha256"), scored.sha256)]

@@ -22,6 +22,7 @@ from bench.api.textfile import OUTPUTS
 from bench.runs.evaluation import first_examples
 from bench.runs.outputs import sha256_text
 from bench.runs.reporter import Reporter
+from bench.store.examples import spec_limit
 from bench.store.records import RecordError, RunRecord, check_outputs, outputs_file, read_record
 
 
@@ -66,7 +67,7 @@ def rescore(path: Path, *, data_dir: Path | None = None, say: Reporter = print) 
                            "read. Run the command again.")
     spec, data = record["spec"], record["data"]
     split = load_split(spec["task"], spec["split"], data_dir=data_dir)
-    split = first_examples(split, data["n_examples"] if data.get("partial") else None)
+    split = first_examples(split, spec_limit(spec))  # the spec's examples, whatever 'data' says (the store's rule)
     if split.sha256 != data["split_sha256"]:
         raise RescoreError(f"{path}: the {spec['task']}/{spec['split']} split now hashes to {split.sha256[:12]}…, "
                            f"not the {data['split_sha256'][:12]}… it was scored on; rescoring would mix data versions.")

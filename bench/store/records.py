@@ -22,6 +22,7 @@ from typing import Any
 from bench.api.errors import UserError
 from bench.api.names import identifier_problem
 from bench.api.textfile import not_a_file
+from bench.store.examples import examples_problem
 from bench.store.files import StoreError, is_number, write_json
 from bench.store.ids import run_record_id
 from bench.store.integrity import DIGEST_FIELD, Problem, digest_problem, record_problems, sealed, unsealed
@@ -30,6 +31,10 @@ from bench.store.paths import run_record_file
 from bench.store.sealed import SealedStore, name_values
 
 SCHEMA_VERSION = 1
+#: the statuses of a record with every section of a complete one: ``unscored`` (``bench run --no-score``) lacks only
+#: its scores, and `bench rescore` reads the rest (a wrong type there was a traceback, and a record whose examples
+#: contradict its spec was scored before being refused)
+SCORED_SHAPE = ("complete", "unscored")
 #: what a record's ``kind`` may be: a harness run, or outputs submitted with ``bench submit``
 KINDS = ("run", "external")
 
@@ -100,6 +105,8 @@ class RunRecord:
         a record its own readers refuse."""
         rec = self.to_json()
         problems = record_problems(rec) if self.status == "complete" else []
+        if self.status in SCORED_SHAPE and (mismatch := examples_problem(rec) or unnamed_outputs(rec)) is not None:
+            problems.append(mismatch)
         problems += [Problem(field, str(why)) for field, value in name_values(rec, RUN_NAMES)
                      if (why := identifier_problem(value)) is not None]
         if problems:
@@ -141,7 +148,7 @@ def validate_record(rec: Any, path: Path | str = "<record>") -> dict:
     for key in ("run_id", "status"):
         if not isinstance(rec.get(key), str) or not rec[key]:
             raise _fail(path, f"'{key}' must be a non-empty string")
-    if rec["status"] != "complete":
+    if rec["status"] not in SCORED_SHAPE:
         return rec
     kind = rec.get("kind", "run")
     if kind not in KINDS:
@@ -340,9 +347,13 @@ def _hash_and_lines(path: Path) -> tuple[str, int]:
                                   "Restore the file (`git checkout` it) or re-run the spec.")
     key = (str(path), st.st_mtime_ns, st.st_size)
     if key not in _HASHES:
-        data = path.read_bytes()
-        if b"\r" in data:  # what reading it as text (universal newlines) gives
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        from bench.api.reading import UnreadableFile, read_text
+
+        try:  # read as every reader of outputs reads them: a BOM, a NUL or bytes that are not UTF-8 are no outputs
+            text = read_text(path, limits=OUTPUTS)  # the harness wrote (its scores cannot stand on them), whatever
+        except UnreadableFile as exc:  # the hash a resealed record gives them
+            raise OutputsChangedError(str(exc)) from None
+        data = text.encode("utf-8")  # universal newlines, as reading it as text gives
         lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         _HASHES[key] = (hashlib.sha256(data).hexdigest(), lines)
     return _HASHES[key]
@@ -372,6 +383,19 @@ def check_outputs(rec: dict[str, Any], record: Path | str) -> None:
             f"Restore the file (`git checkout` it) or {_redo(rec)}."
         )
     _check_outputs_count(rec, record)
+
+
+def unnamed_outputs(rec: Mapping[str, Any]) -> Problem | None:
+    """What is missing when a complete (or unscored) record names no outputs (``outputs.path`` or ``outputs.sha256``
+    absent or empty): the harness writes both, and without them its scores stand on nothing a reader can check (such
+    a record was shown, and `bench promote` copied it into results/ without outputs); None when it names both."""
+    outputs = rec.get("outputs")
+    for key in ("path", "sha256"):
+        value = outputs.get(key) if isinstance(outputs, Mapping) else None
+        if not isinstance(value, str) or not value:
+            return Problem(f"outputs.{key}", f"is {value!r}: a run record names the outputs it decoded (their file "
+                                             "and their sha256)")
+    return None
 
 
 def _check_outputs_count(rec: dict[str, Any], record: Path | str) -> None:
@@ -414,8 +438,11 @@ class RunStore(SealedStore):
         return _integrity_error(dict(rec or {}), path, problem)
 
     def consistent(self, rec: Any, path: Path | str) -> None:
-        if rec.get("status") == "complete":
-            _check_outputs_count(rec, path)
+        if rec.get("status") in SCORED_SHAPE:
+            _check_outputs_count(rec, path)  # the outputs file first: an edited count is named at 'outputs.n'
+            problem = examples_problem(rec) or unnamed_outputs(rec)  # the spec's examples; outputs named
+            if problem is not None:
+                raise _integrity_error(rec, path, problem)
 
 
 def _run_folder(results_dir: Path | str) -> Path:

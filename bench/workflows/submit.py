@@ -115,9 +115,11 @@ def check_no_copy(hyp: Path) -> None:
                               "copy beside the record.")
 
 
-def check_paper_row(paper: str | None, row: str | None) -> tuple[str | None, str | None]:
-    """``--paper P:T`` must name a table and ``--row`` one of its rows (label or id); returns the
-    table's canonical reference (``mist:1``) and the row's id."""
+def check_paper_row(paper: str | None, row: str | None, task: str | None = None,
+                    split: str | None = None) -> tuple[str | None, str | None]:
+    """``--paper P:T`` must name a table and ``--row`` one of its rows (label or id), one with a column on ``task``
+    / ``split`` when given (outputs stand beside a row of their own data only); returns the table's canonical
+    reference (``mist:1``) and the row's id."""
     if paper is None:
         if row is not None:
             raise SubmissionError("--row needs --paper PAPER:TABLE (e.g. --paper mist:1).")
@@ -126,9 +128,18 @@ def check_paper_row(paper: str | None, row: str | None) -> tuple[str | None, str
 
     table = get_table(*parse_table_ref(paper))
     if row is None:
+        if task is not None and split is not None and not any(table.scores_on(r, task, split) for r in table.rows):
+            raise SubmissionError(f"--paper {table.ref} has no column on {task}/{split} (these outputs'), so the "
+                                  "submission would be shown under no table: name a table on that data, or leave "
+                                  "--paper out.")
         return table.ref, None
     for r in table.rows:
         if row in (r.label, r.id):
+            if task is not None and split is not None and not table.scores_on(r, task, split):
+                on = sorted({f"{t}/{s}" for g in table.quality_groups() for t, s in [table.task_split(r, g)]})
+                raise SubmissionError(f"--row {row!r} of {table.ref} is scored on {', '.join(on) or 'no data'}, not "
+                                      f"on {task}/{split} (these outputs'): name a row of a table on {task}/{split}, "
+                                      "or leave --paper and --row out.")
             return table.ref, r.id
     labels = "; ".join(f"{r.label!r}" for r in table.rows)
     raise SubmissionError(f"--row {row!r} is not a row of {table.ref}. Its rows: {labels}.")
@@ -163,7 +174,7 @@ def submit(
     check_name(name)
     if not copy:
         check_no_copy(Path(hyp))
-    paper, row_id = check_paper_row(paper, row)
+    paper, row_id = check_paper_row(paper, row, task, split)
     info = TASKS.get(task)
     check_recipes(info)
     sp = load_split(task, split, data_dir=data_dir)
@@ -174,7 +185,11 @@ def submit(
     spec = {"system": name, "task": task, "split": split, "budget": BUDGET, "overrides": {}}
     rec_path = submission_file(results_dir, run_id)
     if rec_path.exists() and not force:  # the same outputs, submitted again: nothing new to score
-        return read_submission(rec_path)
+        existing = read_submission(rec_path)
+        kept = submitted_outputs_file(results_dir, run_id)
+        if (existing.get("outputs") or {}).get("copied") is not False and not kept.exists() and not kept.is_symlink():
+            write_text_atomic(kept, text)  # its kept copy was lost: these outputs hash to the id, so they are it
+        return existing
     started = time.perf_counter()
     scores: dict[str, Any] = {}
     with ScoringSession() as session:

@@ -53,12 +53,12 @@ class RunsInputs:
 def resolve_runs(ids: Sequence[str], results_dir: Path | str | None = None) -> list[TrainedRun]:
     """The recorded runs ``ids`` name (ids or short ids), checked to belong in one timing: one task, split and
     budget, each system once, each a finished run of a model (not a submission). Builds nothing, loads no model."""
-    from bench.runs.lookup import find_record
+    from bench.runs.lookup import find_finished
     from bench.runs.spec import RunSpec
 
     out: list[TrainedRun] = []
     for given in ids:
-        path, rec = find_record(given, results_dir)
+        path, rec = find_finished(given, results_dir)
         run_id = str(rec.get("run_id", given))
         if rec.get("kind") == "external":
             raise TrainedRunError(f"--runs {given}: {run_id} is a submission (outputs from elsewhere, no model here) "
@@ -97,6 +97,7 @@ def load_trained(run: TrainedRun, device: str, data_dir: Path | None, say: Calla
     (so nothing is trained here: a missing model is a one-line error naming the command that trains it again)."""
     from bench.runs.identity import training_workdir
     from bench.runs.pipeline import build, prepare, train
+    from bench.runs.staleness import stale_reason
 
     system = build(run.spec)
     resolved = training_workdir(run.spec, system)
@@ -107,6 +108,11 @@ def load_trained(run: TrainedRun, device: str, data_dir: Path | None, say: Calla
         raise TrainedRunError(f"{run.run_id}: the code now resolves this run's training settings to another model "
                               f"({resolved.name}, the record names {run.workdir.name}), so its model cannot be found "
                               f"again; run `{again}` for a record of today's model, and time that.")
+    stale = stale_reason(run.record, run.spec, system) if run.record is not None else None
+    if stale is not None:  # its decode settings are not today's (int8's decode_batch_size): the timed model would
+        # decode otherwise than the run did, and its outputs could not equal the run's (INVALID after the timing)
+        raise TrainedRunError(f"{run.run_id}: {stale}, so the model timed would not decode as the run did; run "
+                              f"`{again} --force` for a record of today's settings, and time that.")
     if not resolved.is_dir() or not any(resolved.iterdir()):
         raise TrainedRunError(f"{run.run_id}: its model folder {resolved} is not on this machine (a record travels, "
                               f"its model does not); `{again}` trains it again (the same settings give the same "

@@ -25,8 +25,9 @@ INCLUDE = ROOT / "examples" / "bench_example_plugin" / "bench_include.py"
 def bench_cli(*args: str, tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``python -m bench`` with the example plugin, its cache under ``tmp_path``."""
     full = {**os.environ, "BENCH_CACHE": str(tmp_path / "cache"), **(env or {})}
+    # the timeout is a hang guard, not a speed test: a loaded runner took over 120 s for one `bench table`
     return subprocess.run([sys.executable, "-m", "bench", "--include", str(INCLUDE), *args], capture_output=True,
-                          text=True, env=full, cwd=ROOT, timeout=120)
+                          text=True, env=full, cwd=ROOT, timeout=600)
 
 
 def one_line(out: subprocess.CompletedProcess[str], code: int = 2) -> str:

@@ -54,6 +54,17 @@ def test_the_twin_is_the_same_model_at_float32_with_every_other_setting_equal(bo
     beam = copy.deepcopy(fp32)
     beam["spec"]["overrides"] = {"beam": 1}
     assert fp32_twin(twin, [beam]) is None  # another decoding setting: not the int8 run's twin
+    elsewhere = copy.deepcopy(fp32)  # the same model folder under another cache root ($BENCH_CACHE): the same model
+    elsewhere["model"]["workdir"] = "/srv/cache/runs/encoder_bert--quora--cpu--s1--cfgabc123"
+    assert fp32_twin(twin, [elsewhere]) is elsewhere
+    retrained = copy.deepcopy(fp32)  # CTranslate2 names the checkpoint it converted: another one is another model
+    for r, sha in ((retrained, "a" * 64), (twin_ct2 := copy.deepcopy(twin), "b" * 64)):
+        config = (r.get("system") or {}).get("config", {})
+        r["system"] = {"config": {**config, "ctranslate2": {"converted": {"sha256": sha}}}}
+    assert fp32_twin(twin_ct2, [retrained]) is None
+    other_folder = copy.deepcopy(fp32)
+    other_folder["model"]["workdir"] = ".cache/runs/encoder_bert--quora--cpu--s2--cfgabc123"
+    assert fp32_twin(twin, [other_folder]) is None
 
 
 def test_the_board_shows_the_change_and_marks_a_loss_beyond_the_tolerance(board_inputs, tmp_path) -> None:

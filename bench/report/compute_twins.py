@@ -7,13 +7,16 @@ decoded at float32. Its **fp32 twin** is the complete record that decoded the sa
 differs in nothing else: same task, split, budget, seed, limit and training split; the same overrides once
 ``compute_type`` and ``decode_batch_size`` are set aside (int8 resolves the batch to 1 unless it is set); the
 same system, or the system the twin's name is a preset of (``encoder_bert_int8`` is ``encoder_bert`` at int8); and
-the same ``model.training_key`` and ``model.workdir`` (one checkpoint).
+the same ``model.training_key`` and ``model.workdir`` folder name (one checkpoint, wherever the cache lived),
+and for CTranslate2 the same converted checkpoint (``ctranslate2.converted.sha256``: a model retrained under
+the same key is another one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 FLOAT32 = "float32"
@@ -66,7 +69,21 @@ def _same_decoding_key(rec: Mapping[str, Any]) -> tuple[Any, ...]:
     model = rec.get("model") or {}
     return (spec.get("task"), spec.get("split"), spec.get("budget"), spec.get("seed"), spec.get("limit"),
             spec.get("train_split"), sorted(_without_compute(spec.get("overrides")).items(), key=str),
-            model.get("training_key"), model.get("workdir"))
+            model.get("training_key"), _folder_name(model.get("workdir")), _converted_checkpoint(rec))
+
+
+def _converted_checkpoint(rec: Mapping[str, Any]) -> str | None:
+    """The sha256 of the checkpoint CTranslate2 converted, where the record has one: a model retrained under the same
+    training key (another machine, the same settings) is another checkpoint, and its runs are not twins."""
+    config = ((rec.get("system") or {}).get("config") or {})
+    return ((config.get("ctranslate2") or {}).get("converted") or {}).get("sha256")
+
+
+def _folder_name(workdir: Any) -> str | None:
+    """A model's workdir by its folder name: the name holds system, task, budget, seed and training key, the model's
+    identity wherever the cache lives (a run decoded with ``$BENCH_CACHE`` elsewhere records an absolute path, one
+    in the checkout's cache a relative one: the same checkpoint)."""
+    return None if workdir is None else PurePath(str(workdir)).name
 
 
 def fp32_twin(rec: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:

@@ -107,7 +107,8 @@ def fake_record(spec: RunSpec, results: Path, total_s: float) -> None:
     from bench.store.records import RunRecord
 
     RunRecord(run_id=spec.run_id, created="2024-01-01T00:00:00+00:00", spec=spec.to_json(), harness={},
-              environment={}, system={}, data={}, outputs={}, model={}, output_stats={}, training_curve=None,
+              environment={}, system={}, data={}, outputs={"path": f"outputs/{spec.run_id}.txt", "sha256": "0" * 64},
+              model={}, output_stats={}, training_curve=None,
               scores={}, latency=None, timings={"total_s": total_s}).write(results)
 
 

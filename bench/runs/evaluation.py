@@ -9,8 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from bench.runs.spec import RunSpec
-
-SMOKE_EVAL_LIMIT = 200  # smoke runs decode the first 200 test examples: a pipeline check, not a score
+from bench.store.examples import SMOKE_EVAL_LIMIT as SMOKE_EVAL_LIMIT  # re-exported: its old home
 
 
 def check_recipes(task: Any) -> None:

@@ -15,11 +15,18 @@ from typing import Any
 
 from bench.store.integrity import Problem
 
+#: smoke runs decode the first 200 test examples without a ``--limit``: a pipeline check, not a score
+#: (``bench.runs.evaluation.eval_limit``, which reads it from here)
+SMOKE_EVAL_LIMIT = 200
+
 
 def spec_limit(spec: Mapping[str, Any]) -> int | None:
-    """The spec's ``--limit`` (None: the whole split); a value of another form is returned as None here and named by
-    :func:`examples_problem`."""
+    """How many of the split's first examples the spec decodes: its ``--limit``, else 200 at the smoke budget
+    (:data:`SMOKE_EVAL_LIMIT`), else None (the whole split); a limit of another form is returned as None here and
+    named by :func:`examples_problem`."""
     limit = spec.get("limit")
+    if limit is None and spec.get("budget") == "smoke":
+        return SMOKE_EVAL_LIMIT
     return limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
 
 
@@ -43,7 +50,8 @@ def examples_problem(rec: Mapping[str, Any]) -> Problem | None:
     limit = spec_limit(spec)
     n = split.count if limit is None else min(limit, split.count)
     partial = split.partial or n < split.count
-    said = "the whole split" if limit is None else f"--limit {limit}"
+    said = ("the whole split" if limit is None else f"--limit {limit}" if spec.get("limit") is not None
+            else f"a smoke run: the first {limit}")
     if "n_examples" in data and data["n_examples"] != n:  # absent: a hand-made record (--deep holds it to the spec)
         return Problem("data.n_examples", f"is {data.get('n_examples')!r}, but its spec ({said} of "
                                           f"{spec['task']}/{spec['split']}, {split.count:,} examples) scores {n:,}")

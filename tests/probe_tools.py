@@ -1,13 +1,18 @@
 """What the hostile-pass probe files share: the CLI run as a subprocess, its one error line, a committed record's
-content, and a kind's sealed path refusing a resealed edit (tests/test_probe_fifth_pass.py, ..._sixth_pass.py)."""
+content, a kind's sealed path refusing a resealed edit, and a raw-socket mirror that answers anything
+(tests/test_probe_fifth_pass.py, ..._sixth_pass.py, ..._seventh_pass.py)."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +57,52 @@ def refused(kind: str, path: Path, data: dict[str, Any], said: str) -> str:
     text = " ".join(str(err.value).split())
     assert text.startswith(f"{path}: ") and re.search(said, text), text
     return text
+
+
+def read_request(conn: socket.socket) -> None:
+    """Read a request's head (up to its blank line), whatever it is; a client that stops is left alone."""
+    conn.settimeout(2)
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            more = conn.recv(4096)
+            if not more:
+                return
+            data += more
+    except OSError:
+        return
+
+
+def answer(raw: bytes | Callable[[int], bytes], hold: float = 0.0) -> Callable[[socket.socket, int], None]:
+    """A mirror handler that reads the request, waits ``hold`` s, and sends ``raw`` (or ``raw(port)``) as it is."""
+    def handle(conn: socket.socket, port: int) -> None:
+        read_request(conn)
+        try:
+            if hold:
+                time.sleep(hold)
+            conn.sendall(raw(port) if callable(raw) else raw)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+    return handle
+
+
+def raw_mirror(handler: Callable[[socket.socket, int], None]) -> tuple[int, socket.socket]:
+    """A local server on a free port whose every connection is ``handler(conn, port)`` in its own thread (no HTTP
+    library between the probe and the client); returns the port and the socket, which the caller closes."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=handler, args=(conn, port), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return port, server

@@ -91,13 +91,13 @@ import os
 import re
 import shutil
 import socket
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from probe_tools import answer, raw_mirror, read_request
 from probe_tools import bench_cli as _bench
 from probe_tools import one_line as _one_line
 from probe_tools import record_data as _data
@@ -495,35 +495,8 @@ def test_a_queue_line_missing_an_option_prints_nothing_itself(tmp_path: Path,
 
 # ---------------------------------------------------------------- P35-P48: a hostile mirror
 
-def _read_request(conn: socket.socket) -> None:
-    conn.settimeout(2)
-    data = b""
-    try:
-        while b"\r\n\r\n" not in data:
-            more = conn.recv(4096)
-            if not more:
-                return
-            data += more
-    except OSError:
-        return
-
-
-def _answer(raw: bytes | Callable[[int], bytes], hold: float = 0.0) -> Callable[[socket.socket, int], None]:
-    def handle(conn: socket.socket, port: int) -> None:
-        _read_request(conn)
-        try:
-            if hold:
-                time.sleep(hold)
-            conn.sendall(raw(port) if callable(raw) else raw)
-        except OSError:
-            pass
-        finally:
-            conn.close()
-    return handle
-
-
 def _continue_forever(conn: socket.socket, port: int) -> None:
-    _read_request(conn)
+    read_request(conn)
     try:
         for _ in range(100):
             conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -535,24 +508,24 @@ def _continue_forever(conn: socket.socket, port: int) -> None:
 
 OK = b"HTTP/1.1 200 OK\r\n"
 MIRRORS: dict[str, tuple[Callable[[socket.socket, int], None], str]] = {
-    "silent": (_answer(b"", hold=3.0), "stalled"),
-    "redirect loop": (_answer(lambda p: f"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{p}/again\r\n"
+    "silent": (answer(b"", hold=3.0), "stalled"),
+    "redirect loop": (answer(lambda p: f"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{p}/again\r\n"
                                         "Content-Length: 0\r\n\r\n".encode()), "redirect"),
-    "100 headers": (_answer(OK + b"".join(b"X-%d: y\r\n" % i for i in range(200)) + b"Content-Length: 3\r\n\r\nabc"),
+    "100 headers": (answer(OK + b"".join(b"X-%d: y\r\n" % i for i in range(200)) + b"Content-Length: 3\r\n\r\nabc"),
                     "not valid HTTP (HTTPException: got more than 100 headers); nothing was kept"),
-    "long header": (_answer(OK + b"X: " + b"a" * 200_000 + b"\r\n\r\nabc"), "not valid HTTP (LineTooLong"),
-    "banner": (_answer(b"SSH-2.0-OpenSSH\r\n\r\n"), "not valid HTTP (BadStatusLine"),
-    "bad chunk": (_answer(OK + b"Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n"), "IncompleteRead"),
-    "huge chunk": (_answer(OK + b"Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\nabc"), "IncompleteRead"),
-    "negative length": (_answer(OK + b"Content-Length: -5\r\n\r\nabcdef"), "OK abcdef"),
-    "two lengths": (_answer(OK + b"Content-Length: 3\r\nContent-Length: 999999999\r\n\r\nabc"), "OK abc"),
-    "status 999": (_answer(b"HTTP/1.1 999 Weird\r\nContent-Length: 3\r\n\r\nabc"), "HTTP 999 Weird"),
-    "escapes in reason": (_answer(b"HTTP/1.1 404 \x1b[31mred\x07\r\nContent-Length: 0\r\n\r\n"),
+    "long header": (answer(OK + b"X: " + b"a" * 200_000 + b"\r\n\r\nabc"), "not valid HTTP (LineTooLong"),
+    "banner": (answer(b"SSH-2.0-OpenSSH\r\n\r\n"), "not valid HTTP (BadStatusLine"),
+    "bad chunk": (answer(OK + b"Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n"), "IncompleteRead"),
+    "huge chunk": (answer(OK + b"Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\nabc"), "IncompleteRead"),
+    "negative length": (answer(OK + b"Content-Length: -5\r\n\r\nabcdef"), "OK abcdef"),
+    "two lengths": (answer(OK + b"Content-Length: 3\r\nContent-Length: 999999999\r\n\r\nabc"), "OK abc"),
+    "status 999": (answer(b"HTTP/1.1 999 Weird\r\nContent-Length: 3\r\n\r\nabc"), "HTTP 999 Weird"),
+    "escapes in reason": (answer(b"HTTP/1.1 404 \x1b[31mred\x07\r\nContent-Length: 0\r\n\r\n"),
                           "HTTP 404 \\x1b[31mred\\x07."),
-    "resume at 0": (_answer(b"HTTP/1.1 206 Partial\r\nContent-Range: bytes 0-5/6\r\nContent-Length: 6\r\n\r\nABCDEF"),
+    "resume at 0": (answer(b"HTTP/1.1 206 Partial\r\nContent-Range: bytes 0-5/6\r\nContent-Length: 6\r\n\r\nABCDEF"),
                     "asked to resume at byte 3, the server answered with the bytes of bytes 0-5/6; the partial file "
                     "was removed"),
-    "range ignored": (_answer(OK + b"Content-Length: 6\r\n\r\nABCDEF"), "OK ABCDEF"),
+    "range ignored": (answer(OK + b"Content-Length: 6\r\n\r\nABCDEF"), "OK ABCDEF"),
     "endless 100 continue": (_continue_forever, "deadline"),
 }
 
@@ -562,20 +535,7 @@ def test_a_hostile_mirror_is_one_bounded_line(tmp_path: Path, name: str) -> None
     from bench.api.download import Bounds, DownloadError, download
 
     handler, said = MIRRORS[name]
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(4)
-    port = server.getsockname()[1]
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            threading.Thread(target=handler, args=(conn, port), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
+    port, server = raw_mirror(handler)
     part = tmp_path / "f.part"
     part.write_bytes(b"abc")  # an earlier try's 3 bytes: every request asks to resume
     started = time.monotonic()

@@ -92,13 +92,13 @@ import gzip
 import hashlib
 import json
 import shutil
-import socket
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from probe_tools import answer as mirror_answer
+from probe_tools import raw_mirror
 from probe_tools import record_data as _data
 from probe_tools import refused as _refused
 
@@ -455,39 +455,6 @@ def test_an_int8_run_with_its_resolved_batch_set_finds_its_twin() -> None:
 PINNED = b"ABCDEF" * 20  # gzip makes it smaller: the cap (its pinned size) does not refuse the encoded body
 
 
-def _mirror(answer: Callable[[int], bytes]) -> tuple[str, socket.socket]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(4)
-    port = server.getsockname()[1]
-
-    def handle(conn: socket.socket) -> None:
-        conn.settimeout(2)
-        data = b""
-        try:
-            while b"\r\n\r\n" not in data:
-                more = conn.recv(4096)
-                if not more:
-                    break
-                data += more
-            conn.sendall(answer(port))
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return f"http://127.0.0.1:{port}", server
-
-
 ZIPPED = gzip.compress(PINNED)
 HOSTILE: dict[str, tuple[Callable[[int], bytes], str]] = {
     "416 to a resume": (lambda p: b"HTTP/1.1 416 Range Not Satisfiable\r\nContent-Length: 0\r\n\r\n",
@@ -514,7 +481,8 @@ def test_a_hostile_mirror_keeps_nothing_that_is_not_the_pin(tmp_path: Path, name
     if "resume" in name:
         part.parent.mkdir(parents=True)
         part.write_bytes(b"abc")  # an earlier try's 3 bytes
-    base, server = _mirror(answer)
+    port, server = raw_mirror(mirror_answer(answer))
+    base = f"http://127.0.0.1:{port}"
     try:
         (row,) = fetch_data(tmp_path, [source], mirror=base)
     finally:
